@@ -1,0 +1,132 @@
+/* The operator table of a converted PP-OCR net. One table, shared by the converter (which writes
+ * it), the CPU reference executor and the GPU planner (which read it). Every record is plain
+ * fixed-size data so that a model file can be mapped and used in place.
+ *
+ * Tensors are row-major in the order their shape lists; activations are NCHW for 4-D values and
+ * [N, T, C] for token sequences. Every op may apply one activation (`act`) to its result, and
+ * CONV2D may then add a residual input. */
+#ifndef PPOCR_MODEL_OPS_H
+#define PPOCR_MODEL_OPS_H
+
+#include <stdint.h>
+
+#define PVK_MAX_DIMS 6
+#define PVK_MAX_INPUTS 8  /* CONCAT may have up to 8 inputs */
+#define PVK_MAX_WEIGHTS 4
+#define PVK_NAME_LEN 64
+
+enum pvk_op_type {
+    PVK_OP_CONV2D = 1,      /* in: x [, residual]; w: W[OC][IC/g][KH][KW], bias[OC] (-1 if none) */
+    PVK_OP_CONV_TRANSPOSE2D,/* in: x; w: W[IC][OC/g][KH][KW], bias[OC] */
+    PVK_OP_POOL2D,          /* in: x; attr.pool */
+    PVK_OP_RESIZE,          /* in: x; attr.resize; 4-D NCHW, scales on H and W */
+    PVK_OP_CONCAT,          /* in: x0..xn-1; attr.axis.axis */
+    PVK_OP_BINARY,          /* in: a, b (b may be a constant: w[0] instead of in[1]); numpy broadcasting */
+    PVK_OP_UNARY,           /* in: x; only `act` is applied (e.g. a stand-alone Sigmoid) */
+    PVK_OP_AFFINE,          /* in: x; w: scale[C], shift[C] on axis 1 (stand-alone folded BatchNorm) */
+    PVK_OP_SE,              /* in: x; w: W1[Cr][C], b1[Cr], W2[C][Cr], b2[C];
+                               y = x * hardsigmoid(W2 relu(W1 mean_hw(x) + b1) + b2) [+ x] */
+    PVK_OP_MATMUL,          /* in: a [.., M, K] [, b [.., K, N]]; w: B[K][N] const, bias[N] */
+    PVK_OP_LAYERNORM,       /* in: x; normalises the last axis; w: gamma[C], beta[C]; attr.norm */
+    PVK_OP_SOFTMAX,         /* in: x; attr.axis.axis */
+    PVK_OP_ATTENTION,       /* in: qkv [N, T, 3*C] (q, k, v packed as ONNX's qkv Linear emits them);
+                               out [N, T, C]; per head: softmax(q k^T * scale) v */
+    PVK_OP_TRANSPOSE,       /* in: x; attr.transpose */
+    PVK_OP_RESHAPE,         /* in: x; attr.reshape (0 = copy that input dim, -1 = inferred) */
+    PVK_OP_SLICE,           /* in: x; attr.slice */
+    PVK_OP_ARGMAX,          /* in: x [.., C]; out0: index (int32) [..], out1: max value [..] */
+    PVK_OP_COUNT
+};
+
+enum pvk_act {
+    PVK_ACT_NONE = 0,
+    PVK_ACT_RELU,
+    PVK_ACT_RELU6,
+    PVK_ACT_CLIP,        /* min(max(x, alpha), beta) */
+    PVK_ACT_HARDSWISH,   /* x * relu6(x + 3) / 6 */
+    PVK_ACT_HARDSIGMOID, /* max(0, min(1, alpha * x + beta)) */
+    PVK_ACT_SIGMOID,
+    PVK_ACT_SWISH,       /* x * sigmoid(x) */
+    PVK_ACT_GELU_ERF,    /* 0.5 x (1 + erf(x / sqrt 2)) */
+    PVK_ACT_GELU_TANH,   /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+    PVK_ACT_COUNT
+};
+
+enum pvk_binary_kind { PVK_BIN_ADD = 0, PVK_BIN_SUB, PVK_BIN_MUL, PVK_BIN_DIV };
+enum pvk_pool_kind { PVK_POOL_MAX = 0, PVK_POOL_AVG, PVK_POOL_GLOBAL_AVG };
+enum pvk_resize_mode {
+    PVK_RESIZE_NEAREST = 0, /* asymmetric coordinates, floor (ONNX export of paddle's upsample) */
+    PVK_RESIZE_BILINEAR_HALF_PIXEL,
+    PVK_RESIZE_BILINEAR_ALIGN_CORNERS
+};
+enum pvk_residual { PVK_RESIDUAL_NONE = 0, PVK_RESIDUAL_AFTER_ACT, PVK_RESIDUAL_BEFORE_ACT };
+
+union pvk_op_attr {
+    struct {
+        int32_t kh, kw, sh, sw, dh, dw;
+        int32_t pad_t, pad_l, pad_b, pad_r;
+        int32_t group;
+        int32_t residual; /* enum pvk_residual; the residual is in[1] */
+    } conv;
+    struct {
+        int32_t kind; /* enum pvk_pool_kind */
+        int32_t kh, kw, sh, sw;
+        int32_t pad_t, pad_l, pad_b, pad_r;
+        int32_t count_include_pad;
+        int32_t ceil_mode;
+    } pool;
+    struct {
+        int32_t mode; /* enum pvk_resize_mode */
+        float scale_h, scale_w;
+    } resize;
+    struct {
+        int32_t axis; /* non-negative after conversion */
+    } axis;
+    struct {
+        int32_t kind; /* enum pvk_binary_kind */
+    } binary;
+    struct {
+        int32_t residual; /* SE adds its input back when 1 (RSE layers) */
+        int32_t gate_act; /* enum pvk_act of the gate, normally HARDSIGMOID; alpha/beta below */
+        float gate_alpha, gate_beta;
+    } se;
+    struct {
+        int32_t trans_b;
+    } matmul;
+    struct {
+        float eps;
+    } norm;
+    struct {
+        int32_t heads;
+        float scale;
+    } attention;
+    struct {
+        int32_t ndim;
+        int32_t perm[PVK_MAX_DIMS];
+    } transpose;
+    struct {
+        int32_t ndim;
+        int32_t shape[PVK_MAX_DIMS];
+    } reshape;
+    struct {
+        int32_t axis, start, end, step; /* end clamped to the dim; INT32_MAX for "to the end" */
+    } slice;
+    int32_t raw[16];
+};
+
+struct pvk_op {
+    uint32_t type; /* enum pvk_op_type */
+    uint32_t act;  /* enum pvk_act applied to the result */
+    float act_alpha, act_beta;
+    uint32_t n_inputs, n_outputs;
+    int32_t inputs[PVK_MAX_INPUTS];   /* tensor ids (activations); -1 unused */
+    int32_t outputs[2];               /* tensor ids; -1 unused */
+    int32_t weights[PVK_MAX_WEIGHTS]; /* tensor ids of constants; -1 unused */
+    union pvk_op_attr attr;
+    char name[PVK_NAME_LEN]; /* the ONNX node it came from, for error messages and layer dumps */
+};
+
+const char *pvk_op_type_name(enum pvk_op_type type);
+const char *pvk_act_name(enum pvk_act act);
+
+#endif
