@@ -1,4 +1,4 @@
-/* SPIR-V modules compiled from shaders/*.comp at build time and linked into the binary. */
+/* SPIR-V modules compiled from the shaders folder at build time and linked into the binary. */
 #ifndef PPOCR_GPU_SHADERS_H
 #define PPOCR_GPU_SHADERS_H
 
