@@ -1,0 +1,192 @@
+#include "cli/args.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cli_print_help(const char *prog)
+{
+    printf("Usage: %s [options] INPUT...\n"
+           "OCR with PaddleOCR's PP-OCR models on any Vulkan GPU.\n"
+           "\n"
+           "INPUT is an image file, a directory (images found recursively, in sorted order),\n"
+           "'-' for image bytes on stdin, or @FILE for a list of paths (one per line; @- reads it from stdin).\n"
+           "\n"
+           "Output:\n"
+           "  --boxes                  add each line's box and score to text output\n"
+           "  --format text|json|tsv   text (default), JSON Lines (one object per image), or TSV\n"
+           "  -o, --output DIR         write one output file per image into DIR\n"
+           "  --draw DIR               write a PNG of each image with its boxes drawn into DIR\n"
+           "  --profile                per-stage timings (stderr; in JSON output too)\n"
+           "  --shard K/N              process only the K-th (1..N) of N contiguous slices of the inputs\n"
+           "\n"
+           "Pipeline (PaddleOCR's names and defaults):\n"
+           "  --det-limit-side-len N   longest side given to detection (960)\n"
+           "  --det-db-thresh F        probability threshold of the text map (0.3)\n"
+           "  --det-db-box-thresh F    minimum mean probability inside a box (0.6)\n"
+           "  --det-db-unclip-ratio F  box expansion (1.5)\n"
+           "  --no-cls                 skip the text direction classifier\n"
+           "  --cls-thresh F           score above which a line is turned over (0.9)\n"
+           "  --rec-batch-num N        lines recognised per batch (6)\n"
+           "  --drop-score F           drop lines scoring below this (0.5)\n"
+           "\n"
+           "Device and models:\n"
+           "  --models DIR             folder with det.pvk, cls.pvk, rec.pvk\n"
+           "  --device N               use Vulkan device N (see --list-devices)\n"
+           "  --list-devices           list Vulkan devices and exit\n"
+           "  --fp32                   never use fp16\n"
+           "  --self-check             run a small computation on the GPU and compare with the CPU\n"
+           "  --version, --help\n"
+           "\n"
+           "Exit status: 0 all inputs processed; 1 some inputs failed (the rest are still processed);\n"
+           "2 usage error; 3 no usable Vulkan device or unusable models.\n"
+           "Environment: PPOCR_VK_VALIDATE=1 enables the Vulkan validation layer.\n"
+           "Input limits and failure handling are described in README.md.\n",
+           prog);
+}
+
+static int usage_error(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "ppocr-vk: ");
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, " (see --help)\n");
+    return -1;
+}
+
+static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return usage_error("%s: '%s' is not a valid integer in range", opt, s);
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_float(const char *opt, const char *s, float lo, float hi, float *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= lo && v <= hi))
+        return usage_error("%s: '%s' is not a valid number in range", opt, s);
+    *out = (float)v;
+    return 0;
+}
+
+static int parse_shard(const char *s, int *k, int *n)
+{
+    char *end;
+    long a = strtol(s, &end, 10);
+    if (end == s || *end != '/')
+        return usage_error("--shard: '%s' is not K/N%s", s, "");
+    const char *rest = end + 1;
+    long b = strtol(rest, &end, 10);
+    if (end == rest || *end || b < 1 || b > 1000000 || a < 1 || a > b)
+        return usage_error("--shard: '%s' needs 1 <= K <= N%s", s, "");
+    *k = (int)a;
+    *n = (int)b;
+    return 0;
+}
+
+int cli_parse_args(int argc, char **argv, struct cli_args *args)
+{
+    memset(args, 0, sizeof(*args));
+    ocr_options_default(&args->ocr);
+    args->action = CLI_RUN;
+    args->shard_index = args->shard_count = 1;
+    args->inputs = calloc((size_t)argc + 1, sizeof(char *));
+    if (!args->inputs)
+        return usage_error("out of memory%s%s", "", "");
+
+    int only_inputs = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_inputs || a[0] != '-' || strcmp(a, "-") == 0) {
+            args->inputs[args->n_inputs++] = argv[i];
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            only_inputs = 1;
+            continue;
+        }
+        /* Flags without a value. */
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { args->action = CLI_HELP; continue; }
+        if (!strcmp(a, "--version")) { args->action = CLI_VERSION; continue; }
+        if (!strcmp(a, "--list-devices")) { args->action = CLI_LIST_DEVICES; continue; }
+        if (!strcmp(a, "--self-check")) { args->action = CLI_SELF_CHECK; continue; }
+        if (!strcmp(a, "--boxes")) { args->boxes = 1; continue; }
+        if (!strcmp(a, "--no-cls")) { args->ocr.use_cls = 0; continue; }
+        if (!strcmp(a, "--fp32")) { args->ocr.force_fp32 = 1; continue; }
+        if (!strcmp(a, "--profile")) { args->ocr.profile = 1; continue; }
+
+        /* Options with a value: "--opt VALUE" or "--opt=VALUE". */
+        char name[64];
+        const char *value = NULL;
+        const char *eq = strchr(a, '=');
+        if (eq && a[1] == '-') {
+            size_t len = (size_t)(eq - a);
+            if (len >= sizeof(name))
+                return usage_error("unknown option '%s'%s", a, "");
+            memcpy(name, a, len);
+            name[len] = 0;
+            value = eq + 1;
+        } else {
+            snprintf(name, sizeof(name), "%s", a);
+        }
+        static const char *const valued[] = {
+            "--format", "-o", "--output", "--draw", "--shard", "--det-limit-side-len",
+            "--det-db-thresh", "--det-db-box-thresh", "--det-db-unclip-ratio", "--drop-score",
+            "--cls-thresh", "--rec-batch-num", "--models", "--device", NULL};
+        int known = 0;
+        for (int k = 0; valued[k]; k++)
+            known |= strcmp(name, valued[k]) == 0;
+        if (!known)
+            return usage_error("unknown option '%s'%s", a, "");
+        if (!value) {
+            if (i + 1 >= argc)
+                return usage_error("%s needs a value%s", name, "");
+            value = argv[++i];
+        }
+
+        int rc = 0;
+        if (!strcmp(name, "--format")) {
+            if (!strcmp(value, "text")) args->format = CLI_FORMAT_TEXT;
+            else if (!strcmp(value, "json")) args->format = CLI_FORMAT_JSON;
+            else if (!strcmp(value, "tsv")) args->format = CLI_FORMAT_TSV;
+            else rc = usage_error("--format: '%s' is not text, json or tsv%s", value, "");
+        } else if (!strcmp(name, "-o") || !strcmp(name, "--output")) {
+            args->output_dir = value;
+        } else if (!strcmp(name, "--draw")) {
+            args->draw_dir = value;
+        } else if (!strcmp(name, "--shard")) {
+            rc = parse_shard(value, &args->shard_index, &args->shard_count);
+        } else if (!strcmp(name, "--det-limit-side-len")) {
+            rc = parse_int(name, value, 32, 8192, &args->ocr.det_limit_side_len);
+        } else if (!strcmp(name, "--det-db-thresh")) {
+            rc = parse_float(name, value, 0.f, 1.f, &args->ocr.det_db_thresh);
+        } else if (!strcmp(name, "--det-db-box-thresh")) {
+            rc = parse_float(name, value, 0.f, 1.f, &args->ocr.det_db_box_thresh);
+        } else if (!strcmp(name, "--det-db-unclip-ratio")) {
+            rc = parse_float(name, value, 0.f, 100.f, &args->ocr.det_db_unclip_ratio);
+        } else if (!strcmp(name, "--drop-score")) {
+            rc = parse_float(name, value, 0.f, 1.f, &args->ocr.drop_score);
+        } else if (!strcmp(name, "--cls-thresh")) {
+            rc = parse_float(name, value, 0.f, 1.f, &args->ocr.cls_thresh);
+        } else if (!strcmp(name, "--rec-batch-num")) {
+            rc = parse_int(name, value, 1, 1024, &args->ocr.rec_batch_num);
+        } else if (!strcmp(name, "--models")) {
+            args->ocr.models_dir = value;
+        } else if (!strcmp(name, "--device")) {
+            rc = parse_int(name, value, 0, 1024, &args->ocr.device_index);
+        }
+        if (rc)
+            return rc;
+    }
+    if (args->action == CLI_RUN && args->n_inputs == 0)
+        return usage_error("no input given%s%s", "", "");
+    return 0;
+}

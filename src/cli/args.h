@@ -1,0 +1,26 @@
+/* Command-line options of ppocr-vk. */
+#ifndef PPOCR_CLI_ARGS_H
+#define PPOCR_CLI_ARGS_H
+
+#include "ocr/engine.h"
+
+enum cli_format { CLI_FORMAT_TEXT, CLI_FORMAT_JSON, CLI_FORMAT_TSV };
+enum cli_action { CLI_RUN, CLI_HELP, CLI_VERSION, CLI_LIST_DEVICES, CLI_SELF_CHECK };
+
+struct cli_args {
+    enum cli_action action;
+    enum cli_format format;
+    int boxes;
+    const char *output_dir; /* -o: one output file per image */
+    const char *draw_dir;   /* --draw: PNG with the boxes drawn */
+    int shard_index, shard_count; /* --shard K/N, 1-based K; 1/1 when not given */
+    struct ocr_options ocr;
+    int n_inputs;
+    char **inputs; /* points into argv */
+};
+
+/* Parses argv. Returns 0, or -1 after printing a one-line usage error to stderr. */
+int cli_parse_args(int argc, char **argv, struct cli_args *args);
+void cli_print_help(const char *prog);
+
+#endif

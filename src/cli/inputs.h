@@ -1,0 +1,26 @@
+/* Turns the command line's INPUTs (files, directories, '-', @lists) into the ordered list of
+ * images to process. An input that cannot be expanded becomes an item carrying its error, so it is
+ * reported in order and costs nothing else. */
+#ifndef PPOCR_CLI_INPUTS_H
+#define PPOCR_CLI_INPUTS_H
+
+struct cli_item {
+    char *path;  /* "-" for image bytes on stdin */
+    char *name;  /* relative name for per-image output files */
+    char *error; /* non-NULL: this input failed before decoding */
+};
+
+struct cli_item_list {
+    int n, cap;
+    struct cli_item *items;
+};
+
+/* Returns 0, or -1 when memory runs out (message printed). */
+int cli_expand_inputs(char *const *inputs, int n_inputs, struct cli_item_list *list);
+/* Keeps only the K-th (1-based) of N contiguous slices, so shard outputs concatenate in order. */
+void cli_keep_shard(struct cli_item_list *list, int k, int n);
+void cli_free_items(struct cli_item_list *list);
+/* Whether the file name has an image extension that directory scans pick up. */
+int cli_is_image_name(const char *name);
+
+#endif

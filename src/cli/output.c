@@ -1,0 +1,213 @@
+#include "cli/output.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void cli_buf_printf(struct cli_buf *b, const char *fmt, ...)
+{
+    if (b->failed)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        size_t room = b->cap - b->len;
+        int n = vsnprintf(b->data ? b->data + b->len : NULL, room, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->failed = 1;
+            return;
+        }
+        if ((size_t)n < room) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + (size_t)n + 1)
+            cap *= 2;
+        char *grown = realloc(b->data, cap);
+        if (!grown) {
+            b->failed = 1;
+            return;
+        }
+        b->data = grown;
+        b->cap = cap;
+    }
+}
+
+void cli_buf_free(struct cli_buf *b)
+{
+    free(b->data);
+    memset(b, 0, sizeof(*b));
+}
+
+/* JSON string body: escapes quotes, backslashes and control characters; UTF-8 passes through. */
+static void put_json_string(struct cli_buf *b, const char *s)
+{
+    cli_buf_printf(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': cli_buf_printf(b, "\\\""); break;
+        case '\\': cli_buf_printf(b, "\\\\"); break;
+        case '\n': cli_buf_printf(b, "\\n"); break;
+        case '\r': cli_buf_printf(b, "\\r"); break;
+        case '\t': cli_buf_printf(b, "\\t"); break;
+        default:
+            if (*p < 0x20)
+                cli_buf_printf(b, "\\u%04x", *p);
+            else
+                cli_buf_printf(b, "%c", *p);
+        }
+    }
+    cli_buf_printf(b, "\"");
+}
+
+/* TSV field: tabs, newlines and backslashes escaped so that one record stays one line. */
+static void put_tsv_field(struct cli_buf *b, const char *s)
+{
+    for (const char *p = s; *p; p++) {
+        switch (*p) {
+        case '\t': cli_buf_printf(b, "\\t"); break;
+        case '\n': cli_buf_printf(b, "\\n"); break;
+        case '\r': cli_buf_printf(b, "\\r"); break;
+        case '\\': cli_buf_printf(b, "\\\\"); break;
+        default: cli_buf_printf(b, "%c", *p);
+        }
+    }
+}
+
+void cli_format_tsv_header(struct cli_buf *b)
+{
+    cli_buf_printf(b, "file\tline\tscore\tx1\ty1\tx2\ty2\tx3\ty3\tx4\ty4\ttext\n");
+}
+
+static void format_json(struct cli_buf *b, const struct cli_args *args, const char *file, const struct ocr_result *r)
+{
+    cli_buf_printf(b, "{\"file\":");
+    put_json_string(b, file);
+    cli_buf_printf(b, ",\"width\":%d,\"height\":%d,\"lines\":[", r->width, r->height);
+    for (int i = 0; i < r->n_lines; i++) {
+        const struct ocr_line *l = &r->lines[i];
+        cli_buf_printf(b, "%s{\"text\":", i ? "," : "");
+        put_json_string(b, l->text);
+        cli_buf_printf(b, ",\"score\":%.5f,\"box\":[[%d,%d],[%d,%d],[%d,%d],[%d,%d]]}", l->score,
+                       l->box[0][0], l->box[0][1], l->box[1][0], l->box[1][1], l->box[2][0], l->box[2][1],
+                       l->box[3][0], l->box[3][1]);
+    }
+    cli_buf_printf(b, "]");
+    if (args->ocr.profile) {
+        cli_buf_printf(b, ",\"timings_ms\":{");
+        for (int s = 0; s < OCR_STAGE_COUNT; s++)
+            cli_buf_printf(b, "%s\"%s\":{\"wall\":%.3f,\"gpu\":%.3f}", s ? "," : "", ocr_stage_name(s),
+                           r->wall_ms[s], r->gpu_ms[s]);
+        cli_buf_printf(b, "}");
+    }
+    cli_buf_printf(b, "}\n");
+}
+
+void cli_format_result(struct cli_buf *b, const struct cli_args *args, const char *file, const struct ocr_result *r)
+{
+    switch (args->format) {
+    case CLI_FORMAT_JSON:
+        format_json(b, args, file, r);
+        break;
+    case CLI_FORMAT_TSV:
+        for (int i = 0; i < r->n_lines; i++) {
+            const struct ocr_line *l = &r->lines[i];
+            put_tsv_field(b, file);
+            cli_buf_printf(b, "\t%d\t%.5f", i + 1, l->score);
+            for (int k = 0; k < 4; k++)
+                cli_buf_printf(b, "\t%d\t%d", l->box[k][0], l->box[k][1]);
+            cli_buf_printf(b, "\t");
+            put_tsv_field(b, l->text);
+            cli_buf_printf(b, "\n");
+        }
+        break;
+    case CLI_FORMAT_TEXT:
+        for (int i = 0; i < r->n_lines; i++) {
+            const struct ocr_line *l = &r->lines[i];
+            if (args->boxes)
+                cli_buf_printf(b, "%d,%d %d,%d %d,%d %d,%d\t%.4f\t", l->box[0][0], l->box[0][1], l->box[1][0],
+                               l->box[1][1], l->box[2][0], l->box[2][1], l->box[3][0], l->box[3][1], l->score);
+            cli_buf_printf(b, "%s\n", l->text);
+        }
+        break;
+    }
+}
+
+const char *cli_format_extension(enum cli_format format)
+{
+    return format == CLI_FORMAT_JSON ? "json" : format == CLI_FORMAT_TSV ? "tsv" : "txt";
+}
+
+static int make_parents(char *path)
+{
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        int rc = mkdir(path, 0777);
+        *p = '/';
+        if (rc != 0 && errno != EEXIST)
+            return -1;
+    }
+    return 0;
+}
+
+int cli_write_file_atomic(const char *dir, const char *name, const char *ext, const char *data, size_t len,
+                          char *err, size_t err_len)
+{
+    size_t n = strlen(dir) + strlen(name) + strlen(ext) + 32;
+    char *final_path = malloc(n), *tmp_path = malloc(n);
+    int rc = -1;
+    FILE *f = NULL;
+    if (!final_path || !tmp_path) {
+        snprintf(err, err_len, "out of memory");
+        goto done;
+    }
+    snprintf(final_path, n, "%s/%s.%s", dir, name, ext);
+    snprintf(tmp_path, n, "%s.tmp%ld", final_path, (long)getpid());
+    if (make_parents(final_path)) {
+        snprintf(err, err_len, "cannot create the folder for %s: %s", final_path, strerror(errno));
+        goto done;
+    }
+    f = fopen(tmp_path, "wb");
+    if (!f) {
+        snprintf(err, err_len, "cannot write %s: %s", tmp_path, strerror(errno));
+        goto done;
+    }
+    if ((len && fwrite(data, 1, len, f) != len) || fflush(f) != 0 || fsync(fileno(f)) != 0) {
+        snprintf(err, err_len, "cannot write %s: %s", tmp_path, strerror(errno));
+        fclose(f);
+        unlink(tmp_path);
+        goto done;
+    }
+    if (fclose(f) != 0) {
+        snprintf(err, err_len, "cannot write %s: %s", tmp_path, strerror(errno));
+        unlink(tmp_path);
+        goto done;
+    }
+    if (rename(tmp_path, final_path) != 0) {
+        snprintf(err, err_len, "cannot rename %s: %s", tmp_path, strerror(errno));
+        unlink(tmp_path);
+        goto done;
+    }
+    rc = 0;
+done:
+    free(final_path);
+    free(tmp_path);
+    return rc;
+}
+
+int cli_write_stdout(const char *data, size_t len, char *err, size_t err_len)
+{
+    if ((len && fwrite(data, 1, len, stdout) != len) || fflush(stdout) != 0) {
+        snprintf(err, err_len, "cannot write to standard output: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}

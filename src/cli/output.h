@@ -1,0 +1,35 @@
+/* Result formats (text, JSON Lines, TSV) rendered into memory, and the writers that put them on
+ * stdout or, atomically, into per-image files. */
+#ifndef PPOCR_CLI_OUTPUT_H
+#define PPOCR_CLI_OUTPUT_H
+
+#include <stddef.h>
+
+#include "cli/args.h"
+#include "ocr/engine.h"
+
+struct cli_buf {
+    char *data;
+    size_t len, cap;
+    int failed; /* out of memory: the content is incomplete */
+};
+
+void cli_buf_printf(struct cli_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_buf_free(struct cli_buf *b);
+
+/* The TSV column header line. */
+void cli_format_tsv_header(struct cli_buf *b);
+/* One image's result in the chosen format. */
+void cli_format_result(struct cli_buf *b, const struct cli_args *args, const char *file,
+                       const struct ocr_result *r);
+/* File extension of the format: "txt", "json" or "tsv". */
+const char *cli_format_extension(enum cli_format format);
+
+/* Writes data to DIR/NAME.EXT through a temporary file and a rename, creating sub-folders.
+ * Returns 0, or -1 with a one-line reason. */
+int cli_write_file_atomic(const char *dir, const char *name, const char *ext, const char *data, size_t len,
+                          char *err, size_t err_len);
+/* Writes all of data to stdout and flushes. Returns 0, or -1 with a reason (closed pipe, full disk). */
+int cli_write_stdout(const char *data, size_t len, char *err, size_t err_len);
+
+#endif

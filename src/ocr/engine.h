@@ -1,0 +1,65 @@
+/* The OCR engine's public interface: create it once from a model set and options, run it on
+ * decoded images in memory, free each result. The command-line tool is one client of it. */
+#ifndef PPOCR_OCR_ENGINE_H
+#define PPOCR_OCR_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ocr_options {
+    const char *models_dir;  /* holds det.pvk, cls.pvk, rec.pvk; NULL: search the default places */
+    int device_index;        /* -1: best device */
+    int force_fp32;          /* never use fp16 storage or arithmetic */
+    int use_cls;             /* run the direction classifier */
+    int det_limit_side_len;  /* 960 */
+    float det_db_thresh;     /* 0.3 */
+    float det_db_box_thresh; /* 0.6 */
+    float det_db_unclip_ratio; /* 1.5 */
+    float cls_thresh;        /* 0.9 */
+    float drop_score;        /* 0.5 */
+    int rec_batch_num;       /* 6 */
+    int profile;             /* collect per-stage timings into each result */
+};
+
+/* PaddleOCR 2.x's defaults. */
+void ocr_options_default(struct ocr_options *opt);
+
+/* An 8-bit image, 3 channels in B, G, R order, rows packed. */
+struct ocr_image {
+    int width, height;
+    const uint8_t *bgr;
+};
+
+struct ocr_line {
+    char *text;        /* UTF-8 */
+    float score;       /* mean probability of the kept CTC steps */
+    int box[4][2];     /* corners in the source image, clockwise from top-left */
+};
+
+enum ocr_stage {
+    OCR_STAGE_UPLOAD, OCR_STAGE_DET_PRE, OCR_STAGE_DET, OCR_STAGE_DB, OCR_STAGE_CLS,
+    OCR_STAGE_REC, OCR_STAGE_CTC, OCR_STAGE_COUNT
+};
+
+struct ocr_result {
+    int width, height;
+    int n_lines;
+    struct ocr_line *lines; /* reading order */
+    double wall_ms[OCR_STAGE_COUNT]; /* filled when options.profile is set */
+    double gpu_ms[OCR_STAGE_COUNT];
+};
+
+struct ocr_engine;
+
+/* Returns NULL with a one-line reason in err. *err_kind tells why: 1 = no usable Vulkan device,
+ * 2 = unusable models, 0 = other. */
+struct ocr_engine *ocr_engine_create(const struct ocr_options *opt, int *err_kind, char *err, size_t err_len);
+/* Returns 0, or -1 with a one-line reason (the engine stays usable for the next image). */
+int ocr_engine_run(struct ocr_engine *engine, const struct ocr_image *image, struct ocr_result *result,
+                   char *err, size_t err_len);
+void ocr_result_free(struct ocr_result *result);
+void ocr_engine_destroy(struct ocr_engine *engine);
+
+const char *ocr_stage_name(enum ocr_stage stage);
+
+#endif

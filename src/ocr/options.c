@@ -1,0 +1,24 @@
+#include "ocr/engine.h"
+
+#include <string.h>
+
+void ocr_options_default(struct ocr_options *opt)
+{
+    memset(opt, 0, sizeof(*opt));
+    opt->device_index = -1;
+    opt->use_cls = 1;
+    opt->det_limit_side_len = 960;
+    opt->det_db_thresh = 0.3f;
+    opt->det_db_box_thresh = 0.6f;
+    opt->det_db_unclip_ratio = 1.5f;
+    opt->cls_thresh = 0.9f;
+    opt->drop_score = 0.5f;
+    opt->rec_batch_num = 6;
+}
+
+const char *ocr_stage_name(enum ocr_stage stage)
+{
+    static const char *const names[OCR_STAGE_COUNT] = {
+        "upload", "det_pre", "det", "db_post", "cls", "rec", "ctc"};
+    return (unsigned)stage < OCR_STAGE_COUNT ? names[stage] : "?";
+}

@@ -1,0 +1,34 @@
+#!/bin/sh
+# One command from a fresh clone to a working ppocr-vk: Debian packages, build, models, then an
+# OCR run on the bundled sample image. Safe to run again: every step skips what is already done.
+#   tools/setup.sh            (BUILD_DIR=build by default)
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+
+packages="cmake gcc libc6-dev pkgconf libvulkan-dev vulkan-validationlayers mesa-vulkan-drivers
+glslang-tools libstb-dev libcmocka-dev npm ca-certificates"
+missing=""
+for p in $packages; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "setup: installing Debian packages:$missing" >&2
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} >/dev/null
+cmake --build "$build" -j"$(nproc)"
+
+"$root/tools/fetch-models.sh" "$build/ppocr-convert"
+
+echo "setup: done. Vulkan devices:" >&2
+"$build/ppocr-vk" --list-devices
+if [ -f "$root/tests/data/sample.png" ] && [ -f "$root/models/rec.pvk" ]; then
+    "$build/ppocr-vk" --boxes "$root/tests/data/sample.png"
+else
+    "$build/ppocr-vk" --self-check
+fi
