@@ -1,0 +1,463 @@
+#include "nn/shape.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nn/cpu/ref_ops.h"
+
+int64_t pvk_shape_numel(const struct pvk_shape *s)
+{
+    int64_t n = 1;
+    for (int i = 0; i < s->ndim; i++)
+        n *= s->d[i];
+    return n;
+}
+
+int pvk_shape_equal(const struct pvk_shape *a, const struct pvk_shape *b)
+{
+    if (a->ndim != b->ndim)
+        return 0;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->d[i] != b->d[i])
+            return 0;
+    return 1;
+}
+
+const char *pvk_shape_str(const struct pvk_shape *s, char *buf, size_t len)
+{
+    size_t used = 0;
+    if (!len)
+        return buf;
+    buf[0] = '\0';
+    used += (size_t)snprintf(buf, len, "[");
+    for (int i = 0; i < s->ndim && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, i ? ", %lld" : "%lld", (long long)s->d[i]);
+    if (used < len)
+        snprintf(buf + used, len - used, "]");
+    return buf;
+}
+
+/* Context of one op's check, so that every message names the op the same way. */
+struct shape_ctx {
+    const struct pvk_model *model;
+    struct pvk_shape *shapes;
+    int index;
+    const struct pvk_op *op;
+    char *err;
+    size_t err_len;
+};
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static int fail(const struct shape_ctx *c, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (c->err && c->err_len)
+        snprintf(c->err, c->err_len, "op %d (%.64s, %s): %s", c->index, c->op->name,
+                 pvk_op_type_name((enum pvk_op_type)c->op->type), msg);
+    return -1;
+}
+
+/* Shape of activation input `slot`, or NULL (with err set) if it has no value yet. */
+static const struct pvk_shape *input(const struct shape_ctx *c, int slot)
+{
+    int32_t id = c->op->inputs[slot];
+    if (slot >= (int)c->op->n_inputs || id < 0 || (uint32_t)id >= c->model->n_tensors) {
+        fail(c, "input %d is missing", slot);
+        return NULL;
+    }
+    if (c->shapes[id].ndim == 0) {
+        fail(c, "input %d (tensor %d '%.64s') is used before any op produces it", slot, id,
+             c->model->tensors[id].name);
+        return NULL;
+    }
+    return &c->shapes[id];
+}
+
+/* Shape of constant `slot`, or NULL: if it is required, err is set. */
+static const struct pvk_shape *weight(const struct shape_ctx *c, int slot, int required)
+{
+    int32_t id = c->op->weights[slot];
+    if (id < 0 || (uint32_t)id >= c->model->n_tensors) {
+        if (required)
+            fail(c, "weight %d is missing", slot);
+        return NULL;
+    }
+    return &c->shapes[id];
+}
+
+static int check_numel(const struct shape_ctx *c, const struct pvk_shape *s, int64_t want, const char *what)
+{
+    if (s && pvk_shape_numel(s) != want)
+        return fail(c, "%s has %lld values, expected %lld", what, (long long)pvk_shape_numel(s), (long long)want);
+    return 0;
+}
+
+static int check_rank(const struct shape_ctx *c, const struct pvk_shape *s, int ndim, const char *what)
+{
+    if (s->ndim != ndim)
+        return fail(c, "%s has rank %d, expected %d", what, s->ndim, ndim);
+    return 0;
+}
+
+static int shape_conv(const struct shape_ctx *c, struct pvk_shape *out)
+{
+    const struct pvk_op *op = c->op;
+    const struct pvk_shape *x = input(c, 0), *w = weight(c, 0, 1), *b = weight(c, 1, 0);
+    struct ref_conv_params p;
+    int oh, ow;
+    if (!x || !w || check_rank(c, x, 4, "input") || check_rank(c, w, 4, "weight"))
+        return -1;
+    ref_conv_params_from_op(op, &p);
+    if (p.group < 1 || w->d[2] != p.kh || w->d[3] != p.kw)
+        return fail(c, "weight is %lldx%lld, attributes say %dx%d (group %d)", (long long)w->d[2],
+                    (long long)w->d[3], p.kh, p.kw, p.group);
+    int transpose = op->type == PVK_OP_CONV_TRANSPOSE2D;
+    int64_t in_c = transpose ? w->d[0] : w->d[1] * p.group;
+    int64_t out_c = transpose ? w->d[1] * p.group : w->d[0];
+    if (x->d[1] != in_c)
+        return fail(c, "input has %lld channels, weight expects %lld (group %d)", (long long)x->d[1],
+                    (long long)in_c, p.group);
+    if (out_c % p.group || in_c % p.group)
+        return fail(c, "channels %lld -> %lld do not split into %d groups", (long long)in_c, (long long)out_c,
+                    p.group);
+    if (check_numel(c, b, out_c, "bias"))
+        return -1;
+    int bad = transpose ? ref_conv_transpose2d_out_hw((int)x->d[2], (int)x->d[3], &p, &oh, &ow)
+                        : ref_conv2d_out_hw((int)x->d[2], (int)x->d[3], &p, &oh, &ow);
+    if (bad)
+        return fail(c, "a %lldx%lld input gives an empty output (k %dx%d, s %dx%d, pads %d %d %d %d)",
+                    (long long)x->d[2], (long long)x->d[3], p.kh, p.kw, p.sh, p.sw, p.pad_t, p.pad_l, p.pad_b,
+                    p.pad_r);
+    *out = (struct pvk_shape){4, {x->d[0], out_c, oh, ow}};
+    if (!transpose && (p.residual != PVK_RESIDUAL_NONE || op->n_inputs > 1)) {
+        const struct pvk_shape *r = input(c, 1);
+        char a[64], e[64];
+        if (!r)
+            return -1;
+        if (p.residual == PVK_RESIDUAL_NONE || !pvk_shape_equal(r, out))
+            return fail(c, "residual %s does not match output %s (mode %d)", pvk_shape_str(r, a, sizeof a),
+                        pvk_shape_str(out, e, sizeof e), p.residual);
+    }
+    return 0;
+}
+
+static int shape_pool(const struct shape_ctx *c, struct pvk_shape *out)
+{
+    const struct pvk_shape *x = input(c, 0);
+    struct ref_pool_params p;
+    int oh, ow;
+    if (!x || check_rank(c, x, 4, "input"))
+        return -1;
+    ref_pool_params_from_op(c->op, &p);
+    if (p.kind > PVK_POOL_GLOBAL_AVG || ref_pool2d_out_hw((int)x->d[2], (int)x->d[3], &p, &oh, &ow))
+        return fail(c, "pool kind %d, k %dx%d, s %dx%d does not fit a %lldx%lld input", p.kind, p.kh, p.kw, p.sh,
+                    p.sw, (long long)x->d[2], (long long)x->d[3]);
+    *out = (struct pvk_shape){4, {x->d[0], x->d[1], oh, ow}};
+    return 0;
+}
+
+static int shape_resize(const struct shape_ctx *c, struct pvk_shape *out)
+{
+    const struct pvk_shape *x = input(c, 0);
+    int oh, ow;
+    if (!x || check_rank(c, x, 4, "input"))
+        return -1;
+    if (c->op->attr.resize.mode < 0 || c->op->attr.resize.mode > PVK_RESIZE_BILINEAR_ALIGN_CORNERS ||
+        ref_resize_out_hw((int)x->d[2], (int)x->d[3], c->op->attr.resize.scale_h, c->op->attr.resize.scale_w, &oh,
+                          &ow))
+        return fail(c, "resize mode %d with scales %g x %g is invalid", c->op->attr.resize.mode,
+                    (double)c->op->attr.resize.scale_h, (double)c->op->attr.resize.scale_w);
+    *out = (struct pvk_shape){4, {x->d[0], x->d[1], oh, ow}};
+    return 0;
+}
+
+static int shape_concat(const struct shape_ctx *c, struct pvk_shape *out)
+{
+    struct pvk_shape in[PVK_MAX_INPUTS];
+    int n = (int)c->op->n_inputs;
+    if (n < 1 || n > PVK_MAX_INPUTS)
+        return fail(c, "%d inputs", n);
+    for (int i = 0; i < n; i++) {
+        const struct pvk_shape *s = input(c, i);
+        if (!s)
+            return -1;
+        in[i] = *s;
+    }
+    if (ref_concat_out_shape(n, in, c->op->attr.axis.axis, out)) {
+        char a[64], b[64];
+        for (int i = 1; i < n; i++)
+            if (ref_concat_out_shape(2, (struct pvk_shape[]){in[0], in[i]}, c->op->attr.axis.axis, out))
+                return fail(c, "input %d %s does not concatenate with input 0 %s on axis %d", i,
+                            pvk_shape_str(&in[i], a, sizeof a), pvk_shape_str(&in[0], b, sizeof b),
+                            c->op->attr.axis.axis);
+        return fail(c, "axis %d is out of range for rank %d", c->op->attr.axis.axis, in[0].ndim);
+    }
+    return 0;
+}
+
+static int shape_binary(const struct shape_ctx *c, struct pvk_shape *out)
+{
+    const struct pvk_shape *a = input(c, 0);
+    const struct pvk_shape *b = c->op->n_inputs > 1 ? input(c, 1) : weight(c, 0, 1);
+    char sa[64], sb[64];
+    if (!a || !b)
+        return -1;
+    if (c->op->attr.binary.kind < PVK_BIN_ADD || c->op->attr.binary.kind > PVK_BIN_DIV)
+        return fail(c, "unknown binary kind %d", c->op->attr.binary.kind);
+    if (ref_broadcast_shape(a, b, out))
+        return fail(c, "%s and %s do not broadcast", pvk_shape_str(a, sa, sizeof sa), pvk_shape_str(b, sb, sizeof sb));
+    return 0;
+}
+
+static int shape_affine(const struct shape_ctx *c, struct pvk_shape *out)
+{
+    const struct pvk_shape *x = input(c, 0), *s = weight(c, 0, 1), *t = weight(c, 1, 1);
+    if (!x || !s || !t)
+        return -1;
+    if (x->ndim < 2)
+        return fail(c, "input has rank %d, needs an axis 1", x->ndim);
+    if (check_numel(c, s, x->d[1], "scale") || check_numel(c, t, x->d[1], "shift"))
+        return -1;
+    *out = *x;
+    return 0;
+}
+
+static int shape_se(const struct shape_ctx *c, struct pvk_shape *out)
+{
+    const struct pvk_shape *x = input(c, 0), *w1 = weight(c, 0, 1), *b1 = weight(c, 1, 0);
+    const struct pvk_shape *w2 = weight(c, 2, 1), *b2 = weight(c, 3, 0);
+    if (!x || !w1 || !w2 || check_rank(c, x, 4, "input"))
+        return -1;
+    int64_t ch = x->d[1], n1 = pvk_shape_numel(w1);
+    if (ch < 1 || n1 % ch || n1 == 0)
+        return fail(c, "W1 has %lld values, not a multiple of the %lld channels", (long long)n1, (long long)ch);
+    int64_t cr = n1 / ch;
+    if (check_numel(c, w2, ch * cr, "W2") || check_numel(c, b1, cr, "b1") || check_numel(c, b2, ch, "b2"))
+        return -1;
+    *out = *x;
+    return 0;
+}
+
+static int shape_matmul(const struct shape_ctx *c, struct pvk_shape *out)
+{
+    const struct pvk_shape *a = input(c, 0);
+    const struct pvk_shape *b = c->op->n_inputs > 1 ? input(c, 1) : weight(c, 0, 1);
+    const struct pvk_shape *bias = weight(c, 1, 0);
+    char sa[64], sb[64];
+    if (!a || !b)
+        return -1;
+    if (ref_matmul_out_shape(a, b, c->op->attr.matmul.trans_b, out))
+        return fail(c, "%s times %s%s does not multiply", pvk_shape_str(a, sa, sizeof sa),
+                    pvk_shape_str(b, sb, sizeof sb), c->op->attr.matmul.trans_b ? "^T" : "");
+    return check_numel(c, bias, out->d[out->ndim - 1], "bias");
+}
+
+static int shape_layernorm(const struct shape_ctx *c, struct pvk_shape *out)
+{
+    const struct pvk_shape *x = input(c, 0), *g = weight(c, 0, 0), *b = weight(c, 1, 0);
+    if (!x)
+        return -1;
+    if (check_numel(c, g, x->d[x->ndim - 1], "gamma") || check_numel(c, b, x->d[x->ndim - 1], "beta"))
+        return -1;
+    if (!(c->op->attr.norm.eps >= 0.0f))
+        return fail(c, "eps %g is negative", (double)c->op->attr.norm.eps);
+    *out = *x;
+    return 0;
+}
+
+static int shape_attention(const struct shape_ctx *c, struct pvk_shape *out)
+{
+    const struct pvk_shape *x = input(c, 0);
+    int heads = c->op->attr.attention.heads;
+    if (!x || check_rank(c, x, 3, "qkv"))
+        return -1;
+    if (x->d[2] % 3 || heads < 1 || (x->d[2] / 3) % heads)
+        return fail(c, "qkv width %lld is not 3 x (a multiple of %d heads)", (long long)x->d[2], heads);
+    *out = (struct pvk_shape){3, {x->d[0], x->d[1], x->d[2] / 3}};
+    return 0;
+}
+
+static int shape_transpose(const struct shape_ctx *c, struct pvk_shape *out)
+{
+    const struct pvk_shape *x = input(c, 0);
+    if (!x)
+        return -1;
+    if (c->op->attr.transpose.ndim != x->ndim || ref_transpose_out_shape(x, c->op->attr.transpose.perm, out))
+        return fail(c, "perm of rank %d is not a permutation for an input of rank %d",
+                    c->op->attr.transpose.ndim, x->ndim);
+    return 0;
+}
+
+static int shape_reshape(const struct shape_ctx *c, struct pvk_shape *out)
+{
+    const struct pvk_shape *x = input(c, 0);
+    char sa[64];
+    if (!x)
+        return -1;
+    const int32_t *s = c->op->attr.reshape.shape;
+    int nd = c->op->attr.reshape.ndim;
+    if (ref_reshape_out_shape(x, nd, s, out))
+        return fail(c, "cannot reshape %s (%lld values) to rank %d spec [%d, %d, %d, %d, ...]",
+                    pvk_shape_str(x, sa, sizeof sa), (long long)pvk_shape_numel(x), nd, s[0], nd > 1 ? s[1] : 0,
+                    nd > 2 ? s[2] : 0, nd > 3 ? s[3] : 0);
+    return 0;
+}
+
+static int shape_slice(const struct shape_ctx *c, struct pvk_shape *out)
+{
+    const struct pvk_shape *x = input(c, 0);
+    int64_t first;
+    char sa[64];
+    if (!x)
+        return -1;
+    if (ref_slice_out_shape(x, c->op->attr.slice.axis, c->op->attr.slice.start, c->op->attr.slice.end,
+                            c->op->attr.slice.step, out, &first))
+        return fail(c, "slice axis %d [%d:%d:%d] of %s is empty or invalid", c->op->attr.slice.axis,
+                    c->op->attr.slice.start, c->op->attr.slice.end, c->op->attr.slice.step,
+                    pvk_shape_str(x, sa, sizeof sa));
+    return 0;
+}
+
+static int shape_softmax(const struct shape_ctx *c, struct pvk_shape *out)
+{
+    const struct pvk_shape *x = input(c, 0);
+    if (!x)
+        return -1;
+    if (c->op->attr.axis.axis < 0 || c->op->attr.axis.axis >= x->ndim)
+        return fail(c, "axis %d out of range for rank %d", c->op->attr.axis.axis, x->ndim);
+    *out = *x;
+    return 0;
+}
+
+static int shape_argmax(const struct shape_ctx *c, struct pvk_shape *out)
+{
+    const struct pvk_shape *x = input(c, 0);
+    if (!x)
+        return -1;
+    if (x->ndim < 2)
+        return fail(c, "input has rank %d; argmax keeps at least one axis", x->ndim);
+    *out = *x;
+    out->ndim--;
+    return 0;
+}
+
+/* The shape of the op's first output (ARGMAX's second output has the same shape). */
+static int op_out_shape(const struct shape_ctx *c, struct pvk_shape *out)
+{
+    switch ((enum pvk_op_type)c->op->type) {
+    case PVK_OP_CONV2D:
+    case PVK_OP_CONV_TRANSPOSE2D: return shape_conv(c, out);
+    case PVK_OP_POOL2D: return shape_pool(c, out);
+    case PVK_OP_RESIZE: return shape_resize(c, out);
+    case PVK_OP_CONCAT: return shape_concat(c, out);
+    case PVK_OP_BINARY: return shape_binary(c, out);
+    case PVK_OP_UNARY: {
+        const struct pvk_shape *x = input(c, 0);
+        if (!x)
+            return -1;
+        *out = *x;
+        return 0;
+    }
+    case PVK_OP_AFFINE: return shape_affine(c, out);
+    case PVK_OP_SE: return shape_se(c, out);
+    case PVK_OP_MATMUL: return shape_matmul(c, out);
+    case PVK_OP_LAYERNORM: return shape_layernorm(c, out);
+    case PVK_OP_SOFTMAX: return shape_softmax(c, out);
+    case PVK_OP_ATTENTION: return shape_attention(c, out);
+    case PVK_OP_TRANSPOSE: return shape_transpose(c, out);
+    case PVK_OP_RESHAPE: return shape_reshape(c, out);
+    case PVK_OP_SLICE: return shape_slice(c, out);
+    case PVK_OP_ARGMAX: return shape_argmax(c, out);
+    case PVK_OP_COUNT: break;
+    }
+    return fail(c, "unknown op type %u", c->op->type);
+}
+
+static void from_tensor(const struct pvk_tensor *t, struct pvk_shape *s)
+{
+    s->ndim = (int32_t)(t->ndim <= PVK_MAX_DIMS ? t->ndim : PVK_MAX_DIMS);
+    for (int i = 0; i < s->ndim; i++)
+        s->d[i] = t->shape[i];
+}
+
+/* The file records a shape per activation, with -1 for run-time dims: the inferred one must agree. */
+static int agrees_with_file(const struct pvk_tensor *t, const struct pvk_shape *s)
+{
+    if (t->ndim == 0)
+        return 1; /* no recorded shape */
+    if ((int)t->ndim != s->ndim)
+        return 0;
+    for (int i = 0; i < s->ndim; i++)
+        if (t->shape[i] >= 0 && t->shape[i] != s->d[i])
+            return 0;
+    return 1;
+}
+
+int pvk_infer_shapes(const struct pvk_model *model, const int64_t input_nchw[4], struct pvk_shape *shapes,
+                     char *err, size_t err_len)
+{
+    char a[96], b[96];
+    memset(shapes, 0, sizeof(*shapes) * model->n_tensors);
+    for (uint32_t i = 0; i < model->n_tensors; i++)
+        if (model->tensors[i].kind == PVK_TENSOR_CONSTANT)
+            from_tensor(&model->tensors[i], &shapes[i]);
+    if (model->input < 0 || (uint32_t)model->input >= model->n_tensors) {
+        snprintf(err, err_len, "model input tensor id %d is out of range", model->input);
+        return -1;
+    }
+    struct pvk_shape *in = &shapes[model->input];
+    *in = (struct pvk_shape){4, {input_nchw[0], input_nchw[1], input_nchw[2], input_nchw[3]}};
+    for (int i = 0; i < 4; i++) {
+        if (input_nchw[i] < 1) {
+            snprintf(err, err_len, "input shape %s has an empty dimension", pvk_shape_str(in, a, sizeof a));
+            return -1;
+        }
+    }
+    if (!agrees_with_file(&model->tensors[model->input], in)) {
+        struct pvk_shape want;
+        from_tensor(&model->tensors[model->input], &want);
+        snprintf(err, err_len, "input shape %s does not fit the model's input %s (-1: any)",
+                 pvk_shape_str(in, a, sizeof a), pvk_shape_str(&want, b, sizeof b));
+        return -1;
+    }
+    for (uint32_t k = 0; k < model->n_ops; k++) {
+        const struct pvk_op *op = &model->ops[k];
+        struct shape_ctx c = {model, shapes, (int)k, op, err, err_len};
+        struct pvk_shape out;
+        if (op_out_shape(&c, &out))
+            return -1;
+        int n_out = op->type == PVK_OP_ARGMAX ? 2 : 1;
+        for (int o = 0; o < n_out; o++) {
+            int32_t id = op->outputs[o];
+            if (o >= (int)op->n_outputs || id < 0) {
+                if (o == 0)
+                    return fail(&c, "has no output tensor");
+                continue; /* ARGMAX's max value may be dropped */
+            }
+            if ((uint32_t)id >= model->n_tensors || model->tensors[id].kind != PVK_TENSOR_ACTIVATION)
+                return fail(&c, "output %d (tensor %d) is not an activation", o, id);
+            if (shapes[id].ndim != 0)
+                return fail(&c, "output %d (tensor %d '%.64s') is written twice", o, id, model->tensors[id].name);
+            if (!agrees_with_file(&model->tensors[id], &out)) {
+                struct pvk_shape want;
+                from_tensor(&model->tensors[id], &want);
+                return fail(&c, "output %d is %s but the model records %s for '%.64s'", o,
+                            pvk_shape_str(&out, a, sizeof a), pvk_shape_str(&want, b, sizeof b),
+                            model->tensors[id].name);
+            }
+            shapes[id] = out;
+        }
+    }
+    if (model->output < 0 || (uint32_t)model->output >= model->n_tensors || shapes[model->output].ndim == 0) {
+        snprintf(err, err_len, "model output tensor %d is never produced", model->output);
+        return -1;
+    }
+    return 0;
+}
