@@ -1,0 +1,106 @@
+/* The Vulkan instance, the chosen device with one compute queue, and what that device can do.
+ * Everything else in the GPU layer (pool, pipelines, command buffers) hangs off a context.
+ * A context is used from one thread at a time. */
+#ifndef PPOCR_GPU_CONTEXT_H
+#define PPOCR_GPU_CONTEXT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <vulkan/vulkan.h>
+
+struct gpu_context;
+
+struct gpu_options {
+    int device_index;        /* -1: the best device; N: vkEnumeratePhysicalDevices' N-th */
+    int validate;            /* -1: PPOCR_VK_VALIDATE=1 decides; 0 off; 1 on */
+    bool force_fp32;         /* also PPOCR_VK_FORCE_FP32=1: report no fp16 to callers */
+    bool no_push_descriptors; /* also PPOCR_VK_NO_PUSH_DESCRIPTORS=1: use descriptor pools */
+    uint64_t pool_cap;       /* bytes each pool may hand out; 0: PPOCR_VK_POOL_CAP or none */
+    const char *cache_dir;   /* pipeline cache folder; NULL: PPOCR_CACHE_DIR, XDG, ~/.cache;
+                              * "": no disk cache */
+    uint32_t timeout_ms;     /* longest fence wait before GPU_ERR_TIMEOUT; 0: 120 s */
+};
+
+enum gpu_device_kind { GPU_DEVICE_OTHER, GPU_DEVICE_DISCRETE, GPU_DEVICE_INTEGRATED,
+                       GPU_DEVICE_VIRTUAL, GPU_DEVICE_CPU };
+
+/* One fp16 shape a cooperative-matrix extension offers: C[MxN] += A[MxK] * B[KxN]. */
+struct gpu_coopmat_shape { uint32_t m, n, k; bool fp32_accumulate; };
+
+/* Read once at context creation. The *_fp16 / *_int8 flags are already false when fp16 was
+ * forced off, so callers choose precision from these alone. */
+struct gpu_caps {
+    char device_name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
+    char driver_name[VK_MAX_DRIVER_NAME_SIZE];
+    char driver_info[VK_MAX_DRIVER_INFO_SIZE];
+    enum gpu_device_kind kind;
+    bool is_cpu;
+    uint32_t api_version, driver_version, vendor_id, device_id;
+    uint8_t device_uuid[VK_UUID_SIZE];
+    uint8_t pipeline_cache_uuid[VK_UUID_SIZE];
+
+    bool storage_16bit;      /* storageBuffer16BitAccess, enabled */
+    bool storage_8bit;       /* storageBuffer8BitAccess, enabled */
+    bool shader_fp16;        /* shaderFloat16, enabled */
+    bool shader_int8;        /* shaderInt8, enabled */
+    bool shader_int64;
+
+    uint32_t subgroup_size;
+    VkSubgroupFeatureFlags subgroup_ops; /* supported in compute */
+    bool subgroup_size_control;          /* enabled; min/max below are then meaningful */
+    uint32_t min_subgroup_size, max_subgroup_size;
+    bool push_descriptors;               /* enabled and used by recorded dispatches */
+
+    uint32_t max_shared_memory;
+    uint32_t max_workgroup_size[3];
+    uint32_t max_workgroup_invocations;
+    uint32_t max_workgroup_count[3];
+    uint32_t max_push_constants;
+    uint64_t max_storage_buffer_range;
+    uint64_t min_storage_buffer_offset_alignment;
+    uint64_t non_coherent_atom_size;
+
+    bool timestamps;         /* the compute queue can write timestamps */
+    float timestamp_period;  /* nanoseconds per tick */
+    uint32_t timestamp_valid_bits;
+
+    bool coopmat_khr, coopmat_nv;  /* extension present */
+    uint32_t coopmat_shape_count;  /* fp16 shapes of the NV or KHR extension, subgroup scope */
+    struct gpu_coopmat_shape coopmat_shapes[16];
+
+    VkPhysicalDeviceMemoryProperties memory;
+    uint64_t device_local_bytes;   /* largest device-local heap */
+    bool unified_memory;           /* a DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT type covers it */
+};
+
+/* Fills defaults: best device, validation and caps from the environment. */
+void gpu_options_default(struct gpu_options *opt);
+
+/* Creates a context (opt may be NULL for defaults). On failure *out is NULL and
+ * gpu_last_error() says why in one line. */
+int gpu_context_create(const struct gpu_options *opt, struct gpu_context **out);
+
+/* Waits for the device, frees everything, writes the pipeline cache if it changed. NULL is ok. */
+void gpu_context_destroy(struct gpu_context *ctx);
+
+const struct gpu_caps *gpu_context_caps(const struct gpu_context *ctx);
+
+/* Whether callers should run nets in fp16: the device has 16-bit storage and fp16 arithmetic,
+ * is not a CPU (lavapipe emulates fp16 slower than fp32) and fp16 was not forced off. */
+bool gpu_prefers_fp16(const struct gpu_context *ctx);
+
+/* Raw handles, for code in this layer and for tests. */
+VkDevice gpu_context_device(const struct gpu_context *ctx);
+VkPhysicalDevice gpu_context_physical_device(const struct gpu_context *ctx);
+
+/* Prints every Vulkan device, one line each, for `ppocr-vk --list-devices`:
+ * "<index>: <name> (<type>) driver <name> <info/version>, <MiB> MiB device-local".
+ * Returns the device count, or a negative status with gpu_last_error(). */
+int gpu_list_devices(FILE *out);
+
+/* "discrete" / "integrated" / "virtual" / "cpu" / "other". */
+const char *gpu_device_kind_name(enum gpu_device_kind kind);
+
+#endif

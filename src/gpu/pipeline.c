@@ -1,0 +1,170 @@
+#include "gpu/pipeline.h"
+#include "gpu/internal.h"
+#include "gpu/shaders.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool same_variant(const struct gpu_pipeline *p, const struct gpu_pipeline_desc *d)
+{
+    return strcmp(p->shader, d->shader) == 0 && p->spec_count == d->spec_count &&
+           p->buffer_count == d->buffer_count && p->push_bytes == d->push_bytes &&
+           p->subgroup_size == d->subgroup_size &&
+           (d->spec_count == 0 || memcmp(p->spec, d->spec, d->spec_count * sizeof *d->spec) == 0);
+}
+
+static void pipeline_destroy(VkDevice dev, struct gpu_pipeline *p)
+{
+    if (p->pipeline)
+        vkDestroyPipeline(dev, p->pipeline, NULL);
+    if (p->layout)
+        vkDestroyPipelineLayout(dev, p->layout, NULL);
+    if (p->set_layout)
+        vkDestroyDescriptorSetLayout(dev, p->set_layout, NULL);
+    free(p);
+}
+
+static int check_desc(const struct gpu_context *ctx, const struct gpu_pipeline_desc *d)
+{
+    const char *name = d->shader ? d->shader : "(null)";
+    if (!d->shader || strlen(d->shader) >= sizeof ((struct gpu_pipeline *)0)->shader)
+        return gpu_fail(GPU_ERR, "building pipeline %s: bad shader name", name);
+    if (d->spec_count > GPU_MAX_SPEC_CONSTANTS || (d->spec_count && !d->spec))
+        return gpu_fail(GPU_ERR, "building pipeline %s: %u specialization constants (at most %d)",
+                        name, d->spec_count, GPU_MAX_SPEC_CONSTANTS);
+    if (d->buffer_count > GPU_MAX_BUFFERS)
+        return gpu_fail(GPU_ERR, "building pipeline %s: %u buffers (at most %d)", name,
+                        d->buffer_count, GPU_MAX_BUFFERS);
+    if (d->push_bytes % 4 || d->push_bytes > ctx->caps.max_push_constants)
+        return gpu_fail(GPU_ERR, "building pipeline %s: %u push-constant bytes (a multiple of 4, "
+                        "at most %u)", name, d->push_bytes, ctx->caps.max_push_constants);
+    if (d->subgroup_size && (!ctx->caps.subgroup_size_control ||
+                             d->subgroup_size < ctx->caps.min_subgroup_size ||
+                             d->subgroup_size > ctx->caps.max_subgroup_size))
+        return gpu_fail(GPU_ERR, "building pipeline %s: subgroup size %u is not available",
+                        name, d->subgroup_size);
+    return GPU_OK;
+}
+
+static int build(struct gpu_context *ctx, const struct gpu_pipeline_desc *d,
+                 struct gpu_pipeline *p)
+{
+    VkDevice dev = ctx->device;
+    char doing[160];
+    const struct gpu_shader_blob *blob = gpu_shader_find(d->shader);
+    if (!blob)
+        return gpu_fail(GPU_ERR, "building pipeline %s: no embedded shader of that name", d->shader);
+
+    VkDescriptorSetLayoutBinding bindings[GPU_MAX_BUFFERS];
+    for (unsigned i = 0; i < d->buffer_count; i++)
+        bindings[i] = (VkDescriptorSetLayoutBinding){
+            .binding = i, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+    p->push_descriptors = ctx->push_descriptor_set != NULL;
+    VkDescriptorSetLayoutCreateInfo sli = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+        .flags = p->push_descriptors ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0,
+        .bindingCount = d->buffer_count, .pBindings = bindings};
+    VkResult r = vkCreateDescriptorSetLayout(dev, &sli, NULL, &p->set_layout);
+    if (r != VK_SUCCESS) {
+        p->set_layout = VK_NULL_HANDLE;
+        snprintf(doing, sizeof doing, "building pipeline %s: descriptor set layout", d->shader);
+        return gpu_ctx_fail_vk(ctx, r, doing);
+    }
+    VkPushConstantRange push = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = d->push_bytes};
+    VkPipelineLayoutCreateInfo li = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                     .setLayoutCount = 1, .pSetLayouts = &p->set_layout,
+                                     .pushConstantRangeCount = d->push_bytes ? 1 : 0,
+                                     .pPushConstantRanges = &push};
+    r = vkCreatePipelineLayout(dev, &li, NULL, &p->layout);
+    if (r != VK_SUCCESS) {
+        p->layout = VK_NULL_HANDLE;
+        snprintf(doing, sizeof doing, "building pipeline %s: pipeline layout", d->shader);
+        return gpu_ctx_fail_vk(ctx, r, doing);
+    }
+
+    VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                   .codeSize = blob->size, .pCode = (const uint32_t *)blob->code};
+    VkShaderModule module;
+    r = vkCreateShaderModule(dev, &mi, NULL, &module);
+    if (r != VK_SUCCESS) {
+        snprintf(doing, sizeof doing, "building pipeline %s: shader module", d->shader);
+        return gpu_ctx_fail_vk(ctx, r, doing);
+    }
+    VkSpecializationMapEntry entries[GPU_MAX_SPEC_CONSTANTS];
+    for (unsigned i = 0; i < d->spec_count; i++)
+        entries[i] = (VkSpecializationMapEntry){.constantID = i, .offset = 4 * i, .size = 4};
+    VkSpecializationInfo spec = {.mapEntryCount = d->spec_count, .pMapEntries = entries,
+                                 .dataSize = 4 * d->spec_count, .pData = d->spec};
+    VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO,
+        .requiredSubgroupSize = d->subgroup_size};
+    VkComputePipelineCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                  .pNext = d->subgroup_size ? &subgroup : NULL,
+                  .stage = VK_SHADER_STAGE_COMPUTE_BIT, .module = module, .pName = "main",
+                  .pSpecializationInfo = d->spec_count ? &spec : NULL},
+        .layout = p->layout};
+    r = vkCreateComputePipelines(dev, ctx->pipeline_cache, 1, &ci, NULL, &p->pipeline);
+    vkDestroyShaderModule(dev, module, NULL);
+    if (r != VK_SUCCESS) {
+        p->pipeline = VK_NULL_HANDLE;
+        snprintf(doing, sizeof doing, "building pipeline %s: vkCreateComputePipelines", d->shader);
+        return gpu_ctx_fail_vk(ctx, r, doing);
+    }
+    return GPU_OK;
+}
+
+int gpu_pipeline_get(struct gpu_context *ctx, const struct gpu_pipeline_desc *d,
+                     const struct gpu_pipeline **out)
+{
+    *out = NULL;
+    int st = check_desc(ctx, d);
+    if (st)
+        return st;
+    for (unsigned i = 0; i < ctx->pipeline_count; i++)
+        if (same_variant(ctx->pipelines[i], d)) {
+            *out = ctx->pipelines[i];
+            return GPU_OK;
+        }
+    if (ctx->pipeline_count == ctx->pipeline_capacity) {
+        unsigned cap = ctx->pipeline_capacity ? 2 * ctx->pipeline_capacity : 32;
+        struct gpu_pipeline **list = realloc(ctx->pipelines, cap * sizeof *list);
+        if (!list)
+            return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "building pipeline %s: out of memory", d->shader);
+        ctx->pipelines = list;
+        ctx->pipeline_capacity = cap;
+    }
+    struct gpu_pipeline *p = calloc(1, sizeof *p);
+    if (!p)
+        return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "building pipeline %s: out of memory", d->shader);
+    snprintf(p->shader, sizeof p->shader, "%s", d->shader);
+    if (d->spec_count)
+        memcpy(p->spec, d->spec, d->spec_count * sizeof *d->spec);
+    p->spec_count = d->spec_count;
+    p->buffer_count = d->buffer_count;
+    p->push_bytes = d->push_bytes;
+    p->subgroup_size = d->subgroup_size;
+    st = build(ctx, d, p);
+    if (st) {
+        pipeline_destroy(ctx->device, p);
+        return st;
+    }
+    ctx->pipelines[ctx->pipeline_count++] = p;
+    *out = p;
+    return GPU_OK;
+}
+
+const char *gpu_pipeline_shader(const struct gpu_pipeline *p) { return p->shader; }
+
+unsigned gpu_pipeline_count(const struct gpu_context *ctx) { return ctx->pipeline_count; }
+
+void gpu_pipelines_destroy(struct gpu_context *ctx)
+{
+    for (unsigned i = 0; i < ctx->pipeline_count; i++)
+        pipeline_destroy(ctx->device, ctx->pipelines[i]);
+    free(ctx->pipelines);
+    ctx->pipelines = NULL;
+    ctx->pipeline_count = ctx->pipeline_capacity = 0;
+}

@@ -1,0 +1,43 @@
+/* Compute pipelines built from the embedded SPIR-V, specialised with uint32 constants, laid out
+ * as N storage buffers (set 0, bindings 0..N-1) plus one push-constant range. The context keeps
+ * every variant it built, so asking twice for the same (shader, constants, layout) is a lookup,
+ * and all of them go into one VkPipelineCache saved on disk between runs. */
+#ifndef PPOCR_GPU_PIPELINE_H
+#define PPOCR_GPU_PIPELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct gpu_context;
+struct gpu_pipeline;
+
+#define GPU_MAX_SPEC_CONSTANTS 32
+#define GPU_MAX_BUFFERS 16
+
+struct gpu_pipeline_desc {
+    const char *shader;       /* embedded module name: shaders/<name>.comp */
+    const uint32_t *spec;     /* values of constant_id 0..spec_count-1 (floats: bit patterns) */
+    unsigned spec_count;
+    unsigned buffer_count;    /* storage buffers the shader declares */
+    unsigned push_bytes;      /* size of its push-constant block, multiple of 4; 0 if none */
+    uint32_t subgroup_size;   /* 0: driver's choice; else required (caps.subgroup_size_control) */
+};
+
+/* The pipeline for `desc`, built on first use; owned by the context. */
+int gpu_pipeline_get(struct gpu_context *ctx, const struct gpu_pipeline_desc *desc,
+                     const struct gpu_pipeline **out);
+
+const char *gpu_pipeline_shader(const struct gpu_pipeline *p);
+
+/* How many distinct pipelines the context has built. */
+unsigned gpu_pipeline_count(const struct gpu_context *ctx);
+
+struct gpu_pipeline_cache_info {
+    const char *path;     /* the cache file, "" when the disk cache is off */
+    bool loaded;          /* a valid file for this device, driver and program was read */
+    size_t loaded_bytes;  /* driver data in it */
+};
+void gpu_pipeline_cache_info(const struct gpu_context *ctx, struct gpu_pipeline_cache_info *out);
+
+#endif

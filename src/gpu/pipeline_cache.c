@@ -1,0 +1,224 @@
+/* The VkPipelineCache kept on disk. The file is ours: a header naming the device, driver and
+ * program it belongs to, plus a checksum, in front of the driver's data. Anything that does not
+ * match exactly is ignored (drivers are not all robust against foreign or damaged data). */
+#include "gpu/internal.h"
+#include "gpu/pipeline.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef PPOCR_VERSION
+#define PPOCR_VERSION "dev"
+#endif
+
+#define CACHE_MAGIC "PPVKPC01"
+
+struct cache_header {
+    char magic[8];
+    uint8_t device_uuid[VK_UUID_SIZE];
+    uint8_t pipeline_cache_uuid[VK_UUID_SIZE];
+    uint32_t driver_version, vendor_id, device_id, reserved;
+    char program_version[32];
+    uint64_t data_size;
+    uint64_t checksum; /* FNV-1a 64 of the data */
+};
+
+static uint64_t fnv1a(const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static void expected_header(const struct gpu_context *ctx, struct cache_header *h)
+{
+    memset(h, 0, sizeof *h);
+    memcpy(h->magic, CACHE_MAGIC, sizeof h->magic);
+    memcpy(h->device_uuid, ctx->caps.device_uuid, VK_UUID_SIZE);
+    memcpy(h->pipeline_cache_uuid, ctx->caps.pipeline_cache_uuid, VK_UUID_SIZE);
+    h->driver_version = ctx->caps.driver_version;
+    h->vendor_id = ctx->caps.vendor_id;
+    h->device_id = ctx->caps.device_id;
+    snprintf(h->program_version, sizeof h->program_version, "%s", PPOCR_VERSION);
+}
+
+static bool cache_dir(const struct gpu_context *ctx, char *dir, size_t size)
+{
+    const char *opt = ctx->opt.cache_dir;
+    if (opt)
+        return *opt && snprintf(dir, size, "%s", opt) < (int)size;
+    const char *env = getenv("PPOCR_CACHE_DIR");
+    if (env && *env)
+        return snprintf(dir, size, "%s", env) < (int)size;
+    env = getenv("XDG_CACHE_HOME");
+    if (env && *env)
+        return snprintf(dir, size, "%s/ppocr-vk", env) < (int)size;
+    env = getenv("HOME");
+    if (env && *env)
+        return snprintf(dir, size, "%s/.cache/ppocr-vk", env) < (int)size;
+    return false;
+}
+
+/* mkdir -p */
+static bool make_dirs(const char *dir)
+{
+    char path[1024];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+        return false;
+    for (char *p = path + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(path, 0755) != 0 && errno != EEXIST)
+                return false;
+            *p = '/';
+        }
+    return mkdir(path, 0755) == 0 || errno == EEXIST;
+}
+
+/* The driver data of a valid file for this context, or NULL. */
+static void *read_cache(const struct gpu_context *ctx, size_t *size)
+{
+    FILE *f = fopen(ctx->cache_path, "rb");
+    if (!f)
+        return NULL;
+    struct cache_header want, got;
+    expected_header(ctx, &want);
+    void *data = NULL;
+    if (fread(&got, sizeof got, 1, f) == 1 && got.data_size >= sizeof(VkPipelineCacheHeaderVersionOne) &&
+        got.data_size < (1ull << 31) &&
+        memcmp(&got, &want, offsetof(struct cache_header, data_size)) == 0) {
+        data = malloc(got.data_size + 1);
+        /* the +1 byte read must fail: a longer file is not what we wrote */
+        if (data && (fread(data, 1, got.data_size + 1, f) != got.data_size ||
+                     fnv1a(data, got.data_size) != got.checksum)) {
+            free(data);
+            data = NULL;
+        }
+    }
+    fclose(f);
+    if (!data)
+        return NULL;
+    /* the driver's own header must agree too */
+    VkPipelineCacheHeaderVersionOne vh;
+    memcpy(&vh, data, sizeof vh);
+    if (vh.headerVersion != VK_PIPELINE_CACHE_HEADER_VERSION_ONE ||
+        vh.vendorID != ctx->caps.vendor_id || vh.deviceID != ctx->caps.device_id ||
+        memcmp(vh.pipelineCacheUUID, ctx->caps.pipeline_cache_uuid, VK_UUID_SIZE) != 0) {
+        free(data);
+        return NULL;
+    }
+    *size = got.data_size;
+    return data;
+}
+
+int gpu_pipeline_cache_open(struct gpu_context *ctx)
+{
+    char dir[900];
+    ctx->cache_path[0] = 0;
+    if (cache_dir(ctx, dir, sizeof dir)) {
+        char uuid[2 * VK_UUID_SIZE + 1];
+        for (unsigned i = 0; i < VK_UUID_SIZE; i++)
+            snprintf(uuid + 2 * i, 3, "%02x", ctx->caps.device_uuid[i]);
+        snprintf(ctx->cache_path, sizeof ctx->cache_path, "%s/pipelines-%s-%08x-%s.bin", dir, uuid,
+                 ctx->caps.driver_version, PPOCR_VERSION);
+    }
+    size_t size = 0;
+    void *data = ctx->cache_path[0] ? read_cache(ctx, &size) : NULL;
+    VkPipelineCacheCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
+                                    .initialDataSize = size, .pInitialData = data};
+    VkResult r = vkCreatePipelineCache(ctx->device, &ci, NULL, &ctx->pipeline_cache);
+    if (r != VK_SUCCESS && data) {
+        /* the driver refused our data after all: start empty */
+        free(data);
+        data = NULL;
+        size = 0;
+        ci.initialDataSize = 0;
+        ci.pInitialData = NULL;
+        r = vkCreatePipelineCache(ctx->device, &ci, NULL, &ctx->pipeline_cache);
+    }
+    if (r != VK_SUCCESS) {
+        ctx->pipeline_cache = VK_NULL_HANDLE;
+        free(data);
+        return gpu_ctx_fail_vk(ctx, r, "creating the pipeline cache");
+    }
+    ctx->cache_loaded_size = size;
+    ctx->cache_loaded_sum = data ? fnv1a(data, size) : 0;
+    free(data);
+    return GPU_OK;
+}
+
+static void warn(const char *path, const char *what)
+{
+    fprintf(stderr, "ppocr-vk: warning: not saving the pipeline cache %s: %s\n", path, what);
+}
+
+static void write_cache(struct gpu_context *ctx)
+{
+    size_t size = 0;
+    if (vkGetPipelineCacheData(ctx->device, ctx->pipeline_cache, &size, NULL) != VK_SUCCESS ||
+        size == 0)
+        return;
+    void *data = malloc(size);
+    if (!data)
+        return;
+    VkResult r = vkGetPipelineCacheData(ctx->device, ctx->pipeline_cache, &size, data);
+    uint64_t sum = fnv1a(data, size);
+    if (r != VK_SUCCESS || (size == ctx->cache_loaded_size && sum == ctx->cache_loaded_sum)) {
+        free(data);
+        return; /* unchanged, or nothing reliable to save */
+    }
+    struct cache_header h;
+    expected_header(ctx, &h);
+    h.data_size = size;
+    h.checksum = sum;
+
+    char dir[1024], tmp[1100];
+    snprintf(dir, sizeof dir, "%s", ctx->cache_path);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = 0;
+        if (!make_dirs(dir)) {
+            warn(ctx->cache_path, strerror(errno));
+            free(data);
+            return;
+        }
+    }
+    /* rename() is atomic: a reader sees the old file or the new one, never half of one */
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", ctx->cache_path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    bool ok = f && fwrite(&h, sizeof h, 1, f) == 1 && fwrite(data, 1, size, f) == size;
+    if (f && fclose(f) != 0)
+        ok = false;
+    if (ok && rename(tmp, ctx->cache_path) != 0)
+        ok = false;
+    if (!ok) {
+        warn(ctx->cache_path, strerror(errno));
+        remove(tmp);
+    } else {
+        ctx->cache_written = true;
+    }
+    free(data);
+}
+
+void gpu_pipeline_cache_close(struct gpu_context *ctx)
+{
+    if (!ctx->pipeline_cache)
+        return;
+    if (ctx->cache_path[0] && !ctx->lost)
+        write_cache(ctx);
+    vkDestroyPipelineCache(ctx->device, ctx->pipeline_cache, NULL);
+    ctx->pipeline_cache = VK_NULL_HANDLE;
+}
+
+void gpu_pipeline_cache_info(const struct gpu_context *ctx, struct gpu_pipeline_cache_info *out)
+{
+    out->path = ctx->cache_path;
+    out->loaded = ctx->cache_loaded_sum != 0 || ctx->cache_loaded_size != 0;
+    out->loaded_bytes = ctx->cache_loaded_size;
+}
