@@ -1,0 +1,20 @@
+// Storage precision of activations and weights. A shader compiled with STORAGE_F16 defined (its
+// *_f16.comp twin) reads and writes 16-bit floats; arithmetic stays in fp32 unless it says otherwise.
+#ifndef PPOCR_STORAGE_GLSL
+#define PPOCR_STORAGE_GLSL
+
+#ifdef STORAGE_F16
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#define SFLOAT float16_t
+#define SFLOAT4 f16vec4
+#define TO_S(x) float16_t(x)
+#define TO_S4(x) f16vec4(x)
+#else
+#define SFLOAT float
+#define SFLOAT4 vec4
+#define TO_S(x) (x)
+#define TO_S4(x) (x)
+#endif
+
+#endif

@@ -1,0 +1,81 @@
+/* The GPU op table: how one op of src/model/ops.h becomes compute dispatches.
+ *
+ * Every op kind implements three functions, ggml-style, registered in one table
+ * (src/nn/gpu/gpu_op.c):
+ *   create  - once per model op: picks pipeline variants (from the device caps and the storage
+ *             precision), packs and uploads the constant weights (fp32 data in, fp32 or fp16 on
+ *             the device). Nothing here depends on the activation shapes.
+ *   record  - once per input shape: records the op's dispatches into a command buffer, given the
+ *             input and output tensors with their shapes (shapes travel as push constants: one
+ *             pipeline per op variant, never per shape). It does NOT record the barrier before
+ *             its own dispatches; the net planner puts barriers where a real dependency exists.
+ *             An op that needs more than one dispatch records its internal barriers itself.
+ *   destroy - frees the weights.
+ * Activations on the GPU are dense row-major tensors in the net's storage precision; a tensor is
+ * a pool buffer plus an element offset (so that producers can write straight into a slice of a
+ * concat's output, and views need no copy). */
+#ifndef PPOCR_NN_GPU_GPU_OP_H
+#define PPOCR_NN_GPU_GPU_OP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpu/cmd.h"
+#include "gpu/pool.h"
+#include "model/ops.h"
+#include "nn/shape.h"
+
+struct gpu_context;
+
+enum nn_dtype { NN_F32 = 0, NN_F16 = 1, NN_I32 = 2 };
+
+/* Storage precision and arithmetic of a net on one device. */
+struct nn_gpu_config {
+    struct gpu_context *ctx;
+    enum nn_dtype act_dtype; /* NN_F32, or NN_F16 when gpu_prefers_fp16() and not forced off */
+    bool fp16_math;          /* fp16 arithmetic allowed (accumulation in reductions stays fp32) */
+};
+
+struct nn_gpu_tensor {
+    const struct gpu_buffer *buf; /* the allocation; bound whole */
+    uint32_t elem_offset;         /* first element inside buf, in elements of dtype */
+    enum nn_dtype dtype;
+    struct pvk_shape shape;
+    /* Optional strided view for producers writing into a concat along axis 1 of NCHW: the
+     * destination's channel count (0 = dense, same as shape.d[1]). Record functions of ops that
+     * may feed a concat honour it; others require 0. */
+    int64_t dst_channels;
+};
+
+/* Constant inputs of one op, as in the model file: fp32 data with shapes (NULL if unused). */
+struct nn_gpu_weights {
+    const float *data[PVK_MAX_WEIGHTS];
+    struct pvk_shape shape[PVK_MAX_WEIGHTS];
+};
+
+struct nn_gpu_op; /* opaque: per-kind state (pipelines, uploaded weights) */
+
+/* Returns 0, or -1 with a one-line reason in err (unsupported attribute, out of memory...). */
+int nn_gpu_op_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, const struct nn_gpu_weights *w,
+                     struct nn_gpu_op **out, char *err, size_t err_len);
+int nn_gpu_op_record(struct nn_gpu_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *inputs, int n_inputs,
+                     const struct nn_gpu_tensor *outputs, int n_outputs, char *err, size_t err_len);
+void nn_gpu_op_destroy(struct nn_gpu_op *op);
+
+/* The per-kind functions behind the three calls above. */
+struct nn_gpu_op_impl {
+    int (*create)(const struct nn_gpu_config *cfg, const struct pvk_op *op, const struct nn_gpu_weights *w,
+                  void **state, char *err, size_t err_len);
+    int (*record)(void *state, const struct pvk_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *inputs,
+                  int n_inputs, const struct nn_gpu_tensor *outputs, int n_outputs, char *err, size_t err_len);
+    void (*destroy)(void *state);
+};
+
+/* Each kind's implementation lives in its own file (src/nn/gpu/op_<kind>.c). */
+extern const struct nn_gpu_op_impl nn_gpu_conv2d_impl, nn_gpu_conv_transpose2d_impl, nn_gpu_matmul_impl,
+    nn_gpu_pool2d_impl, nn_gpu_resize_impl, nn_gpu_concat_impl, nn_gpu_binary_impl, nn_gpu_unary_impl,
+    nn_gpu_affine_impl, nn_gpu_se_impl, nn_gpu_layernorm_impl, nn_gpu_softmax_impl, nn_gpu_attention_impl,
+    nn_gpu_transpose_impl, nn_gpu_reshape_impl, nn_gpu_slice_impl, nn_gpu_argmax_impl;
+
+#endif
