@@ -4,8 +4,12 @@
 #define PPOCR_STORAGE_GLSL
 
 #ifdef STORAGE_F16
+// 16-bit storage alone (no Float16 capability) so that devices with storageBuffer16BitAccess but
+// without shaderFloat16 can run it; a shader that computes in fp16 also defines MATH_F16.
 #extension GL_EXT_shader_16bit_storage : require
+#ifdef MATH_F16
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#endif
 #define SFLOAT float16_t
 #define SFLOAT4 f16vec4
 #define TO_S(x) float16_t(x)
