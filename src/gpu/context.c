@@ -547,6 +547,8 @@ static void resolve_options(const struct gpu_options *in, struct gpu_options *o)
         o->force_fp32 = true;
     if (env_flag("PPOCR_VK_NO_PUSH_DESCRIPTORS"))
         o->no_push_descriptors = true;
+    if (env_flag("PPOCR_VK_NO_MAPPED_DEVICE"))
+        o->no_mapped_device_memory = true;
     const char *cap = getenv("PPOCR_VK_POOL_CAP");
     if (o->pool_cap == 0 && cap && *cap)
         o->pool_cap = strtoull(cap, NULL, 0);

@@ -17,6 +17,8 @@ struct gpu_options {
     int validate;            /* -1: PPOCR_VK_VALIDATE=1 decides; 0 off; 1 on */
     bool force_fp32;         /* also PPOCR_VK_FORCE_FP32=1: report no fp16 to callers */
     bool no_push_descriptors; /* also PPOCR_VK_NO_PUSH_DESCRIPTORS=1: use descriptor pools */
+    bool no_mapped_device_memory; /* also PPOCR_VK_NO_MAPPED_DEVICE=1: never map device memory,
+                                   * so the staging path of discrete GPUs runs everywhere */
     uint64_t pool_cap;       /* bytes each pool may hand out; 0: PPOCR_VK_POOL_CAP or none */
     const char *cache_dir;   /* pipeline cache folder; NULL: PPOCR_CACHE_DIR, XDG, ~/.cache;
                               * "": no disk cache */

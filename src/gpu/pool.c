@@ -74,7 +74,7 @@ static int choose_memory_type(struct gpu_context *ctx, enum gpu_memory where, ui
                                 CACHED = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
     int t = -1;
     if (where == GPU_MEMORY_DEVICE) {
-        if (ctx->caps.unified_memory)
+        if (ctx->caps.unified_memory && !ctx->opt.no_mapped_device_memory)
             t = find_type(m, req.memoryTypeBits, DL | HV | HC);
         if (t >= 0 && m->memoryHeaps[m->memoryTypes[t].heapIndex].size < ctx->caps.device_local_bytes)
             t = -1; /* only a BAR window: keep it for nothing */
@@ -106,8 +106,9 @@ static int pool_create(struct gpu_context *ctx, enum gpu_memory where, struct gp
     int st = choose_memory_type(ctx, where, &p->memory_type);
     if (st)
         return st;
-    p->mapped = ctx->caps.memory.memoryTypes[p->memory_type].propertyFlags &
-                VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+    p->mapped = (ctx->caps.memory.memoryTypes[p->memory_type].propertyFlags &
+                 VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) &&
+                !(where == GPU_MEMORY_DEVICE && ctx->opt.no_mapped_device_memory);
     p->alignment = ctx->caps.min_storage_buffer_offset_alignment;
     if (p->alignment < MIN_ALIGNMENT)
         p->alignment = MIN_ALIGNMENT;
@@ -342,6 +343,7 @@ void gpu_pool_stats(const struct gpu_context *ctx, enum gpu_memory where,
     pthread_mutex_lock(&p->lock);
     *out = (struct gpu_pool_stats){.in_use = p->in_use, .peak = p->peak,
                                    .block_bytes = p->block_bytes, .cap = p->cap,
+                                   .block_size = p->block_size,
                                    .blocks = p->block_count, .allocations = p->allocations,
                                    .mapped = p->mapped};
     pthread_mutex_unlock(&p->lock);

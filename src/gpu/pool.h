@@ -31,6 +31,7 @@ struct gpu_pool_stats {
     uint64_t peak;        /* highest in_use since creation or gpu_pool_reset_peak */
     uint64_t block_bytes; /* VkDeviceMemory held */
     uint64_t cap;         /* 0: no cap */
+    uint64_t block_size;  /* requests up to this share blocks; larger ones get their own */
     unsigned blocks, allocations;
     bool mapped;          /* allocations come with a host pointer */
 };
