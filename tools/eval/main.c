@@ -62,11 +62,12 @@ typedef struct {
   size_t images, missing;
 } column;
 
+/* One column pair: CER % and recall ("*": the image had no result). */
 static void print_cell(const eval_gt_totals *t, int missing) {
-  if (!t->gt_lines) { printf(" %-17s |", "-"); return; }
+  if (!t->gt_lines) { printf(" %12s | %15s |", "-", "-"); return; }
   char recall[32];
-  snprintf(recall, sizeof recall, "%zu/%zu", t->recalled, t->gt_lines);
-  printf(" %6.2f %9s%s |", 100.0 * eval_cer(t), recall, missing ? " *" : "  ");
+  snprintf(recall, sizeof recall, "%zu/%zu%s", t->recalled, t->gt_lines, missing ? " *" : "");
+  printf(" %12.2f | %15s |", 100.0 * eval_cer(t), recall);
 }
 
 static int run_gt(int argc, char **argv) {
@@ -140,12 +141,15 @@ static int run_gt(int argc, char **argv) {
 
   printf("Ground truth: %s (%zu images). CER %% = edits / GT characters after normalisation; "
          "recall = GT lines with CER <= %.0f%%.\n\n", manifest_path, m.n, 100.0 * opt.line_cer);
-  printf("| %-34s | %5s |", "image", "lines");
-  for (size_t c = 0; c < ncol; c++) printf(" %-17.17s |", cols[c].name);
-  printf("\n| %-34s | %5s |", "", "");
-  for (size_t c = 0; c < ncol; c++) printf(" %6s %9s   |", "CER %", "recall");
-  printf("\n|%s|%s|", "------------------------------------", "-------");
-  for (size_t c = 0; c < ncol; c++) printf("-------------------|");
+  printf("| %-36s | %5s |", "image", "lines");
+  for (size_t c = 0; c < ncol; c++) {
+    char h1[96], h2[96];
+    snprintf(h1, sizeof h1, "%s CER %%", cols[c].name);
+    snprintf(h2, sizeof h2, "%s recall", cols[c].name);
+    printf(" %12s | %15s |", h1, h2);
+  }
+  printf("\n|%s|------:|", "--------------------------------------");
+  for (size_t c = 0; c < ncol; c++) printf("-------------:|----------------:|");
   printf("\n");
 
   for (size_t r = 0; r < m.n; r++) {
@@ -176,7 +180,7 @@ static int run_gt(int argc, char **argv) {
       if (!res[0].group[g].gt_lines) continue;
       char label[128];
       snprintf(label, sizeof label, "%s%s", row->file, g ? " (separate)" : "");
-      printf("| %-34s | %5zu |", label, res[0].group[g].gt_lines);
+      printf("| %-36s | %5zu |", label, res[0].group[g].gt_lines);
       for (size_t c = 0; c < ncol; c++) print_cell(&res[c].group[g], missing[c]);
       printf("\n");
     }
@@ -196,25 +200,22 @@ static int run_gt(int argc, char **argv) {
     for (size_t c = 0; c < ncol; c++) eval_gt_result_free(&res[c]);
   }
 
-  printf("|%s|%s|", "------------------------------------", "-------");
-  for (size_t c = 0; c < ncol; c++) printf("-------------------|");
-  printf("\n");
   const struct { const char *label; size_t off; } rows[] = {
-      {"**overall** (strict lines)", offsetof(column, strict)},
+      {"**overall** (all strict lines)", offsetof(column, strict)},
       {"upright pages", offsetof(column, upright)},
       {"rotated pages", offsetof(column, rotated)},
       {"scored separately (eurotext 5+)", offsetof(column, separate)},
   };
   for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
     const eval_gt_totals *t0 = (const eval_gt_totals *)((const char *)&cols[0] + rows[k].off);
-    printf("| %-34s | %5zu |", rows[k].label, t0->gt_lines);
+    printf("| %-36s | %5zu |", rows[k].label, t0->gt_lines);
     for (size_t c = 0; c < ncol; c++)
       print_cell((const eval_gt_totals *)((const char *)&cols[c] + rows[k].off), 0);
     printf("\n");
   }
-  printf("| %-34s | %5s |", "mean of per-image CER (strict)", "");
+  printf("| %-36s | %5s |", "mean of per-image CER (strict)", "");
   for (size_t c = 0; c < ncol; c++)
-    printf(" %6.2f %9s   |", cols[c].images ? 100.0 * cols[c].cer_sum / (double)cols[c].images : 0.0, "");
+    printf(" %12.2f | %15s |", cols[c].images ? 100.0 * cols[c].cer_sum / (double)cols[c].images : 0.0, "");
   printf("\n");
   for (size_t c = 0; c < ncol; c++)
     if (cols[c].missing) printf("\n* %s: %zu images had no result and were scored as empty.\n", cols[c].name, cols[c].missing);
