@@ -157,7 +157,7 @@ static int shape_pool(const struct shape_ctx *c, struct pvk_shape *out)
         return -1;
     ref_pool_params_from_op(c->op, &p);
     if (p.kind > PVK_POOL_GLOBAL_AVG || ref_pool2d_out_hw((int)x->d[2], (int)x->d[3], &p, &oh, &ow))
-        return fail(c, "pool kind %d, k %dx%d, s %dx%d does not fit a %lldx%lld input", p.kind, p.kh, p.kw, p.sh,
+        return fail(c, "pool (kind %d) k %dx%d, s %dx%d does not fit a %lldx%lld input", p.kind, p.kh, p.kw, p.sh,
                     p.sw, (long long)x->d[2], (long long)x->d[3]);
     *out = (struct pvk_shape){4, {x->d[0], x->d[1], oh, ow}};
     return 0;
@@ -298,15 +298,17 @@ static int shape_transpose(const struct shape_ctx *c, struct pvk_shape *out)
 static int shape_reshape(const struct shape_ctx *c, struct pvk_shape *out)
 {
     const struct pvk_shape *x = input(c, 0);
-    char sa[64];
+    char sa[64], spec[96];
     if (!x)
         return -1;
-    const int32_t *s = c->op->attr.reshape.shape;
     int nd = c->op->attr.reshape.ndim;
-    if (ref_reshape_out_shape(x, nd, s, out))
-        return fail(c, "cannot reshape %s (%lld values) to rank %d spec [%d, %d, %d, %d, ...]",
-                    pvk_shape_str(x, sa, sizeof sa), (long long)pvk_shape_numel(x), nd, s[0], nd > 1 ? s[1] : 0,
-                    nd > 2 ? s[2] : 0, nd > 3 ? s[3] : 0);
+    if (ref_reshape_out_shape(x, nd, c->op->attr.reshape.shape, out)) {
+        struct pvk_shape s = {nd < 0 ? 0 : nd > PVK_MAX_DIMS ? PVK_MAX_DIMS : nd, {0}};
+        for (int i = 0; i < s.ndim; i++)
+            s.d[i] = c->op->attr.reshape.shape[i];
+        return fail(c, "cannot reshape %s (%lld values) to %s (0: copy, -1: inferred)", pvk_shape_str(x, sa, sizeof sa),
+                    (long long)pvk_shape_numel(x), pvk_shape_str(&s, spec, sizeof spec));
+    }
     return 0;
 }
 
