@@ -43,10 +43,13 @@ struct pvk_model {
 /* Maps and validates `path` (magic, version, checksum, every offset and id in range).
  * Returns 0, or -1 with a one-line reason in err. */
 int pvk_model_load(const char *path, struct pvk_model *model, char *err, size_t err_len);
+/* The same from bytes in memory (copied; the caller may free `data` at once), e.g. for fuzzing. */
+int pvk_model_load_memory(const void *data, size_t size, struct pvk_model *model, char *err, size_t err_len);
 void pvk_model_free(struct pvk_model *model);
 
 /* Pointer to a constant's data inside the mapping (NULL for activations). */
 const void *pvk_tensor_data(const struct pvk_model *model, int32_t tensor_id);
+/* Product of the dims; -1 dims (run-time sizes) make it negative. */
 int64_t pvk_tensor_numel(const struct pvk_tensor *t);
 
 #endif

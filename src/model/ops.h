@@ -4,7 +4,37 @@
  *
  * Tensors are row-major in the order their shape lists; activations are NCHW for 4-D values and
  * [N, T, C] for token sequences. Every op may apply one activation (`act`) to its result, and
- * CONV2D may then add a residual input. */
+ * CONV2D may then add a residual input.
+ *
+ * Conventions the converter follows (tools/convert, models/FORMAT.md):
+ * - Tensor ids: activations first, numbered densely in order of first appearance (the net input
+ *   is 0), then the constants. Constants are float32, folded in float64 before the cast.
+ * - act_alpha/act_beta: CLIP min/max; HARDSIGMOID alpha/beta (0.2/0.5 or 1/6 and 0.5 in PP-OCR).
+ * - CONV2D residual: AFTER_ACT y = act(conv(x) + bias) + r; BEFORE_ACT y = act(conv(x) + bias + r).
+ *   BatchNorm and constant per-channel Mul/Add around convs are already folded into W and bias.
+ * - POOL2D AVG divides by the window size clipped to the input unless count_include_pad;
+ *   output size floor((in + pads - k) / s) + 1 (ceil with ceil_mode). GLOBAL_AVG ignores k/s/pads.
+ * - RESIZE: out = floor(in * scale). NEAREST: src = min(floor(dst / scale), in - 1).
+ *   BILINEAR_HALF_PIXEL: src = (dst + 0.5) / scale - 0.5 (clamped at 0); ALIGN_CORNERS:
+ *   src = dst * (in - 1) / (out - 1).
+ * - BINARY with a constant b (w[0]): b keeps its ONNX shape and broadcasts numpy-style; a
+ *   constant first operand of Add/Mul is swapped into b; Sub/Div never have one.
+ * - AFFINE: y[n,c,h,w] = scale[c] * x[n,c,h,w] + shift[c] (also a scalar Mul/Add on NCHW).
+ * - SE: gate = gate_act(W2 relu(W1 mean_hw(x) + b1) + b2) per (n, c); y = x * gate [+ x];
+ *   then `act`.
+ * - MATMUL: y = a B + bias, then act; with in[1] instead of w[0] a batched a @ b whose leading
+ *   dims broadcast numpy-style. trans_b is always 0.
+ * - LAYERNORM: y = (x - mean) / sqrt(var + eps) * gamma + beta over the last axis; var is the
+ *   biased mean of squared deviations.
+ * - ATTENTION: qkv's last axis is [3][heads][C / heads] (q, then k, then v; each head's
+ *   C / heads values contiguous), i.e. ONNX's Reshape(0, T, 3, heads, C / heads). Per head h:
+ *   out[n, t, h * d + j] = sum_s softmax_s(scale * q[t] . k[s]) v[s][j], d = C / heads.
+ * - RESHAPE: attr.reshape.ndim is the output rank; entry 0 copies the input dim at the same
+ *   position (used for run-time sizes: batch, width), -1 (at most one) is inferred from the
+ *   element count, any other value is that static size.
+ * - SLICE: start/end are non-negative, end is clamped to the dim by the reader (INT32_MAX = to
+ *   the end), step is 1.
+ * - SOFTMAX/CONCAT axis is non-negative. ARGMAX is never written by the converter. */
 #ifndef PPOCR_MODEL_OPS_H
 #define PPOCR_MODEL_OPS_H
 
