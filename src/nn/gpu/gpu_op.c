@@ -1,0 +1,68 @@
+#include "nn/gpu/gpu_op.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The one op table: enum pvk_op_type -> implementation. */
+static const struct nn_gpu_op_impl *const impls[PVK_OP_COUNT] = {
+    [PVK_OP_CONV2D] = &nn_gpu_conv2d_impl,
+    [PVK_OP_CONV_TRANSPOSE2D] = &nn_gpu_conv_transpose2d_impl,
+    [PVK_OP_POOL2D] = &nn_gpu_pool2d_impl,
+    [PVK_OP_RESIZE] = &nn_gpu_resize_impl,
+    [PVK_OP_CONCAT] = &nn_gpu_concat_impl,
+    [PVK_OP_BINARY] = &nn_gpu_binary_impl,
+    [PVK_OP_UNARY] = &nn_gpu_unary_impl,
+    [PVK_OP_AFFINE] = &nn_gpu_affine_impl,
+    [PVK_OP_SE] = &nn_gpu_se_impl,
+    [PVK_OP_MATMUL] = &nn_gpu_matmul_impl,
+    [PVK_OP_LAYERNORM] = &nn_gpu_layernorm_impl,
+    [PVK_OP_SOFTMAX] = &nn_gpu_softmax_impl,
+    [PVK_OP_ATTENTION] = &nn_gpu_attention_impl,
+    [PVK_OP_TRANSPOSE] = &nn_gpu_transpose_impl,
+    [PVK_OP_RESHAPE] = &nn_gpu_reshape_impl,
+    [PVK_OP_SLICE] = &nn_gpu_slice_impl,
+    [PVK_OP_ARGMAX] = &nn_gpu_argmax_impl,
+};
+
+struct nn_gpu_op {
+    const struct nn_gpu_op_impl *impl;
+    const struct pvk_op *op;
+    void *state;
+};
+
+int nn_gpu_op_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, const struct nn_gpu_weights *w,
+                     struct nn_gpu_op **out, char *err, size_t err_len)
+{
+    *out = NULL;
+    if (op->type >= PVK_OP_COUNT || !impls[op->type]) {
+        snprintf(err, err_len, "op type %u has no GPU implementation", op->type);
+        return -1;
+    }
+    struct nn_gpu_op *g = calloc(1, sizeof(*g));
+    if (!g) {
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    g->impl = impls[op->type];
+    g->op = op;
+    if (g->impl->create(cfg, op, w, &g->state, err, err_len)) {
+        free(g);
+        return -1;
+    }
+    *out = g;
+    return 0;
+}
+
+int nn_gpu_op_record(struct nn_gpu_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *inputs, int n_inputs,
+                     const struct nn_gpu_tensor *outputs, int n_outputs, char *err, size_t err_len)
+{
+    return op->impl->record(op->state, op->op, cmd, inputs, n_inputs, outputs, n_outputs, err, err_len);
+}
+
+void nn_gpu_op_destroy(struct nn_gpu_op *op)
+{
+    if (!op)
+        return;
+    op->impl->destroy(op->state);
+    free(op);
+}

@@ -1,0 +1,507 @@
+#include "nn/gpu/net.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/cmd.h"
+#include "gpu/context.h"
+#include "gpu/error.h"
+#include "gpu/pool.h"
+#include "gpu/transfer.h"
+#include "nn/gpu/half.h"
+
+/* Arena offsets are kept on this boundary so that vectorised loads stay aligned. */
+#define ARENA_ALIGN 64u
+
+struct nn_gpu_net {
+    struct nn_gpu_config cfg;
+    const struct pvk_model *model;
+    struct nn_gpu_op **ops; /* one per model op */
+};
+
+/* A piece of storage that one or more tensors (a tensor and its reshape views) live in. */
+struct storage {
+    int64_t bytes;
+    int first, last; /* op indices of its first write and last read; -1 / n_ops for net I/O */
+    int arena;
+    uint64_t offset;
+};
+
+struct nn_gpu_plan {
+    struct nn_gpu_net *net;
+    int n_tensors;
+    struct pvk_shape *shapes;
+    int *root;      /* tensor id -> storage index, -1 for constants and unused tensors */
+    bool *is_view;  /* op index -> output is a view of its input: nothing to record */
+    struct nn_gpu_tensor *tensors;
+    struct storage *storages;
+    int n_storages;
+    struct gpu_buffer *arenas;
+    int n_arenas;
+    uint64_t arena_bytes, unshared_bytes;
+};
+
+size_t nn_dtype_size(enum nn_dtype dtype)
+{
+    return dtype == NN_F16 ? 2 : 4;
+}
+
+static void op_label(const struct pvk_model *m, int i, char *buf, size_t len)
+{
+    snprintf(buf, len, "op %d (%s '%s')", i, pvk_op_type_name(m->ops[i].type), m->ops[i].name);
+}
+
+int nn_gpu_net_create(const struct nn_gpu_config *cfg, const struct pvk_model *model, struct nn_gpu_net **out,
+                      char *err, size_t err_len)
+{
+    *out = NULL;
+    struct nn_gpu_net *net = calloc(1, sizeof(*net));
+    if (!net || !(net->ops = calloc(model->n_ops ? model->n_ops : 1, sizeof(*net->ops)))) {
+        free(net);
+        snprintf(err, err_len, "out of memory creating the net");
+        return -1;
+    }
+    net->cfg = *cfg;
+    net->model = model;
+    for (uint32_t i = 0; i < model->n_ops; i++) {
+        const struct pvk_op *op = &model->ops[i];
+        struct nn_gpu_weights w;
+        memset(&w, 0, sizeof(w));
+        for (int k = 0; k < PVK_MAX_WEIGHTS; k++) {
+            int32_t id = op->weights[k];
+            if (id < 0)
+                continue;
+            const struct pvk_tensor *t = &model->tensors[id];
+            if (t->dtype != PVK_DTYPE_F32) {
+                char where[160];
+                op_label(model, (int)i, where, sizeof(where));
+                snprintf(err, err_len, "%s: weight '%s' is not fp32", where, t->name);
+                nn_gpu_net_destroy(net);
+                return -1;
+            }
+            w.data[k] = pvk_tensor_data(model, id);
+            w.shape[k].ndim = (int32_t)t->ndim;
+            for (uint32_t d = 0; d < t->ndim; d++)
+                w.shape[k].d[d] = t->shape[d];
+        }
+        char why[256];
+        if (nn_gpu_op_create(cfg, op, &w, &net->ops[i], why, sizeof(why))) {
+            char where[160];
+            op_label(model, (int)i, where, sizeof(where));
+            snprintf(err, err_len, "%s: %s", where, why);
+            nn_gpu_net_destroy(net);
+            return -1;
+        }
+    }
+    *out = net;
+    return 0;
+}
+
+void nn_gpu_net_destroy(struct nn_gpu_net *net)
+{
+    if (!net)
+        return;
+    if (net->ops)
+        for (uint32_t i = 0; i < net->model->n_ops; i++)
+            nn_gpu_op_destroy(net->ops[i]);
+    free(net->ops);
+    free(net);
+}
+
+const struct pvk_model *nn_gpu_net_model(const struct nn_gpu_net *net)
+{
+    return net->model;
+}
+
+/* A reshape never moves data, so its output is the input's storage seen with another shape. */
+static bool op_is_view(const struct pvk_op *op)
+{
+    return op->type == PVK_OP_RESHAPE && op->act == PVK_ACT_NONE && op->n_inputs == 1 && op->n_outputs == 1;
+}
+
+/* Storage indices by decreasing size (stable: equal sizes keep their order). Insertion sort:
+ * a net has a few hundred storages at most. */
+static void sort_by_size_desc(const struct storage *st, int *order, int n)
+{
+    for (int i = 1; i < n; i++) {
+        int v = order[i], j = i;
+        while (j > 0 && st[order[j - 1]].bytes < st[v].bytes) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = v;
+    }
+}
+
+static bool lifetimes_overlap(const struct storage *a, const struct storage *b)
+{
+    return a->first <= b->last && b->first <= a->last;
+}
+
+/* Greedy placement by decreasing size (as TFLite's arena planner): each storage goes to the
+ * lowest offset of the first arena where it overlaps no placed storage that is alive at the same
+ * time. Arenas stay within maxStorageBufferRange so that each binds whole. */
+static int place_storages(struct nn_gpu_plan *plan, uint64_t arena_limit, uint64_t **arena_sizes)
+{
+    int n = plan->n_storages;
+    int *order = malloc((size_t)(n ? n : 1) * sizeof(int));
+    uint64_t *sizes = calloc((size_t)(n ? n : 1), sizeof(uint64_t));
+    int *placed = malloc((size_t)(n ? n : 1) * sizeof(int));
+    if (!order || !sizes || !placed) {
+        free(order);
+        free(sizes);
+        free(placed);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    sort_by_size_desc(plan->storages, order, n);
+
+    int n_placed = 0, n_arenas = 0;
+    for (int oi = 0; oi < n; oi++) {
+        struct storage *s = &plan->storages[order[oi]];
+        uint64_t need = ((uint64_t)s->bytes + ARENA_ALIGN - 1) & ~(uint64_t)(ARENA_ALIGN - 1);
+        for (int a = 0;; a++) {
+            /* Candidate offsets: 0 and the end of every conflicting storage in this arena. */
+            uint64_t best = UINT64_MAX;
+            for (int c = -1; c < n_placed; c++) {
+                uint64_t off = 0;
+                if (c >= 0) {
+                    const struct storage *o = &plan->storages[placed[c]];
+                    if (o->arena != a || !lifetimes_overlap(o, s))
+                        continue;
+                    off = o->offset + (((uint64_t)o->bytes + ARENA_ALIGN - 1) & ~(uint64_t)(ARENA_ALIGN - 1));
+                }
+                if (off >= best || off + need > arena_limit)
+                    continue;
+                bool fits = true;
+                for (int q = 0; q < n_placed && fits; q++) {
+                    const struct storage *o = &plan->storages[placed[q]];
+                    if (o->arena != a || !lifetimes_overlap(o, s))
+                        continue;
+                    uint64_t o_end = o->offset + (uint64_t)o->bytes;
+                    fits = off + (uint64_t)s->bytes <= o->offset || off >= o_end;
+                }
+                if (fits)
+                    best = off;
+            }
+            if (best != UINT64_MAX || a >= n_arenas) {
+                if (best == UINT64_MAX)
+                    best = 0; /* a fresh arena; a storage larger than the limit gets its own */
+                s->arena = a;
+                s->offset = best;
+                if (a >= n_arenas)
+                    n_arenas = a + 1;
+                if (best + need > sizes[a])
+                    sizes[a] = best + need;
+                break;
+            }
+        }
+        placed[n_placed++] = order[oi];
+    }
+    free(order);
+    free(placed);
+    plan->n_arenas = n_arenas;
+    *arena_sizes = sizes;
+    return 0;
+}
+
+int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], const struct nn_gpu_plan_options *opt,
+                       struct nn_gpu_plan **out, char *err, size_t err_len)
+{
+    *out = NULL;
+    const struct pvk_model *m = net->model;
+    int nt = (int)m->n_tensors, no = (int)m->n_ops;
+    struct nn_gpu_plan *plan = calloc(1, sizeof(*plan));
+    if (!plan)
+        goto oom;
+    plan->net = net;
+    plan->n_tensors = nt;
+    plan->shapes = calloc((size_t)nt + 1, sizeof(*plan->shapes));
+    plan->root = malloc(((size_t)nt + 1) * sizeof(int));
+    plan->is_view = calloc((size_t)no + 1, sizeof(bool));
+    plan->tensors = calloc((size_t)nt + 1, sizeof(*plan->tensors));
+    plan->storages = calloc((size_t)nt + 1, sizeof(*plan->storages));
+    if (!plan->shapes || !plan->root || !plan->is_view || !plan->tensors || !plan->storages)
+        goto oom;
+    if (pvk_infer_shapes(m, input_nchw, plan->shapes, err, err_len))
+        goto fail;
+
+    enum nn_dtype dtype = net->cfg.act_dtype;
+    size_t esize = nn_dtype_size(dtype);
+    for (int t = 0; t < nt; t++)
+        plan->root[t] = -1;
+
+    /* Storage for the input, then for every op output; views share their input's storage. */
+    int ns = 0;
+    plan->root[m->input] = ns;
+    plan->storages[ns++] = (struct storage){pvk_shape_numel(&plan->shapes[m->input]) * (int64_t)esize, -1, -1, 0, 0};
+    for (int i = 0; i < no; i++) {
+        const struct pvk_op *op = &m->ops[i];
+        plan->is_view[i] = op_is_view(op);
+        for (uint32_t k = 0; k < op->n_outputs; k++) {
+            int32_t id = op->outputs[k];
+            if (id < 0)
+                continue;
+            if (plan->is_view[i] && plan->root[op->inputs[0]] >= 0) {
+                plan->root[id] = plan->root[op->inputs[0]];
+                continue;
+            }
+            size_t size = op->type == PVK_OP_ARGMAX ? 4 : esize;
+            plan->root[id] = ns;
+            plan->storages[ns++] = (struct storage){pvk_shape_numel(&plan->shapes[id]) * (int64_t)size, i, i, 0, 0};
+        }
+    }
+    plan->n_storages = ns;
+
+    /* Lifetimes: from the first write to the last read of any tensor in the storage. */
+    for (int i = 0; i < no; i++) {
+        const struct pvk_op *op = &m->ops[i];
+        for (uint32_t k = 0; k < op->n_inputs; k++) {
+            int32_t id = op->inputs[k];
+            if (id >= 0 && plan->root[id] >= 0 && plan->storages[plan->root[id]].last < i)
+                plan->storages[plan->root[id]].last = i;
+        }
+    }
+    plan->storages[plan->root[m->output]].last = no;
+    bool keep_all = opt && opt->keep_all;
+    for (int s = 0; s < ns; s++) {
+        plan->unshared_bytes += (uint64_t)plan->storages[s].bytes;
+        if (keep_all) {
+            plan->storages[s].first = -1;
+            plan->storages[s].last = no;
+        }
+    }
+
+    const struct gpu_caps *caps = gpu_context_caps(net->cfg.ctx);
+    uint64_t limit = caps->max_storage_buffer_range;
+    if (limit > ((uint64_t)1 << 31))
+        limit = (uint64_t)1 << 31; /* element offsets are 32-bit */
+    uint64_t *arena_sizes = NULL;
+    if (place_storages(plan, limit & ~(uint64_t)(ARENA_ALIGN - 1), &arena_sizes))
+        goto oom;
+    plan->arenas = calloc((size_t)plan->n_arenas + 1, sizeof(*plan->arenas));
+    if (!plan->arenas) {
+        free(arena_sizes);
+        goto oom;
+    }
+    for (int a = 0; a < plan->n_arenas; a++) {
+        if (gpu_buffer_alloc(net->cfg.ctx, GPU_MEMORY_DEVICE, arena_sizes[a] ? arena_sizes[a] : ARENA_ALIGN,
+                             &plan->arenas[a])) {
+            snprintf(err, err_len, "activation memory (%llu bytes): %s", (unsigned long long)arena_sizes[a],
+                     gpu_last_error());
+            free(arena_sizes);
+            goto fail;
+        }
+        plan->arena_bytes += arena_sizes[a];
+    }
+    free(arena_sizes);
+
+    for (int t = 0; t < nt; t++) {
+        if (plan->root[t] < 0)
+            continue;
+        const struct storage *s = &plan->storages[plan->root[t]];
+        struct nn_gpu_tensor *g = &plan->tensors[t];
+        g->buf = &plan->arenas[s->arena];
+        g->dtype = dtype;
+        g->shape = plan->shapes[t];
+        g->elem_offset = (uint32_t)(s->offset / esize);
+    }
+    /* ARGMAX writes int32 indices in slot 0. */
+    for (int i = 0; i < no; i++) {
+        const struct pvk_op *op = &m->ops[i];
+        if (op->type == PVK_OP_ARGMAX && op->outputs[0] >= 0) {
+            struct nn_gpu_tensor *g = &plan->tensors[op->outputs[0]];
+            g->dtype = NN_I32;
+            g->elem_offset = (uint32_t)(plan->storages[plan->root[op->outputs[0]]].offset / 4);
+        }
+    }
+    *out = plan;
+    return 0;
+oom:
+    snprintf(err, err_len, "out of memory planning the net");
+fail:
+    nn_gpu_plan_destroy(plan);
+    return -1;
+}
+
+void nn_gpu_plan_destroy(struct nn_gpu_plan *plan)
+{
+    if (!plan)
+        return;
+    if (plan->arenas)
+        for (int a = 0; a < plan->n_arenas; a++)
+            gpu_buffer_free(&plan->arenas[a]);
+    free(plan->arenas);
+    free(plan->shapes);
+    free(plan->root);
+    free(plan->is_view);
+    free(plan->tensors);
+    free(plan->storages);
+    free(plan);
+}
+
+/* Byte ranges touched since the last barrier, to decide whether the next op needs one. */
+struct hazard_range {
+    int arena;
+    uint64_t begin, end;
+};
+
+struct hazards {
+    struct hazard_range *reads, *writes;
+    int n_reads, n_writes, cap;
+};
+
+static struct hazard_range tensor_range(const struct nn_gpu_plan *plan, int32_t id)
+{
+    const struct storage *s = &plan->storages[plan->root[id]];
+    return (struct hazard_range){s->arena, s->offset, s->offset + (uint64_t)s->bytes};
+}
+
+static bool overlaps_any(const struct hazard_range *r, const struct hazard_range *set, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (set[i].arena == r->arena && set[i].begin < r->end && r->begin < set[i].end)
+            return true;
+    return false;
+}
+
+int nn_gpu_plan_record(struct nn_gpu_plan *plan, struct gpu_cmd *cmd, char *err, size_t err_len)
+{
+    const struct pvk_model *m = plan->net->model;
+    struct hazards hz = {0};
+    hz.cap = 1; /* enough for every range of every op: the sets only grow between barriers */
+    for (uint32_t i = 0; i < m->n_ops; i++)
+        hz.cap += (int)(m->ops[i].n_inputs + m->ops[i].n_outputs);
+    hz.reads = malloc((size_t)hz.cap * sizeof(*hz.reads));
+    hz.writes = malloc((size_t)hz.cap * sizeof(*hz.writes));
+    if (!hz.reads || !hz.writes) {
+        free(hz.reads);
+        free(hz.writes);
+        snprintf(err, err_len, "out of memory recording the net");
+        return -1;
+    }
+
+    int rc = 0;
+    for (uint32_t i = 0; i < m->n_ops && rc == 0; i++) {
+        const struct pvk_op *op = &m->ops[i];
+        if (plan->is_view[i])
+            continue;
+        struct nn_gpu_tensor ins[PVK_MAX_INPUTS], outs[2];
+        struct hazard_range in_r[PVK_MAX_INPUTS], out_r[2];
+        int n_in = 0, n_out = 0;
+        for (uint32_t k = 0; k < op->n_inputs; k++) {
+            int32_t id = op->inputs[k];
+            if (id < 0)
+                continue;
+            ins[n_in] = plan->tensors[id];
+            in_r[n_in++] = tensor_range(plan, id);
+        }
+        for (uint32_t k = 0; k < op->n_outputs; k++) {
+            int32_t id = op->outputs[k];
+            if (id < 0)
+                continue;
+            outs[n_out] = plan->tensors[id];
+            out_r[n_out++] = tensor_range(plan, id);
+        }
+        /* Read after write, write after read, write after write: only those need a barrier. */
+        bool need = false;
+        for (int k = 0; k < n_in && !need; k++)
+            need = overlaps_any(&in_r[k], hz.writes, hz.n_writes);
+        for (int k = 0; k < n_out && !need; k++)
+            need = overlaps_any(&out_r[k], hz.writes, hz.n_writes) || overlaps_any(&out_r[k], hz.reads, hz.n_reads);
+        if (need) {
+            gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
+            hz.n_reads = hz.n_writes = 0;
+        }
+        for (int k = 0; k < n_in; k++)
+            hz.reads[hz.n_reads++] = in_r[k];
+        for (int k = 0; k < n_out; k++)
+            hz.writes[hz.n_writes++] = out_r[k];
+
+        char why[256];
+        if (nn_gpu_op_record(plan->net->ops[i], cmd, ins, n_in, outs, n_out, why, sizeof(why))) {
+            char where[160];
+            op_label(m, (int)i, where, sizeof(where));
+            snprintf(err, err_len, "%s: %s", where, why);
+            rc = -1;
+        }
+    }
+    free(hz.reads);
+    free(hz.writes);
+    return rc;
+}
+
+const struct nn_gpu_tensor *nn_gpu_plan_tensor(const struct nn_gpu_plan *plan, int32_t tensor_id)
+{
+    if (tensor_id < 0 || tensor_id >= plan->n_tensors || plan->root[tensor_id] < 0)
+        return NULL;
+    return &plan->tensors[tensor_id];
+}
+
+const struct nn_gpu_tensor *nn_gpu_plan_input(const struct nn_gpu_plan *plan)
+{
+    return nn_gpu_plan_tensor(plan, plan->net->model->input);
+}
+
+const struct nn_gpu_tensor *nn_gpu_plan_output(const struct nn_gpu_plan *plan)
+{
+    return nn_gpu_plan_tensor(plan, plan->net->model->output);
+}
+
+uint64_t nn_gpu_plan_arena_bytes(const struct nn_gpu_plan *plan)
+{
+    return plan->arena_bytes;
+}
+
+uint64_t nn_gpu_plan_unshared_bytes(const struct nn_gpu_plan *plan)
+{
+    return plan->unshared_bytes;
+}
+
+int nn_gpu_tensor_write(struct gpu_context *ctx, const struct nn_gpu_tensor *t, const float *src, char *err,
+                        size_t err_len)
+{
+    size_t n = (size_t)pvk_shape_numel(&t->shape), es = nn_dtype_size(t->dtype);
+    const void *data = src;
+    uint16_t *halves = NULL;
+    if (t->dtype == NN_F16) {
+        if (!(halves = malloc(n * 2 + 2))) {
+            snprintf(err, err_len, "out of memory");
+            return -1;
+        }
+        nn_floats_to_halves(src, halves, n);
+        data = halves;
+    }
+    int rc = gpu_upload(ctx, t->buf, (VkDeviceSize)t->elem_offset * es, data, n * es);
+    free(halves);
+    if (rc) {
+        snprintf(err, err_len, "writing a tensor: %s", gpu_last_error());
+        return -1;
+    }
+    return 0;
+}
+
+int nn_gpu_tensor_read(struct gpu_context *ctx, const struct nn_gpu_tensor *t, float *dst, char *err, size_t err_len)
+{
+    size_t n = (size_t)pvk_shape_numel(&t->shape), es = nn_dtype_size(t->dtype);
+    void *data = dst;
+    uint16_t *halves = NULL;
+    if (t->dtype == NN_F16) {
+        if (!(halves = malloc(n * 2 + 2))) {
+            snprintf(err, err_len, "out of memory");
+            return -1;
+        }
+        data = halves;
+    }
+    int rc = gpu_download(ctx, t->buf, (VkDeviceSize)t->elem_offset * es, data, n * es);
+    if (rc == 0 && halves)
+        nn_halves_to_floats(halves, dst, n);
+    free(halves);
+    if (rc) {
+        snprintf(err, err_len, "reading a tensor: %s", gpu_last_error());
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,65 @@
+/* A converted net on the GPU.
+ *
+ * nn_gpu_net: the model's ops created once (pipelines chosen, weights uploaded).
+ * nn_gpu_plan: the net for one input shape: every activation placed in a few large arena buffers
+ *   by a liveness plan (tensors never alive together share memory; reshapes are views), and the
+ *   dispatches recorded into a caller's command buffer with barriers only where a tensor written
+ *   earlier is read, or memory read or written earlier is overwritten.
+ *
+ * The caller owns the command buffer so that one recording can hold the input preparation, the
+ * net and the post-processing (argmax...) of one stage: it records its own dispatch that writes
+ * the plan's input, then a compute->compute barrier, then nn_gpu_plan_record, then a barrier
+ * before whatever reads the output. */
+#ifndef PPOCR_NN_GPU_NET_H
+#define PPOCR_NN_GPU_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/model.h"
+#include "nn/gpu/gpu_op.h"
+
+struct gpu_cmd;
+struct nn_gpu_net;
+struct nn_gpu_plan;
+
+/* Creates every op of `model` (which must outlive the net). Returns 0, or -1 with a one-line
+ * reason naming the op. */
+int nn_gpu_net_create(const struct nn_gpu_config *cfg, const struct pvk_model *model, struct nn_gpu_net **out,
+                      char *err, size_t err_len);
+void nn_gpu_net_destroy(struct nn_gpu_net *net);
+const struct pvk_model *nn_gpu_net_model(const struct nn_gpu_net *net);
+
+struct nn_gpu_plan_options {
+    /* Give every tensor its own memory so that all intermediates can be read after a run
+     * (layer-by-layer comparison with the CPU executor). */
+    bool keep_all;
+};
+
+/* Places the activations for input shape (N, C, H, W) and allocates their memory. */
+int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], const struct nn_gpu_plan_options *opt,
+                       struct nn_gpu_plan **out, char *err, size_t err_len);
+void nn_gpu_plan_destroy(struct nn_gpu_plan *plan);
+
+/* Records the net's dispatches (and the barriers between them) into cmd. */
+int nn_gpu_plan_record(struct nn_gpu_plan *plan, struct gpu_cmd *cmd, char *err, size_t err_len);
+
+/* Where a tensor of the model lives in this plan (NULL for constants and unknown ids). */
+const struct nn_gpu_tensor *nn_gpu_plan_tensor(const struct nn_gpu_plan *plan, int32_t tensor_id);
+const struct nn_gpu_tensor *nn_gpu_plan_input(const struct nn_gpu_plan *plan);
+const struct nn_gpu_tensor *nn_gpu_plan_output(const struct nn_gpu_plan *plan);
+/* Bytes of arena memory the plan holds (what liveness sharing achieved). */
+uint64_t nn_gpu_plan_arena_bytes(const struct nn_gpu_plan *plan);
+/* Bytes the activations would take without sharing. */
+uint64_t nn_gpu_plan_unshared_bytes(const struct nn_gpu_plan *plan);
+
+/* Copies between host fp32 and a GPU tensor of any storage precision (converting fp16). No
+ * recorded work may be using the tensor. */
+int nn_gpu_tensor_write(struct gpu_context *ctx, const struct nn_gpu_tensor *t, const float *src, char *err,
+                        size_t err_len);
+int nn_gpu_tensor_read(struct gpu_context *ctx, const struct nn_gpu_tensor *t, float *dst, char *err, size_t err_len);
+
+size_t nn_dtype_size(enum nn_dtype dtype);
+
+#endif
