@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ocr/image.h" /* struct ocr_image: 8-bit BGR pixels */
+
 struct ocr_options {
     const char *models_dir;  /* holds det.pvk, cls.pvk, rec.pvk; NULL: search the default places */
     int device_index;        /* -1: best device */
@@ -23,12 +25,6 @@ struct ocr_options {
 
 /* PaddleOCR 2.x's defaults. */
 void ocr_options_default(struct ocr_options *opt);
-
-/* An 8-bit image, 3 channels in B, G, R order, rows packed. */
-struct ocr_image {
-    int width, height;
-    const uint8_t *bgr;
-};
 
 struct ocr_line {
     char *text;        /* UTF-8 */
