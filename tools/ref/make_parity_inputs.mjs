@@ -8,7 +8,8 @@
 // Writes OUT_DIR/{det,cls,rec_a,rec_b}_input.pvkt:
 //   det    1x3x128x160: rows 80..207, columns 32..191 of tesseract/phototest.png (three text lines),
 //          det normalisation (BGR, ImageNet mean/std, /255; at this size det resizes to itself)
-//   cls    2x3x48x192: paddleocr/word_3.jpg upright and rotated 180 degrees
+//   cls    2x3x48x192: mmocr_words/1058892.jpg upright and paddleocr/en_word_2.png rotated 180 degrees
+//          (chosen for unsaturated probabilities, 0.85 and 0.97, so that errors show)
 //   rec_a  1x3x48x620: paddleocr/word_2.jpg (a long Chinese line, wider than the default 320)
 //   rec_b  2x3x48x320: mmocr_words/1058892.jpg and paddleocr/en_word_2.png as one padded batch
 import fs from 'node:fs';
@@ -109,10 +110,10 @@ async function main() {
   const crop = roi.clone();
   save('det', detTensor(crop));
 
-  const word3 = await readImageBGR(path.join(corpus, 'paddleocr/word_3.jpg'));
+  const upright = await readImageBGR(path.join(corpus, 'mmocr_words/1058892.jpg'));
   const flipped = new cv.Mat();
-  cv.rotate(word3, flipped, cv.ROTATE_180);
-  save('cls', batchTensor([word3, flipped], 48, 192, false));
+  cv.rotate(await readImageBGR(path.join(corpus, 'paddleocr/en_word_2.png')), flipped, cv.ROTATE_180);
+  save('cls', batchTensor([upright, flipped], 48, 192, false));
 
   save('rec_a', batchTensor([await readImageBGR(path.join(corpus, 'paddleocr/word_2.jpg'))], 48, 320, true));
   save('rec_b', batchTensor([await readImageBGR(path.join(corpus, 'mmocr_words/1058892.jpg')),
