@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ocr/image.h" /* struct ocr_image: 8-bit BGR pixels */
 
@@ -57,5 +58,13 @@ void ocr_result_free(struct ocr_result *result);
 void ocr_engine_destroy(struct ocr_engine *engine);
 
 const char *ocr_stage_name(enum ocr_stage stage);
+
+/* Prints every Vulkan device with its index (what --device takes). Returns the device count, or
+ * -1 with a one-line reason. */
+int ocr_list_devices(FILE *out, char *err, size_t err_len);
+/* Opens the device the engine would use (opt->device_index, opt->force_fp32), prints which one and
+ * its capabilities, runs a small computation on it and compares with the CPU.
+ * Returns 0, or -1 with a one-line reason. */
+int ocr_self_check(const struct ocr_options *opt, FILE *out, char *err, size_t err_len);
 
 #endif
