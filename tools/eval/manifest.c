@@ -71,7 +71,7 @@ static int gt_from_file(const char *path, eval_manifest_row *r, char *err, size_
   size_t len;
   char *text = eval_read_file(path, &len);
   if (!text) {
-    snprintf(err, err_size, "%s: %s", path, strerror(errno));
+    snprintf(err, err_size, "%.200s: %s", path, strerror(errno));
     return -1;
   }
   for (char *line = text, *next; line && *line; line = next) {
