@@ -267,6 +267,7 @@ static int parse_value(parser *p, json_value *out, int depth) {
     case 'f': out->type = JSON_BOOL; return literal(p, "false");
     case 'n': return literal(p, "null");
     default:
+      if (c != '-' && (c < '0' || c > '9')) return fail(p, "unexpected character '%c'", c);
       out->type = JSON_NUMBER;
       return parse_number(p, &out->number);
   }
