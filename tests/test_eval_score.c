@@ -387,7 +387,7 @@ static void test_golden_text_ratio_over_pages(void **state) {
    * defaults; a stricter ratio fails. */
   enum { N = 100 };
   eval_line g[N], o[N];
-  char texts[N][16];
+  char texts[N][24];
   for (int i = 0; i < N; i++) {
     snprintf(texts[i], sizeof texts[i], "line %04d.", i); /* 10 characters */
     g[i] = make_line(texts[i], 0.9, 0, 40.0 * i, 300, 30);
