@@ -14,6 +14,7 @@ struct exec {
     void **owned;            /* activations (and fp16 constants widened to fp32) this run allocated */
     const void **data;       /* every tensor's data: owned, mapped constant or the caller's input */
     int32_t *last_use;       /* index of the last op reading each tensor, -1 if none */
+    size_t live_bytes, peak_bytes;
     char *err;
     size_t err_len;
 };
@@ -263,6 +264,8 @@ static int run_op(struct exec *e, int k, void *out0, void *out1)
 
 static void release(struct exec *e, int32_t id)
 {
+    if (e->owned[id])
+        e->live_bytes -= (size_t)pvk_shape_numel(&e->shapes[id]) * 4;
     free(e->owned[id]);
     e->owned[id] = NULL;
     e->data[id] = NULL;
@@ -286,6 +289,9 @@ static int run_ops(struct exec *e, const float *input, pvk_cpu_layer_fn on_layer
                 free(out[0]);
                 return fail_op(e, (int)k, "out of memory for a %zu-element output", n);
             }
+            e->live_bytes += n * 4;
+            if (e->live_bytes > e->peak_bytes)
+                e->peak_bytes = e->live_bytes;
             if (id >= 0) {
                 e->owned[id] = out[o];
                 e->data[id] = out[o];
@@ -293,8 +299,10 @@ static int run_ops(struct exec *e, const float *input, pvk_cpu_layer_fn on_layer
             }
         }
         int rc = run_op(e, (int)k, out[0], out[1]);
-        if (n_out == 2 && op->outputs[1] < 0)
+        if (n_out == 2 && op->outputs[1] < 0) {
             free(out[1]);
+            e->live_bytes -= (size_t)pvk_shape_numel(&e->shapes[op->outputs[0]]) * 4;
+        }
         if (rc)
             return -1;
         for (int o = 0; o < n_out && on_layer; o++) {
@@ -321,7 +329,7 @@ static int run_ops(struct exec *e, const float *input, pvk_cpu_layer_fn on_layer
 int pvk_cpu_run(const struct pvk_model *model, const float *input, const int64_t input_nchw[4],
                 pvk_cpu_layer_fn on_layer, void *user, struct pvk_cpu_result *out, char *err, size_t err_len)
 {
-    struct exec e = {model, NULL, NULL, NULL, NULL, NULL, err, err_len};
+    struct exec e = {model, NULL, NULL, NULL, NULL, NULL, 0, 0, err, err_len};
     size_t n = model->n_tensors;
     int rc = -1;
     memset(out, 0, sizeof *out);
@@ -351,6 +359,7 @@ int pvk_cpu_run(const struct pvk_model *model, const float *input, const int64_t
     out->shape = e.shapes[model->output];
     out->dtype = e.dtypes[model->output];
     out->data = e.owned[model->output];
+    out->peak_bytes = e.peak_bytes;
     e.owned[model->output] = NULL;
     rc = 0;
 done:

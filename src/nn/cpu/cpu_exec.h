@@ -20,6 +20,7 @@ struct pvk_cpu_result {
     struct pvk_shape shape;
     enum pvk_dtype dtype; /* F32, or I32 when the net's output is an ARGMAX index */
     void *data;           /* owned; release with pvk_cpu_result_free */
+    size_t peak_bytes;    /* most activation bytes this run held at once (liveness at work) */
 };
 
 /* Runs `model` on `input` (float NCHW of shape input_nchw). on_layer may be NULL.
