@@ -1,0 +1,257 @@
+/* Decoding encoded image bytes to BGR with stb_image, mirroring cv2.imread(IMREAD_COLOR). */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include <stb_image.h>
+#pragma GCC diagnostic pop
+
+#include "ocr/image_internal.h"
+
+enum format { FMT_UNKNOWN, FMT_PNG, FMT_JPEG, FMT_GIF, FMT_BMP, FMT_PNM, FMT_TGA };
+static const char *const format_names[] = {"image", "PNG", "JPEG", "GIF", "BMP", "PNM", "TGA"};
+
+static enum format sniff_format(const uint8_t *p, size_t n) {
+    if (n >= 8 && memcmp(p, "\x89PNG\r\n\x1a\n", 8) == 0) return FMT_PNG;
+    if (n >= 3 && p[0] == 0xFF && p[1] == 0xD8 && p[2] == 0xFF) return FMT_JPEG;
+    if (n >= 6 && (memcmp(p, "GIF87a", 6) == 0 || memcmp(p, "GIF89a", 6) == 0)) return FMT_GIF;
+    if (n >= 2 && p[0] == 'B' && p[1] == 'M') return FMT_BMP;
+    if (n >= 2 && p[0] == 'P' && p[1] >= '1' && p[1] <= '7') return FMT_PNM;
+    return FMT_UNKNOWN; /* TGA has no signature: stb_image's own test decides */
+}
+
+/* Formats people feed OCR tools that this build cannot decode, named in the error. */
+static const char *unsupported_format(const uint8_t *p, size_t n) {
+    if (n >= 12 && memcmp(p, "RIFF", 4) == 0 && memcmp(p + 8, "WEBP", 4) == 0) return "WebP";
+    if (n >= 4 && (memcmp(p, "II*\0", 4) == 0 || memcmp(p, "MM\0*", 4) == 0)) return "TIFF";
+    if (n >= 12 && memcmp(p + 4, "ftyp", 4) == 0) return "HEIF/AVIF";
+    if (n >= 4 && memcmp(p, "8BPS", 4) == 0) return "PSD";
+    if (n >= 4 && memcmp(p, "%PDF", 4) == 0) return "PDF";
+    if (n >= 12 && memcmp(p, "\0\0\0\x0cjP  ", 8) == 0) return "JPEG 2000";
+    if (n >= 2 && p[0] == 'P' && p[1] >= '1' && p[1] <= '4') return "PNM in ASCII or 1-bit form (P1-P4; only P5/P6)";
+    if (n >= 2 && p[0] == 'P' && p[1] == '7') return "PAM (P7)";
+    return NULL;
+}
+
+static int is_unsupported_reason(const char *r) {
+    static const char *const reasons[] = {"1/2/4/8/16-bit only", "only 8-bit", "no header height", "max value > 65535",
+                                          "unsupported data layout", "unsupported format", "unknown BMP",
+                                          "BMP RLE", "BMP JPEG/PNG"};
+    for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
+        if (strcmp(r, reasons[i]) == 0) return 1;
+    return 0;
+}
+
+/* Turns a failure of stb_image into a status and message. */
+static enum ocr_image_status stb_failure(enum format fmt, const uint8_t *p, size_t n, const char *name,
+                                         const char *stage, char *err, size_t err_len) {
+    const char *r = stbi_failure_reason();
+    if (!r) r = "unknown error";
+    const char *f = format_names[fmt];
+    if (strcmp(r, "outofmem") == 0) {
+        snprintf(err, err_len, "%s: out of memory decoding the %s", name, f);
+        return OCR_IMAGE_ERR_NO_MEMORY;
+    }
+    if (strcmp(r, "too large") == 0) {
+        snprintf(err, err_len, "%s: %s too large to decode (the limit is %d pixels a side)", name, f,
+                 OCR_IMAGE_MAX_SIDE);
+        return OCR_IMAGE_ERR_TOO_LARGE;
+    }
+    if (is_unsupported_reason(r)) {
+        snprintf(err, err_len, "%s: unsupported %s variant (%s)", name, f, r);
+        return OCR_IMAGE_ERR_UNSUPPORTED;
+    }
+    if (fmt == FMT_PNG && png_truncated(p, n)) {
+        snprintf(err, err_len, "%s: truncated PNG (the data ends before the IEND chunk)", name);
+        return OCR_IMAGE_ERR_TRUNCATED;
+    }
+    snprintf(err, err_len, "%s: corrupt %s %s (%s)", name, f, stage, r);
+    return OCR_IMAGE_ERR_CORRUPT;
+}
+
+/* Where output pixel (x, y) comes from in the stored image, for each EXIF orientation:
+ * sx = ax*x + bx*y + cx*(w-1), sy = ay*x + by*y + cy*(h-1). 5-8 swap width and height. */
+static const signed char orient_map[9][6] = {
+    {0}, /* unused */
+    {1, 0, 0, 0, 1, 0},   /* 1: as stored */
+    {-1, 0, 1, 0, 1, 0},  /* 2: mirrored left-right */
+    {-1, 0, 1, 0, -1, 1}, /* 3: turned 180 */
+    {1, 0, 0, 0, -1, 1},  /* 4: mirrored top-bottom */
+    {0, 1, 0, 1, 0, 0},   /* 5: transposed */
+    {0, 1, 0, -1, 0, 1},  /* 6: turned 90 clockwise to display */
+    {0, -1, 1, -1, 0, 1}, /* 7: transversed */
+    {0, -1, 1, 1, 0, 0},  /* 8: turned 90 counter-clockwise to display */
+};
+
+/* How alpha is folded into the colour of each pixel. */
+struct flatten {
+    int kind; /* 0: ignore alpha, 1: ink = alpha (gray 255 - a), 2: composite onto `background` */
+    int background;
+};
+
+static struct flatten choose_flatten(const uint8_t *pix, size_t count, int n) {
+    struct flatten fl = {0, 255};
+    int has_gray = n < 3;
+    const uint8_t *first = NULL;
+    int varies = 0, translucent = 0;
+    double lum_sum = 0, a_sum = 0;
+    for (size_t i = 0; i < count; i++) {
+        const uint8_t *q = pix + i * (size_t)n;
+        int a = q[n - 1];
+        if (a < 255) translucent = 1;
+        if (a == 0) continue;
+        if (!first) first = q;
+        else if (memcmp(first, q, (size_t)n - 1) != 0) varies = 1;
+        double lum = has_gray ? q[0] : 0.299 * q[0] + 0.587 * q[1] + 0.114 * q[2];
+        lum_sum += lum * a;
+        a_sum += a;
+    }
+    if (!translucent) return fl;
+    if (!varies) fl.kind = 1;
+    else {
+        fl.kind = 2;
+        fl.background = a_sum > 0 && lum_sum / a_sum > 127.5 ? 0 : 255;
+    }
+    return fl;
+}
+
+/* stb's n-channel RGB(A)/gray(A) pixels -> oriented BGR, alpha folded as `fl` says. */
+static void to_bgr(const uint8_t *pix, int w, int h, int n, int orientation, struct flatten fl, uint8_t *out,
+                   int out_w, int out_h) {
+    const signed char *m = orient_map[orientation];
+    ptrdiff_t step_x = ((ptrdiff_t)m[3] * w + m[0]) * n;
+    for (int y = 0; y < out_h; y++) {
+        ptrdiff_t sx = (ptrdiff_t)m[1] * y + m[2] * (w - 1), sy = (ptrdiff_t)m[4] * y + m[5] * (h - 1);
+        const uint8_t *q = pix + (sy * w + sx) * n;
+        uint8_t *d = out + (size_t)y * out_w * 3;
+        for (int x = 0; x < out_w; x++, q += step_x, d += 3) {
+            int r = q[0], g = n >= 3 ? q[1] : q[0], b = n >= 3 ? q[2] : q[0];
+            if (fl.kind == 1) {
+                r = g = b = 255 - q[n - 1];
+            } else if (fl.kind == 2) {
+                int a = q[n - 1], bg = fl.background * (255 - a) + 127;
+                r = (r * a + bg) / 255;
+                g = (g * a + bg) / 255;
+                b = (b * a + bg) / 255;
+            }
+            d[0] = (uint8_t)b;
+            d[1] = (uint8_t)g;
+            d[2] = (uint8_t)r;
+        }
+    }
+}
+
+static int any_alpha_below_255(const uint8_t *pix, size_t count, int n) {
+    for (size_t i = 0; i < count; i++)
+        if (pix[i * (size_t)n + (size_t)n - 1] != 255) return 1;
+    return 0;
+}
+
+enum ocr_image_status ocr_image_load_memory(const void *data, size_t size, const char *name, enum ocr_alpha_mode alpha,
+                                            struct ocr_image *img, char *err, size_t err_len) {
+    memset(img, 0, sizeof *img);
+    const uint8_t *p = data;
+    if (size == 0) {
+        snprintf(err, err_len, "%s: empty file (0 bytes)", name);
+        return OCR_IMAGE_ERR_EMPTY;
+    }
+    const char *other = unsupported_format(p, size);
+    if (other) {
+        snprintf(err, err_len, "%s: unsupported image format: %s", name, other);
+        return OCR_IMAGE_ERR_UNSUPPORTED;
+    }
+    if (size > INT_MAX) {
+        snprintf(err, err_len, "%s: file too large (%zu bytes)", name, size);
+        return OCR_IMAGE_ERR_TOO_LARGE;
+    }
+    enum format fmt = sniff_format(p, size);
+    int w, h, n;
+    if (!stbi_info_from_memory(p, (int)size, &w, &h, &n)) {
+        if (fmt == FMT_UNKNOWN) {
+            snprintf(err, err_len, "%s: not an image (unknown format)", name);
+            return OCR_IMAGE_ERR_UNKNOWN_FORMAT;
+        }
+        int orientation, sof;
+        if ((fmt == FMT_PNG && png_truncated(p, size)) ||
+            (fmt == FMT_JPEG && jpeg_walk(p, size, &orientation, &sof) == JPEG_WALK_TRUNCATED && !sof)) {
+            snprintf(err, err_len, "%s: truncated %s (the data ends inside the header)", name, format_names[fmt]);
+            return OCR_IMAGE_ERR_TRUNCATED;
+        }
+        return stb_failure(fmt, p, size, name, "header", err, err_len);
+    }
+    if (fmt == FMT_UNKNOWN) fmt = FMT_TGA;
+    if (w > OCR_IMAGE_MAX_SIDE || h > OCR_IMAGE_MAX_SIDE || (long long)w * h > OCR_IMAGE_MAX_PIXELS) {
+        snprintf(err, err_len, "%s: image too large (%dx%d; the limit is %lld pixels and %d a side)", name, w, h,
+                 OCR_IMAGE_MAX_PIXELS, OCR_IMAGE_MAX_SIDE);
+        return OCR_IMAGE_ERR_TOO_LARGE;
+    }
+    int orientation = 1;
+    if (fmt == FMT_JPEG) {
+        int sof;
+        enum jpeg_walk_result walk = jpeg_walk(p, size, &orientation, &sof);
+        if (sof && sof != 0xC0 && sof != 0xC1 && sof != 0xC2) {
+            snprintf(err, err_len, "%s: unsupported JPEG variant (SOF%d: %s)", name, sof - 0xC0,
+                     sof >= 0xC9 && sof != 0xCB ? "arithmetic coding" : "lossless or hierarchical coding");
+            return OCR_IMAGE_ERR_UNSUPPORTED;
+        }
+        /* stb_image decodes a cut-off scan as if the rest were zeros: refuse it rather than read garbage */
+        if (walk == JPEG_WALK_TRUNCATED) {
+            snprintf(err, err_len, "%s: truncated JPEG (the data ends before the end-of-image marker)", name);
+            return OCR_IMAGE_ERR_TRUNCATED;
+        }
+    }
+    if ((fmt == FMT_BMP && bmp_truncated(p, size)) || (fmt == FMT_TGA && tga_truncated(p, size))) {
+        snprintf(err, err_len, "%s: truncated %s (the pixel data ends early)", name, format_names[fmt]);
+        return OCR_IMAGE_ERR_TRUNCATED;
+    }
+    uint8_t *pix;
+    struct pnm_layout pnm = {0};
+    if (fmt == FMT_PNM && pnm_layout(p, size, &pnm) == 0) {
+        if (size - pnm.data_offset < pnm.data_bytes) {
+            snprintf(err, err_len, "%s: truncated PNM (the pixel data ends early)", name);
+            return OCR_IMAGE_ERR_TRUNCATED;
+        }
+    }
+    if (fmt == FMT_PNM && pnm.bytes_per_sample == 2) {
+        /* stb_image 2.27 reads 16-bit PNM samples in host byte order; they are big-endian */
+        n = pnm.channels;
+        pix = malloc((size_t)w * h * n);
+        if (!pix) {
+            snprintf(err, err_len, "%s: out of memory for a %dx%d image", name, w, h);
+            return OCR_IMAGE_ERR_NO_MEMORY;
+        }
+        for (size_t i = 0; i < (size_t)w * h * n; i++) pix[i] = p[pnm.data_offset + 2 * i];
+    } else {
+        pix = stbi_load_from_memory(p, (int)size, &w, &h, &n, 0);
+        if (!pix) return stb_failure(fmt, p, size, name, "data", err, err_len);
+    }
+
+    size_t count = (size_t)w * (size_t)h;
+    int has_alpha = n == 2 || n == 4;
+    /* stb always gives GIF four channels; only a transparent index makes it carry alpha */
+    if (has_alpha && fmt == FMT_GIF) has_alpha = any_alpha_below_255(pix, count, n);
+    struct flatten fl = {0, 255};
+    if (has_alpha && alpha == OCR_ALPHA_FLATTEN) fl = choose_flatten(pix, count, n);
+    int out_w = orientation >= 5 ? h : w, out_h = orientation >= 5 ? w : h;
+    img->bgr = malloc(count * 3);
+    if (!img->bgr) {
+        free(pix);
+        snprintf(err, err_len, "%s: out of memory for a %dx%d image", name, w, h);
+        return OCR_IMAGE_ERR_NO_MEMORY;
+    }
+    to_bgr(pix, w, h, n, orientation, fl, img->bgr, out_w, out_h);
+    free(pix); /* stbi_image_free is free() in this build (no STBI_FREE) */
+    img->width = out_w;
+    img->height = out_h;
+    img->had_alpha = has_alpha;
+    return OCR_IMAGE_OK;
+}
+
+void ocr_image_free(struct ocr_image *img) {
+    if (!img) return;
+    free(img->bgr);
+    memset(img, 0, sizeof *img);
+}

@@ -1,0 +1,36 @@
+/* Helpers shared by the files of ocr/image*: not part of the public API. */
+#ifndef PPOCR_OCR_IMAGE_INTERNAL_H
+#define PPOCR_OCR_IMAGE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ocr/image.h"
+
+/* How a JPEG's marker structure ends. */
+enum jpeg_walk_result {
+    JPEG_WALK_COMPLETE,  /* reached EOI */
+    JPEG_WALK_TRUNCATED, /* the data ends before EOI */
+    JPEG_WALK_MALFORMED, /* not the marker layout a JPEG has; stb decides */
+};
+/* Walks the markers of a JPEG (SOI already checked); reports the EXIF orientation (1-8, else 1)
+ * and the first SOFn marker (0xC0..0xCF, 0 when none was seen). */
+enum jpeg_walk_result jpeg_walk(const uint8_t *data, size_t size, int *orientation, int *sof);
+
+/* Whether the data is shorter than its header says (1) or not (0, also when it cannot tell). */
+int png_truncated(const uint8_t *data, size_t size); /* chunks run past the end before IEND */
+int bmp_truncated(const uint8_t *data, size_t size); /* uncompressed pixel rows missing */
+int tga_truncated(const uint8_t *data, size_t size); /* uncompressed pixels missing */
+
+/* A binary PNM (P5/P6) header. */
+struct pnm_layout {
+    int channels, bytes_per_sample; /* 2 bytes (big-endian) when maxval > 255 */
+    size_t data_offset;
+    unsigned long long data_bytes;
+};
+int pnm_layout(const uint8_t *data, size_t size, struct pnm_layout *layout);
+
+/* Reads fd to its end into a malloc'd buffer (at most OCR_IMAGE_MAX_FILE_BYTES). */
+enum ocr_image_status read_fd_bytes(int fd, const char *name, uint8_t **data, size_t *size, char *err, size_t err_len);
+
+#endif

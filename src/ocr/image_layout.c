@@ -1,0 +1,72 @@
+/* Size checks on container layouts: stb_image reads missing bytes of BMP, TGA and PNM files as
+ * zeros (or leaves them unwritten), so a cut-off file would decode "successfully" to garbage. */
+#include <string.h>
+
+#include "ocr/image_internal.h"
+
+static uint32_t be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+static uint32_t le32(const uint8_t *p) { return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0]; }
+static unsigned le16(const uint8_t *p) { return (unsigned)p[1] << 8 | p[0]; }
+
+int png_truncated(const uint8_t *p, size_t n) {
+    size_t pos = 8;
+    while (pos + 8 <= n) {
+        size_t len = be32(p + pos);
+        if (memcmp(p + pos + 4, "IEND", 4) == 0) return 0;
+        if (n - pos - 8 < len || n - pos - 8 - len < 4) return 1;
+        pos += 12 + len;
+    }
+    return 1;
+}
+
+int bmp_truncated(const uint8_t *p, size_t n) {
+    if (n < 30) return 1;
+    uint32_t offset = le32(p + 10), header = le32(p + 14);
+    if (header < 40 || n < 34) return 0; /* OS/2 headers: leave them to stb_image */
+    long long w = (int32_t)le32(p + 18), h = (int32_t)le32(p + 22);
+    unsigned bpp = le16(p + 28);
+    uint32_t compression = le32(p + 30);
+    if (compression != 0 && compression != 3) return 0;
+    if (w < 0) w = -w;
+    if (h < 0) h = -h;
+    unsigned long long stride = ((unsigned long long)w * bpp + 31) / 32 * 4;
+    return (unsigned long long)n < (unsigned long long)offset + stride * (unsigned long long)h;
+}
+
+int tga_truncated(const uint8_t *p, size_t n) {
+    if (n < 18) return 1;
+    unsigned type = p[2];
+    if (type != 1 && type != 2 && type != 3) return 0; /* RLE: the size is only known by decoding */
+    unsigned long long need = 18ull + p[0] + (p[1] ? le16(p + 5) * ((p[7] + 7ull) / 8) : 0) +
+                              (unsigned long long)le16(p + 12) * le16(p + 14) * ((p[16] + 7ull) / 8);
+    return n < need;
+}
+
+/* Skips whitespace and '#' comments, then reads a decimal number; -1 when there is none. */
+static long long pnm_number(const uint8_t *p, size_t n, size_t *pos) {
+    while (*pos < n) {
+        if (p[*pos] == '#') {
+            while (*pos < n && p[*pos] != '\n' && p[*pos] != '\r') (*pos)++;
+        } else if (strchr(" \t\r\n\v\f", p[*pos]) && p[*pos]) {
+            (*pos)++;
+        } else {
+            break;
+        }
+    }
+    long long v = -1;
+    while (*pos < n && p[*pos] >= '0' && p[*pos] <= '9' && v < (1ll << 40)) v = (v < 0 ? 0 : v * 10) + (p[(*pos)++] - '0');
+    return v;
+}
+
+int pnm_layout(const uint8_t *p, size_t n, struct pnm_layout *out) {
+    memset(out, 0, sizeof *out);
+    if (n < 3 || p[0] != 'P' || (p[1] != '5' && p[1] != '6')) return -1;
+    size_t pos = 2;
+    long long w = pnm_number(p, n, &pos), h = pnm_number(p, n, &pos), maxval = pnm_number(p, n, &pos);
+    if (w <= 0 || h <= 0 || maxval <= 0 || maxval > 65535 || pos >= n) return -1;
+    out->channels = p[1] == '6' ? 3 : 1;
+    out->bytes_per_sample = maxval > 255 ? 2 : 1;
+    out->data_offset = pos + 1; /* one whitespace byte ends the header */
+    out->data_bytes = (unsigned long long)w * h * out->channels * out->bytes_per_sample;
+    return 0;
+}

@@ -1,0 +1,114 @@
+/* cv2.resize INTER_LINEAR on 8-bit data, bit-exact with OpenCV 4.6's scalar code (imgproc/resize.cpp:
+ * HResizeLinear + VResizeLinear with FixedPtCast, and the INTER_AREA fast path for exact 2x). */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ocr/preprocess.h"
+
+#define COEF_BITS 11 /* INTER_RESIZE_COEF_BITS */
+#define COEF_ONE (1 << COEF_BITS)
+
+static inline uint8_t clamp_u8(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
+
+/* saturate_cast<short>(float): round half to even, as cvRound */
+static inline int round_coef(float v) { return (int)lrintf(v * COEF_ONE); }
+
+/* OpenCV turns INTER_LINEAR into INTER_AREA's 2x2 average when scaling down by exactly 2. */
+static void resize_half(const uint8_t *src, int src_w, uint8_t *dst, int dst_w, int dst_h, int cn) {
+    size_t sstep = (size_t)src_w * cn;
+    for (int y = 0; y < dst_h; y++) {
+        const uint8_t *s0 = src + (size_t)2 * y * sstep, *s1 = s0 + sstep;
+        uint8_t *d = dst + (size_t)y * dst_w * cn;
+        for (int x = 0; x < dst_w; x++)
+            for (int k = 0; k < cn; k++) {
+                size_t i = (size_t)2 * x * cn + k;
+                /* cn 1/3/4 take ResizeAreaFastVec's (sum + 2) >> 2; cn 2 the generic cvRound(sum * 0.25f) */
+                int sum = s0[i] + s0[i + cn] + s1[i] + s1[i + cn];
+                d[(size_t)x * cn + k] = (uint8_t)(cn == 2 ? (int)lrintf((float)sum * 0.25f) : (sum + 2) >> 2);
+            }
+    }
+}
+
+/* One source row, resized horizontally, in 11-bit fixed point. */
+static void hresize_row(const uint8_t *s, const int *xofs, const int *alpha, int xmax, int dst_w, int cn, int *d) {
+    int n = dst_w * cn, border = xmax * cn;
+    for (int i = 0; i < border; i++) {
+        int sx = xofs[i];
+        d[i] = s[sx] * alpha[2 * i] + s[sx + cn] * alpha[2 * i + 1];
+    }
+    for (int i = border; i < n; i++) d[i] = s[xofs[i]] * COEF_ONE;
+}
+
+static inline int16_t sat16(int v) { return (int16_t)(v < -32768 ? -32768 : v > 32767 ? 32767 : v); }
+
+/* VResizeLinear as OpenCV's 128-bit SIMD op (VResizeLinearVec_32s8u) computes it, which rounds
+ * differently from the exact formula (r0*b0 + r1*b1 + 2^21) >> 22: rows are cut to 16 bits (>> 4),
+ * multiplied keeping the high 16 bits, added with saturation, then (sum + 2) >> 2. opencv-js 4.6
+ * gives this result for every element of a row, the last few included (checked on widths 3 to 2112). */
+static void vresize_row(const int *r0, const int *r1, int b0, int b1, uint8_t *d, int n) {
+    for (int i = 0; i < n; i++) {
+        int v = sat16(((int)sat16(r0[i] >> 4) * b0) >> 16) + sat16(((int)sat16(r1[i] >> 4) * b1) >> 16);
+        d[i] = clamp_u8((sat16(v) + 2) >> 2);
+    }
+}
+
+int ocr_resize_linear(const uint8_t *src, int src_w, int src_h, uint8_t *dst, int dst_w, int dst_h, int cn) {
+    if (src_w <= 0 || src_h <= 0 || dst_w <= 0 || dst_h <= 0 || cn < 1 || cn > 4) return -1;
+    if (src_w == dst_w && src_h == dst_h) {
+        memcpy(dst, src, (size_t)src_w * src_h * cn);
+        return 0;
+    }
+    /* as cv::resize: the scale is 1/(dst/src) in double, not src/dst */
+    double scale_x = 1. / ((double)dst_w / src_w), scale_y = 1. / ((double)dst_h / src_h);
+    if (fabs(scale_x - 2) < DBL_EPSILON && fabs(scale_y - 2) < DBL_EPSILON) {
+        resize_half(src, src_w, dst, dst_w, dst_h, cn);
+        return 0;
+    }
+    size_t n = (size_t)dst_w * cn;
+    int *xofs = malloc(n * sizeof *xofs), *alpha = malloc(2 * n * sizeof *alpha);
+    int *rows = malloc(2 * n * sizeof *rows);
+    if (!xofs || !alpha || !rows) {
+        free(xofs), free(alpha), free(rows);
+        return -1;
+    }
+    int xmax = dst_w;
+    for (int dx = 0; dx < dst_w; dx++) {
+        float fx = (float)((dx + 0.5) * scale_x - 0.5);
+        int sx = (int)floorf(fx);
+        fx -= (float)sx;
+        if (sx < 0) fx = 0, sx = 0;
+        if (sx + 1 >= src_w) {
+            if (dx < xmax) xmax = dx;
+            fx = 0, sx = src_w - 1;
+        }
+        for (int k = 0; k < cn; k++) {
+            xofs[dx * cn + k] = sx * cn + k;
+            alpha[2 * (dx * cn + k)] = round_coef(1.f - fx);
+            alpha[2 * (dx * cn + k) + 1] = round_coef(fx);
+        }
+    }
+    /* two horizontally resized source rows, kept while consecutive output rows use them again */
+    int *buf[2] = {rows, rows + n}, held[2] = {-1, -1};
+    for (int dy = 0; dy < dst_h; dy++) {
+        float fy = (float)((dy + 0.5) * scale_y - 0.5);
+        int sy = (int)floorf(fy);
+        fy -= (float)sy;
+        const int *r[2];
+        for (int k = 0; k < 2; k++) {
+            int want = sy + k < 0 ? 0 : sy + k >= src_h ? src_h - 1 : sy + k;
+            int b = held[0] == want ? 0 : held[1] == want ? 1 : -1;
+            if (b < 0) {
+                /* overwrite neither the row just taken (k = 1) nor the one the next step needs */
+                b = k == 1 ? (r[0] == buf[0] ? 1 : 0) : (held[0] == sy + 1 ? 1 : 0);
+                hresize_row(src + (size_t)want * src_w * cn, xofs, alpha, xmax, dst_w, cn, buf[b]);
+                held[b] = want;
+            }
+            r[k] = buf[b];
+        }
+        vresize_row(r[0], r[1], round_coef(1.f - fy), round_coef(fy), dst + (size_t)dy * n, (int)n);
+    }
+    free(xofs), free(alpha), free(rows);
+    return 0;
+}

@@ -1,0 +1,22 @@
+/* The one definition of stb_image, limited to the formats ocr/image.c accepts, so that a hostile
+ * PSD/HDR/PIC file never reaches a decoder nobody checked. */
+#define STB_IMAGE_IMPLEMENTATION
+#define STBI_ONLY_PNG
+#define STBI_ONLY_JPEG
+#define STBI_ONLY_BMP
+#define STBI_ONLY_GIF
+#define STBI_ONLY_PNM
+#define STBI_ONLY_TGA
+#define STBI_NO_STDIO /* files are read by image_read.c, with errors of our own */
+#define STBI_MAX_DIMENSIONS 32768 /* OCR_IMAGE_MAX_SIDE: stb refuses the same sides itself */
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wunused-but-set-variable"
+#pragma GCC diagnostic ignored "-Wshadow"
+#pragma GCC diagnostic ignored "-Wimplicit-fallthrough"
+#pragma GCC diagnostic ignored "-Wmisleading-indentation"
+#pragma GCC diagnostic ignored "-Wtype-limits"
+#include <stb_image.h>
+#pragma GCC diagnostic pop
