@@ -265,6 +265,41 @@ static void test_conv_transpose_matches_naive(void **state)
     }
 }
 
+static int rand_int(int lo, int hi)
+{
+    return lo + (int)(test_rand_u32() % (uint32_t)(hi - lo + 1));
+}
+
+/* Random configurations (seeded, printed): kernel, stride, dilation, pads on each side, groups. */
+static void test_conv_and_transpose_random_configs(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 60; t++) {
+        int g = rand_int(1, 3);
+        struct ref_conv_params p = {rand_int(1, 5), rand_int(1, 5), rand_int(1, 3), rand_int(1, 3), rand_int(1, 2),
+                                    rand_int(1, 2), rand_int(0, 2), rand_int(0, 2), rand_int(0, 2), rand_int(0, 2), g,
+                                    PVK_ACT_NONE, 0, 0, PVK_RESIDUAL_NONE};
+        int c = g * rand_int(1, 3), oc = g * rand_int(1, 3), h = rand_int(1, 12), w = rand_int(1, 12), oh, ow;
+        int transpose = t % 2;
+        if (transpose ? ref_conv_transpose2d_out_hw(h, w, &p, &oh, &ow) : ref_conv2d_out_hw(h, w, &p, &oh, &ow))
+            continue;
+        size_t nx = (size_t)c * h * w, nw = (size_t)oc * (c / g) * p.kh * p.kw, ny = (size_t)oc * oh * ow;
+        float *x = malloc(nx * 4), *wt = malloc(nw * 4), *y = malloc(ny * 4), *want = malloc(ny * 4);
+        test_fill_uniform(x, nx, -1, 1);
+        test_fill_uniform(wt, nw, -1, 1);
+        test_fill_nan(y, ny);
+        if (transpose) {
+            ref_conv_transpose2d(x, 1, c, h, w, wt, NULL, oc, &p, y);
+            naive_conv_transpose(x, c, h, w, wt, oc, &p, oh, ow, want);
+        } else {
+            ref_conv2d(x, 1, c, h, w, wt, NULL, oc, &p, NULL, y);
+            naive_conv(x, 1, c, h, w, wt, NULL, oc, &p, oh, ow, want);
+        }
+        expect_near(y, want, ny, 1e-5);
+        free(x), free(wt), free(y), free(want);
+    }
+}
+
 /* ---- pooling ------------------------------------------------------------------------------- */
 
 static void test_pool_max_2x2(void **state)
@@ -710,6 +745,7 @@ int main(void)
         cmocka_unit_test(test_conv_out_hw_rejects_empty),
         cmocka_unit_test(test_conv_transpose_2x2_s2_by_hand),
         cmocka_unit_test(test_conv_transpose_matches_naive),
+        cmocka_unit_test(test_conv_and_transpose_random_configs),
         cmocka_unit_test(test_pool_max_2x2),
         cmocka_unit_test(test_pool_max_ignores_padding),
         cmocka_unit_test(test_pool_avg_count_include_pad),

@@ -93,17 +93,18 @@ void ref_conv2d(const float *x, int n, int c, int h, int w, const float *weight,
                         float wv = wk[ky * p->kw + kx];
                         int xlo, xhi;
                         valid_range(w, ow, p->sw, p->pad_l, kx * p->dw, &xlo, &xhi);
-                        /* Row by row so that the inner loop is a strided axpy the compiler vectorises. */
+                        /* Row by row so that the inner loop is a strided axpy the compiler vectorises;
+                         * in-image taps only, so no pointer ever leaves the tensor. */
                         for (int r = ylo; r < yhi; r++) {
-                            const float *xr = xc + (size_t)(r * p->sh - p->pad_t + ky * p->dh) * w
-                                              - p->pad_l + kx * p->dw;
+                            ptrdiff_t row = (ptrdiff_t)(r * p->sh - p->pad_t + ky * p->dh) * w;
+                            ptrdiff_t col0 = kx * p->dw - p->pad_l;
                             float *yr = yo + (size_t)r * ow;
                             if (p->sw == 1) {
                                 for (int q = xlo; q < xhi; q++)
-                                    yr[q] += wv * xr[q];
+                                    yr[q] += wv * xc[row + col0 + q];
                             } else {
                                 for (int q = xlo; q < xhi; q++)
-                                    yr[q] += wv * xr[q * p->sw];
+                                    yr[q] += wv * xc[row + col0 + (ptrdiff_t)q * p->sw];
                             }
                         }
                     }

@@ -6,7 +6,8 @@
  * Activations: only ref_conv2d applies the op's fused activation itself (because the residual may
  * be added before or after it); for every other op the caller applies ref_act to the result.
  * Shape rules return 0, or -1 when the configuration is impossible (empty or negative output,
- * mismatched dims); they never print. */
+ * mismatched dims); they never print. Call the rule first: an op given a configuration its rule
+ * rejects writes nothing. */
 #ifndef PPOCR_NN_CPU_REF_OPS_H
 #define PPOCR_NN_CPU_REF_OPS_H
 
