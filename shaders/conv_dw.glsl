@@ -1,0 +1,93 @@
+// Depthwise convolution (group == C == OC): each invocation computes OUTW neighbouring outputs of
+// one row, reading each input row segment once into registers and reusing it for every kernel
+// column (stride 1 shares (KW - 1) of each output's taps with its neighbour). Kernel size,
+// stride and dilation are specialization constants so the tap loops unroll; bias, activation and
+// the residual add are fused.
+#extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
+#include "activation.glsl"
+
+#define RES_NONE 0u
+#define RES_AFTER_ACT 1u
+#define RES_BEFORE_ACT 2u
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint LX = 64;
+layout(constant_id = 1) const uint KH = 3;
+layout(constant_id = 2) const uint KW = 3;
+layout(constant_id = 3) const uint SH = 1;
+layout(constant_id = 4) const uint SW = 1;
+layout(constant_id = 5) const uint DH = 1;
+layout(constant_id = 6) const uint DW = 1;
+layout(constant_id = 7) const uint OUTW = 4;
+layout(constant_id = 8) const uint ACT = 0;
+layout(constant_id = 9) const float ALPHA = 0.0;
+layout(constant_id = 10) const float BETA = 0.0;
+layout(constant_id = 11) const uint RESIDUAL = RES_NONE;
+layout(constant_id = 12) const bool HAS_BIAS = false;
+
+layout(std430, binding = 0) readonly buffer BufX { SFLOAT x[]; };
+layout(std430, binding = 1) readonly buffer BufW { SFLOAT w[]; }; // [C][KH][KW]
+layout(std430, binding = 2) writeonly buffer BufY { SFLOAT y[]; };
+layout(std430, binding = 3) readonly buffer BufBias { float bias[]; };
+layout(std430, binding = 4) readonly buffer BufR { SFLOAT r[]; };
+
+layout(push_constant) uniform Push {
+    uint C, H, W, OH, OW;
+    uint pad_t, pad_l;
+    uint x_off, x_img;   // image stride of x in elements
+    uint y_off, y_img;   // image stride of y (dst_channels OH OW)
+    uint r_off, r_img;
+} p;
+
+const uint SPAN = (OUTW - 1) * SW + (KW - 1) * DW + 1; // input columns OUTW outputs touch
+
+void main()
+{
+    const uint ox0 = gl_GlobalInvocationID.x * OUTW;
+    const uint oy = gl_WorkGroupID.y;
+    const uint img = gl_WorkGroupID.z / p.C, ch = gl_WorkGroupID.z % p.C;
+    if (ox0 >= p.OW)
+        return;
+
+    float wk[KH * KW];
+    for (uint t = 0; t < KH * KW; t++)
+        wk[t] = float(w[ch * KH * KW + t]);
+    float acc[OUTW];
+    const float b0 = HAS_BIAS ? bias[ch] : 0.0;
+    for (uint o = 0; o < OUTW; o++)
+        acc[o] = b0;
+
+    const uint plane = p.x_off + img * p.x_img + ch * p.H * p.W;
+    const int ix0 = int(ox0 * SW) - int(p.pad_l);
+    for (uint ky = 0; ky < KH; ky++) {
+        int iy = int(oy * SH) - int(p.pad_t) + int(ky * DH);
+        if (uint(iy) >= p.H)
+            continue;
+        const uint row = plane + uint(iy) * p.W;
+        float seg[SPAN];
+        for (uint t = 0; t < SPAN; t++) {
+            int ix = ix0 + int(t);
+            seg[t] = uint(ix) < p.W ? float(x[row + uint(ix)]) : 0.0;
+        }
+        for (uint kx = 0; kx < KW; kx++)
+            for (uint o = 0; o < OUTW; o++)
+                acc[o] = fma(seg[o * SW + kx * DW], wk[ky * KW + kx], acc[o]);
+    }
+
+    const uint yrow = p.y_off + img * p.y_img + (ch * p.OH + oy) * p.OW;
+    const uint rrow = p.r_off + img * p.r_img + (ch * p.OH + oy) * p.OW;
+    for (uint o = 0; o < OUTW; o++) {
+        uint ox = ox0 + o;
+        if (ox >= p.OW)
+            break;
+        float v = acc[o];
+        float res = RESIDUAL != RES_NONE ? float(r[rrow + ox]) : 0.0;
+        if (RESIDUAL == RES_BEFORE_ACT)
+            v += res;
+        v = apply_act(v, ACT, ALPHA, BETA);
+        if (RESIDUAL == RES_AFTER_ACT)
+            v += res;
+        y[yrow + ox] = TO_S(v);
+    }
+}

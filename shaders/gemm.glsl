@@ -1,0 +1,282 @@
+// C[z][m][n] = act(A[z][m][k] B[z][k][n] + bias (+ residual)): the one GEMM behind 1x1 and
+// general convolutions (B as an implicit im2col of the input), the k == stride transposed
+// convolution (C scattered into the upsampled image) and matmul. Accumulation is fp32 whatever
+// the storage precision.
+//
+// Two kernels share the loads and the epilogue:
+//   default   shared-memory tiles BM x BN x BK, LX x LY invocations each holding (BM/LY) x (BN/LX)
+//             accumulators, rows and columns interleaved so shared reads and global writes are
+//             contiguous across a subgroup;
+//   GEMM_CPU  no shared memory and no barriers (lavapipe runs a barrier as a coroutine switch):
+//             each invocation keeps a TM x TN register tile and streams K straight from memory;
+//             neighbouring invocations own neighbouring columns so SIMD lanes load contiguously.
+//
+// A is always k-contiguous (row m at a_off + m a_sm); B is read through b_sk / b_sn (plain) or
+// gathered from an NCHW image (im2col). z = z1 zdiv + z2 indexes images and groups, or two
+// broadcast batch groups of a matmul.
+#extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
+#include "activation.glsl"
+
+#define MODE_PLAIN 0u
+#define MODE_IM2COL 1u
+#define MODE_DECONV 2u // plain loads; row m = (oc, ky, kx) lands at (i KH + ky, j KW + kx)
+
+#define BIAS_NONE 0u
+#define BIAS_ROW 1u
+#define BIAS_COL 2u
+
+#define RES_NONE 0u
+#define RES_AFTER_ACT 1u
+#define RES_BEFORE_ACT 2u
+
+layout(local_size_x_id = 0, local_size_y_id = 1) in;
+layout(constant_id = 0) const uint LX = 16;
+layout(constant_id = 1) const uint LY = 16;
+// Tiled: BM x BN outputs per workgroup. GEMM_CPU: BM x BN outputs per invocation.
+layout(constant_id = 2) const uint BM = 64;
+layout(constant_id = 3) const uint BN = 64;
+layout(constant_id = 4) const uint BK = 16;
+layout(constant_id = 5) const uint MODE = MODE_PLAIN;
+layout(constant_id = 6) const uint BIAS = BIAS_NONE;
+layout(constant_id = 7) const uint ACT = 0;
+layout(constant_id = 8) const float ALPHA = 0.0;
+layout(constant_id = 9) const float BETA = 0.0;
+layout(constant_id = 10) const uint RESIDUAL = RES_NONE;
+layout(constant_id = 11) const uint KH = 1;
+layout(constant_id = 12) const uint KW = 1;
+layout(constant_id = 13) const uint SH = 1;
+layout(constant_id = 14) const uint SW = 1;
+layout(constant_id = 15) const uint DH = 1;
+layout(constant_id = 16) const uint DW = 1;
+
+layout(std430, binding = 0) readonly buffer BufA { SFLOAT a[]; };
+layout(std430, binding = 1) readonly buffer BufB { SFLOAT b[]; };
+layout(std430, binding = 2) writeonly buffer BufC { SFLOAT c[]; };
+layout(std430, binding = 3) readonly buffer BufBias { float bias[]; };
+layout(std430, binding = 4) readonly buffer BufR { SFLOAT r[]; };
+
+layout(push_constant) uniform Push {
+    uint M, N, K, zdiv;
+    uint a_off, a_sm, a_z1, a_z2;
+    uint b_off, b_sk, b_sn, b_z1, b_z2;
+    uint c_off, c_sm, c_z1, c_z2;
+    uint r_off, r_sm, r_z1, r_z2;
+    uint bias_z2;
+    uint H, W, OW, pad_t, pad_l; // im2col: input H W, output width; deconv: input H W, output width
+} p;
+
+void store_c(uint z1, uint z2, uint m, uint n, float v)
+{
+    if (MODE == MODE_DECONV) {
+        uint oc = m / (KH * KW), tap = m % (KH * KW);
+        uint i = n / p.W, j = n - i * p.W;
+        if (BIAS == BIAS_ROW)
+            v += bias[oc];
+        v = apply_act(v, ACT, ALPHA, BETA);
+        uint oy = i * KH + tap / KW, ox = j * KW + tap % KW;
+        c[p.c_off + z1 * p.c_z1 + oc * p.c_sm + oy * p.OW + ox] = TO_S(v);
+        return;
+    }
+    if (BIAS == BIAS_ROW)
+        v += bias[z2 * p.bias_z2 + m];
+    else if (BIAS == BIAS_COL)
+        v += bias[n];
+    float res = 0.0;
+    if (RESIDUAL != RES_NONE)
+        res = float(r[p.r_off + z1 * p.r_z1 + z2 * p.r_z2 + m * p.r_sm + n]);
+    if (RESIDUAL == RES_BEFORE_ACT)
+        v += res;
+    v = apply_act(v, ACT, ALPHA, BETA);
+    if (RESIDUAL == RES_AFTER_ACT)
+        v += res;
+    c[p.c_off + z1 * p.c_z1 + z2 * p.c_z2 + m * p.c_sm + n] = TO_S(v);
+}
+
+// Input coordinates of output pixel n's window corner (im2col); a pixel past N gets a corner
+// far outside so every tap reads as padding.
+void pixel_origin(uint n, out int iy0, out int ix0)
+{
+    if (n >= p.N) {
+        iy0 = -0x100000;
+        ix0 = -0x100000;
+        return;
+    }
+    uint oy = n / p.OW, ox = n - oy * p.OW;
+    iy0 = int(oy * SH) - int(p.pad_t);
+    ix0 = int(ox * SW) - int(p.pad_l);
+}
+
+// One tap of the implicit im2col matrix: row k = (ic, ky, kx) of the window at (iy0, ix0).
+float im2col_load(uint b_base, uint k, int iy0, int ix0)
+{
+    if (k >= p.K)
+        return 0.0;
+    uint ic = k / (KH * KW), tap = k % (KH * KW);
+    int iy = iy0 + int((tap / KW) * DH), ix = ix0 + int((tap % KW) * DW);
+    if (uint(iy) >= p.H || uint(ix) >= p.W) // negative wraps to a huge unsigned
+        return 0.0;
+    return float(b[b_base + (ic * p.H + uint(iy)) * p.W + uint(ix)]);
+}
+
+#ifndef GEMM_CPU
+
+const uint WG = LX * LY;
+const uint TM = BM / LY;
+const uint TN = BN / LX;
+const uint A_STRIDE = BM + 1; // padding: the transposed stores hit distinct banks
+const uint A_LOADS = BM * BK / WG;
+const uint B_LOADS = BK * BN / WG;
+
+shared float As[BK * A_STRIDE];
+shared float Bs[BK * BN];
+
+void main()
+{
+    const uint lx = gl_LocalInvocationID.x, ly = gl_LocalInvocationID.y;
+    const uint tid = ly * LX + lx;
+    const uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
+    const uint z1 = gl_WorkGroupID.z / p.zdiv, z2 = gl_WorkGroupID.z % p.zdiv;
+    const uint a_base = p.a_off + z1 * p.a_z1 + z2 * p.a_z2;
+    const uint b_base = p.b_off + z1 * p.b_z1 + z2 * p.b_z2;
+
+    float acc[TM][TN];
+    for (uint i = 0; i < TM; i++)
+        for (uint j = 0; j < TN; j++)
+            acc[i][j] = 0.0;
+
+    // A tile: 16 consecutive invocations read one row's BK consecutive k.
+    const uint a_kk = tid % BK, a_mm = tid / BK;
+    // B tile: consecutive invocations along n when n is contiguous (and always for im2col).
+    const bool b_n_fast = MODE == MODE_IM2COL || p.b_sn == 1;
+    const uint b_nn = b_n_fast ? tid % BN : tid / BK;
+    const uint b_kk = b_n_fast ? tid / BN : tid % BK;
+    int iy0 = 0, ix0 = 0;
+    if (MODE == MODE_IM2COL)
+        pixel_origin(n0 + b_nn, iy0, ix0);
+
+    for (uint k0 = 0; k0 < p.K; k0 += BK) {
+        for (uint l = 0; l < A_LOADS; l++) {
+            uint mm = a_mm + l * (WG / BK);
+            uint m = m0 + mm, k = k0 + a_kk;
+            As[a_kk * A_STRIDE + mm] = m < p.M && k < p.K ? float(a[a_base + m * p.a_sm + k]) : 0.0;
+        }
+        for (uint l = 0; l < B_LOADS; l++) {
+            uint kk, nn;
+            if (b_n_fast) {
+                kk = b_kk + l * (WG / BN);
+                nn = b_nn;
+            } else {
+                kk = b_kk;
+                nn = b_nn + l * (WG / BK);
+            }
+            uint k = k0 + kk, n = n0 + nn;
+            float v;
+            if (MODE == MODE_IM2COL)
+                v = im2col_load(b_base, k, iy0, ix0);
+            else
+                v = k < p.K && n < p.N ? float(b[b_base + k * p.b_sk + n * p.b_sn]) : 0.0;
+            Bs[kk * BN + nn] = v;
+        }
+        barrier();
+        for (uint kk = 0; kk < BK; kk++) {
+            float av[TM], bv[TN];
+            for (uint i = 0; i < TM; i++)
+                av[i] = As[kk * A_STRIDE + ly + i * LY];
+            for (uint j = 0; j < TN; j++)
+                bv[j] = Bs[kk * BN + lx + j * LX];
+            for (uint i = 0; i < TM; i++)
+                for (uint j = 0; j < TN; j++)
+                    acc[i][j] = fma(av[i], bv[j], acc[i][j]);
+        }
+        barrier();
+    }
+
+    for (uint i = 0; i < TM; i++) {
+        uint m = m0 + ly + i * LY;
+        if (m >= p.M)
+            break;
+        for (uint j = 0; j < TN; j++) {
+            uint n = n0 + lx + j * LX;
+            if (n < p.N)
+                store_c(z1, z2, m, n, acc[i][j]);
+        }
+    }
+}
+
+#else // GEMM_CPU
+
+const uint TM = BM;
+const uint TN = BN;
+
+void main()
+{
+    const uint lx = gl_LocalInvocationID.x;
+    const uint m0 = gl_WorkGroupID.y * TM;
+    const uint nb = gl_WorkGroupID.x * LX * TN + lx;
+    const uint z1 = gl_WorkGroupID.z / p.zdiv, z2 = gl_WorkGroupID.z % p.zdiv;
+    const uint a_base = p.a_off + z1 * p.a_z1 + z2 * p.a_z2;
+    const uint b_base = p.b_off + z1 * p.b_z1 + z2 * p.b_z2;
+
+    float acc[TM][TN];
+    for (uint i = 0; i < TM; i++)
+        for (uint j = 0; j < TN; j++)
+            acc[i][j] = 0.0;
+    // Rows and columns past the edge load a valid neighbour and are never stored.
+    uint a_row[TM];
+    for (uint i = 0; i < TM; i++)
+        a_row[i] = a_base + min(m0 + i, p.M - 1) * p.a_sm;
+
+    if (MODE == MODE_IM2COL) {
+        int iy0[TN], ix0[TN];
+        for (uint j = 0; j < TN; j++)
+            pixel_origin(nb + j * LX, iy0[j], ix0[j]);
+        const uint ICG = p.K / (KH * KW);
+        uint k = 0;
+        for (uint ic = 0; ic < ICG; ic++) {
+            uint plane = b_base + ic * p.H * p.W;
+            for (uint ky = 0; ky < KH; ky++) {
+                for (uint kx = 0; kx < KW; kx++, k++) {
+                    float bv[TN];
+                    for (uint j = 0; j < TN; j++) {
+                        int iy = iy0[j] + int(ky * DH), ix = ix0[j] + int(kx * DW);
+                        bool inside = uint(iy) < p.H && uint(ix) < p.W;
+                        bv[j] = inside ? float(b[plane + uint(iy) * p.W + uint(ix)]) : 0.0;
+                    }
+                    for (uint i = 0; i < TM; i++) {
+                        float av = float(a[a_row[i] + k]);
+                        for (uint j = 0; j < TN; j++)
+                            acc[i][j] = fma(av, bv[j], acc[i][j]);
+                    }
+                }
+            }
+        }
+    } else {
+        uint b_col[TN];
+        for (uint j = 0; j < TN; j++)
+            b_col[j] = b_base + min(nb + j * LX, p.N - 1) * p.b_sn;
+        for (uint k = 0; k < p.K; k++) {
+            float bv[TN];
+            for (uint j = 0; j < TN; j++)
+                bv[j] = float(b[b_col[j] + k * p.b_sk]);
+            for (uint i = 0; i < TM; i++) {
+                float av = float(a[a_row[i] + k]);
+                for (uint j = 0; j < TN; j++)
+                    acc[i][j] = fma(av, bv[j], acc[i][j]);
+            }
+        }
+    }
+
+    for (uint i = 0; i < TM; i++) {
+        uint m = m0 + i;
+        if (m >= p.M)
+            break;
+        for (uint j = 0; j < TN; j++) {
+            uint n = nb + j * LX;
+            if (n < p.N)
+                store_c(z1, z2, m, n, acc[i][j]);
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,75 @@
+/* The GEMM kernel (shaders/gemm.glsl) shared by the 1x1 and general convolutions, the k == stride
+ * transposed convolution and matmul: variant selection per device class, its push constants and
+ * its dispatch, plus the weight upload every one of those ops does. */
+#ifndef PPOCR_NN_GPU_CONV_GEMM_H
+#define PPOCR_NN_GPU_CONV_GEMM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpu/cmd.h"
+#include "gpu/pool.h"
+#include "nn/gpu/gpu_op.h"
+
+enum conv_gemm_mode { CONV_GEMM_PLAIN = 0, CONV_GEMM_IM2COL = 1, CONV_GEMM_DECONV = 2 };
+enum conv_gemm_bias { CONV_GEMM_BIAS_NONE = 0, CONV_GEMM_BIAS_ROW = 1, CONV_GEMM_BIAS_COL = 2 };
+
+/* What an op asks of the kernel; everything here is an op attribute, never an activation shape. */
+struct conv_gemm_desc {
+    enum conv_gemm_mode mode;
+    enum conv_gemm_bias bias;
+    uint32_t act;
+    float act_alpha, act_beta;
+    uint32_t residual; /* enum pvk_residual */
+    uint32_t kh, kw, sh, sw, dh, dw; /* im2col window; deconv: kernel == stride */
+    uint32_t m_hint;   /* rows M when the weights fix it (conv OC), 0 if unknown: picks the tile */
+    bool allow_coopmat; /* PLAIN with B n-contiguous only */
+};
+
+/* Mirrors the push-constant block of gemm.glsl. C(m, n) of batch z = z1 zdiv + z2 lives at
+ * c_off + z1 c_z1 + z2 c_z2 + m c_sm + n; A(m, k) at a_off + z1 a_z1 + z2 a_z2 + m a_sm + k;
+ * B(k, n) at b_off + z1 b_z1 + z2 b_z2 + k b_sk + n b_sn (PLAIN / DECONV) or gathered from the
+ * NCHW image at b_off + z1 b_z1 + z2 b_z2 (IM2COL: channel planes of H x W). */
+struct conv_gemm_push {
+    uint32_t M, N, K, zdiv;
+    uint32_t a_off, a_sm, a_z1, a_z2;
+    uint32_t b_off, b_sk, b_sn, b_z1, b_z2;
+    uint32_t c_off, c_sm, c_z1, c_z2;
+    uint32_t r_off, r_sm, r_z1, r_z2;
+    uint32_t bias_z2;
+    uint32_t H, W, OW, pad_t, pad_l;
+};
+
+struct conv_gemm {
+    const struct gpu_pipeline *pipeline;
+    const struct gpu_pipeline *coopmat; /* NULL unless the device has fp16 cooperative matrices */
+    uint32_t coopmat_bm, coopmat_bn;
+    uint32_t bm, bn;  /* outputs per workgroup along M and N */
+    const char *shader;
+};
+
+int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_desc *d, struct conv_gemm *out,
+                     char *err, size_t err_len);
+
+/* Records one dispatch over z_count batches. bind: A, B, C, bias, residual (unused ones may repeat
+ * any read-only buffer). */
+int conv_gemm_record(const struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_binding bind[5],
+                     const struct conv_gemm_push *push, uint32_t z_count, const char *label, char *err,
+                     size_t err_len);
+
+/* Uploads n floats as the net's storage precision (fp16 when act_dtype is NN_F16), or as fp32
+ * when force_f32 (biases). */
+int conv_upload(const struct nn_gpu_config *cfg, const float *data, size_t n, bool force_f32,
+                struct gpu_buffer *out, char *err, size_t err_len);
+
+/* Bytes per element of an activation dtype. */
+static inline size_t conv_dtype_size(enum nn_dtype t) { return t == NN_F16 ? 2 : 4; }
+
+static inline uint32_t conv_float_bits(float f)
+{
+    union { float f; uint32_t u; } v = {f};
+    return v.u;
+}
+
+#endif

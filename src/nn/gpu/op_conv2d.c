@@ -1,0 +1,218 @@
+/* CONV2D: folded BatchNorm is already in the weights; bias, activation and the optional residual
+ * are fused into the one dispatch. Three kernels, chosen in create() from the attributes:
+ *   pointwise (1x1, stride 1, no padding, one group): a GEMM W[OC][IC] x X[IC][HW] per image;
+ *   depthwise (group == IC == OC): shaders/conv_dw.glsl, kernel, stride and dilation specialised;
+ *   general (full and grouped convolutions): implicit GEMM over (OC/g) x (OH OW) with
+ *   K = IC/g KH KW, the im2col matrix gathered on the fly, one batch per (image, group).
+ * Weights stay in their model layout (OC rows of IC/g KH KW, k-contiguous as the kernels read
+ * them), in the net's storage precision; the bias stays fp32. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gpu/context.h"
+#include "gpu/error.h"
+#include "gpu/pipeline.h"
+#include "nn/gpu/conv_gemm.h"
+#include "nn/cpu/ref_ops.h"
+#include "nn/gpu/gpu_op.h"
+
+enum conv_kind { CONV_POINTWISE, CONV_DEPTHWISE, CONV_GENERAL };
+
+/* Depthwise: 64 invocations along W, 4 outputs each. */
+#define DW_LX 64u
+#define DW_OUTW 4u
+
+struct conv2d_state {
+    struct nn_gpu_config cfg;
+    enum conv_kind kind;
+    int oc, icg, group;
+    struct gpu_buffer weight, bias;
+    bool has_bias;
+    struct conv_gemm gemm;             /* pointwise, general */
+    const struct gpu_pipeline *dw;     /* depthwise */
+};
+
+struct dw_push {
+    uint32_t C, H, W, OH, OW;
+    uint32_t pad_t, pad_l;
+    uint32_t x_off, x_img;
+    uint32_t y_off, y_img;
+    uint32_t r_off, r_img;
+};
+
+static void conv2d_destroy(void *state)
+{
+    struct conv2d_state *s = state;
+    if (!s)
+        return;
+    gpu_buffer_free(&s->weight);
+    gpu_buffer_free(&s->bias);
+    free(s);
+}
+
+static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, const struct nn_gpu_weights *w,
+                         void **state, char *err, size_t err_len)
+{
+    *state = NULL;
+    struct ref_conv_params cp;
+    ref_conv_params_from_op(op, &cp);
+    const struct ref_conv_params *a = &cp;
+    if (a->kh < 1 || a->kw < 1 || a->sh < 1 || a->sw < 1 || a->dh < 1 || a->dw < 1 || a->group < 1 ||
+        a->pad_t < 0 || a->pad_l < 0 || a->pad_b < 0 || a->pad_r < 0 || (uint32_t)a->residual > PVK_RESIDUAL_BEFORE_ACT || op->act >= PVK_ACT_COUNT) {
+        snprintf(err, err_len, "conv2d %s: unsupported attributes", op->name);
+        return -1;
+    }
+    const struct pvk_shape *ws = &w->shape[0];
+    if (!w->data[0] || ws->ndim != 4 || ws->d[2] != a->kh || ws->d[3] != a->kw || ws->d[0] % a->group) {
+        snprintf(err, err_len, "conv2d %s: weight must be [OC][IC/g][%d][%d] with OC a multiple of %d", op->name,
+                 a->kh, a->kw, a->group);
+        return -1;
+    }
+    if (w->data[1] && (w->shape[1].ndim != 1 || w->shape[1].d[0] != ws->d[0])) {
+        snprintf(err, err_len, "conv2d %s: bias must be [OC]", op->name);
+        return -1;
+    }
+    struct conv2d_state *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, err_len, "conv2d %s: out of memory", op->name);
+        return -1;
+    }
+    s->cfg = *cfg;
+    s->oc = (int)ws->d[0];
+    s->icg = (int)ws->d[1];
+    s->group = a->group;
+    const int ic = s->icg * s->group;
+    const bool no_pad = !a->pad_t && !a->pad_l && !a->pad_b && !a->pad_r;
+    if (s->group == 1 && a->kh == 1 && a->kw == 1 && a->sh == 1 && a->sw == 1 && no_pad)
+        s->kind = CONV_POINTWISE;
+    else if (s->icg == 1 && s->group == ic && s->oc == ic)
+        s->kind = CONV_DEPTHWISE;
+    else
+        s->kind = CONV_GENERAL;
+
+    size_t wn = (size_t)s->oc * s->icg * a->kh * a->kw;
+    if (conv_upload(cfg, w->data[0], wn, false, &s->weight, err, err_len))
+        goto fail;
+    s->has_bias = w->data[1] != NULL;
+    if (s->has_bias && conv_upload(cfg, w->data[1], (size_t)s->oc, true, &s->bias, err, err_len))
+        goto fail;
+
+    if (s->kind == CONV_DEPTHWISE) {
+        uint32_t spec[13] = {DW_LX, (uint32_t)a->kh, (uint32_t)a->kw, (uint32_t)a->sh, (uint32_t)a->sw,
+                             (uint32_t)a->dh, (uint32_t)a->dw, DW_OUTW, op->act, conv_float_bits(op->act_alpha),
+                             conv_float_bits(op->act_beta), (uint32_t)a->residual, s->has_bias};
+        struct gpu_pipeline_desc pd = {.shader = cfg->act_dtype == NN_F16 ? "conv_dw_f16" : "conv_dw",
+                                       .spec = spec, .spec_count = 13, .buffer_count = 5,
+                                       .push_bytes = sizeof(struct dw_push)};
+        if (gpu_pipeline_get(cfg->ctx, &pd, &s->dw) != GPU_OK) {
+            snprintf(err, err_len, "conv2d %s: %s", op->name, gpu_last_error());
+            goto fail;
+        }
+    } else {
+        struct conv_gemm_desc d = {
+            .mode = s->kind == CONV_POINTWISE ? CONV_GEMM_PLAIN : CONV_GEMM_IM2COL,
+            .bias = s->has_bias ? CONV_GEMM_BIAS_ROW : CONV_GEMM_BIAS_NONE,
+            .act = op->act, .act_alpha = op->act_alpha, .act_beta = op->act_beta,
+            .residual = (uint32_t)a->residual,
+            .kh = (uint32_t)a->kh, .kw = (uint32_t)a->kw, .sh = (uint32_t)a->sh, .sw = (uint32_t)a->sw,
+            .dh = (uint32_t)a->dh, .dw = (uint32_t)a->dw,
+            .m_hint = (uint32_t)(s->oc / s->group),
+            .allow_coopmat = s->kind == CONV_POINTWISE,
+        };
+        if (conv_gemm_create(cfg, &d, &s->gemm, err, err_len))
+            goto fail;
+    }
+    *state = s;
+    return 0;
+fail:
+    conv2d_destroy(s);
+    return -1;
+}
+
+static bool dense_nchw(const struct nn_gpu_tensor *t)
+{
+    return t->shape.ndim == 4 && (t->dst_channels == 0 || t->dst_channels == t->shape.d[1]);
+}
+
+static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *in,
+                         int n_in, const struct nn_gpu_tensor *out, int n_out, char *err, size_t err_len)
+{
+    struct conv2d_state *s = state;
+    struct ref_conv_params cp;
+    ref_conv_params_from_op(op, &cp);
+    const struct ref_conv_params *a = &cp;
+    const bool has_res = a->residual != PVK_RESIDUAL_NONE;
+    if (n_in < (has_res ? 2 : 1) || n_out < 1) {
+        snprintf(err, err_len, "conv2d %s: needs %d input(s) and one output", op->name, has_res ? 2 : 1);
+        return -1;
+    }
+    const struct nn_gpu_tensor *x = &in[0], *y = &out[0], *r = has_res ? &in[1] : NULL;
+    const enum nn_dtype dt = s->cfg.act_dtype;
+    const int64_t n = x->shape.d[0], ic = x->shape.d[1], h = x->shape.d[2], wd = x->shape.d[3];
+    int oh = 0, ow = 0;
+    if (x->shape.ndim != 4 || h < 1 || wd < 1 || h > INT32_MAX || wd > INT32_MAX ||
+        ref_conv2d_out_hw((int)h, (int)wd, a, &oh, &ow) || !dense_nchw(x) || ic != (int64_t)s->icg * s->group || y->shape.ndim != 4 || y->shape.d[0] != n ||
+        y->shape.d[1] != s->oc || y->shape.d[2] != oh || y->shape.d[3] != ow || oh < 1 || ow < 1) {
+        snprintf(err, err_len, "conv2d %s: shapes do not match the weights and attributes", op->name);
+        return -1;
+    }
+    if (x->dtype != dt || y->dtype != dt || (r && r->dtype != dt)) {
+        snprintf(err, err_len, "conv2d %s: tensors must be in the net's storage precision", op->name);
+        return -1;
+    }
+    if (r && (!dense_nchw(r) || r->shape.d[0] != n || r->shape.d[1] != s->oc || r->shape.d[2] != oh ||
+              r->shape.d[3] != ow)) {
+        snprintf(err, err_len, "conv2d %s: residual must be a dense [N][OC][OH][OW]", op->name);
+        return -1;
+    }
+    const int64_t dc = y->dst_channels ? y->dst_channels : s->oc;
+    if (dc < s->oc) {
+        snprintf(err, err_len, "conv2d %s: dst_channels %lld below OC %d", op->name, (long long)dc, s->oc);
+        return -1;
+    }
+    const uint32_t hw = (uint32_t)(h * wd), ohw = (uint32_t)(oh * ow);
+    struct gpu_binding bind[5] = {
+        gpu_bind(&s->weight), gpu_bind(x->buf), gpu_bind(y->buf),
+        gpu_bind(s->has_bias ? &s->bias : &s->weight), gpu_bind(r ? r->buf : &s->weight),
+    };
+    const char *label = op->name[0] ? op->name : "conv2d";
+
+    if (s->kind == CONV_DEPTHWISE) {
+        bind[0] = gpu_bind(x->buf);
+        bind[1] = gpu_bind(&s->weight);
+        struct dw_push p = {
+            .C = (uint32_t)ic, .H = (uint32_t)h, .W = (uint32_t)wd, .OH = (uint32_t)oh, .OW = (uint32_t)ow,
+            .pad_t = (uint32_t)a->pad_t, .pad_l = (uint32_t)a->pad_l,
+            .x_off = x->elem_offset, .x_img = (uint32_t)ic * hw,
+            .y_off = y->elem_offset, .y_img = (uint32_t)dc * ohw,
+            .r_off = r ? r->elem_offset : 0, .r_img = (uint32_t)s->oc * ohw,
+        };
+        uint32_t per_group = DW_LX * DW_OUTW;
+        struct gpu_dispatch d = {.pipeline = s->dw, .buffers = bind, .push = &p,
+                                 .groups = {((uint32_t)ow + per_group - 1) / per_group, (uint32_t)oh,
+                                            (uint32_t)(n * ic)},
+                                 .label = label};
+        if (gpu_cmd_dispatch(cmd, &d) != GPU_OK) {
+            snprintf(err, err_len, "conv2d %s: %s", op->name, gpu_last_error());
+            return -1;
+        }
+        return 0;
+    }
+
+    const uint32_t ocg = (uint32_t)(s->oc / s->group), icg = (uint32_t)s->icg;
+    const uint32_t k = icg * (uint32_t)(a->kh * a->kw);
+    struct conv_gemm_push p = {
+        .M = ocg, .N = ohw, .K = k, .zdiv = (uint32_t)s->group,
+        .a_off = 0, .a_sm = k, .a_z1 = 0, .a_z2 = ocg * k,
+        .b_off = x->elem_offset, .b_sk = hw, .b_sn = 1, .b_z1 = (uint32_t)ic * hw, .b_z2 = icg * hw,
+        .c_off = y->elem_offset, .c_sm = ohw, .c_z1 = (uint32_t)dc * ohw, .c_z2 = ocg * ohw,
+        .r_off = r ? r->elem_offset : 0, .r_sm = ohw, .r_z1 = (uint32_t)s->oc * ohw, .r_z2 = ocg * ohw,
+        .bias_z2 = ocg,
+        .H = (uint32_t)h, .W = (uint32_t)wd, .OW = (uint32_t)ow,
+        .pad_t = (uint32_t)a->pad_t, .pad_l = (uint32_t)a->pad_l,
+    };
+    return conv_gemm_record(&s->gemm, cmd, bind, &p, (uint32_t)(n * s->group), label, err, err_len) ? -1 : 0;
+}
+
+const struct nn_gpu_op_impl nn_gpu_conv2d_impl = {conv2d_create, conv2d_record, conv2d_destroy};

@@ -1,0 +1,436 @@
+/* CONV2D and CONV_TRANSPOSE2D on the GPU against the C reference (ref_conv2d,
+ * ref_conv_transpose2d): every configuration of the three nets (shared/models.md) and a few more,
+ * odd sizes, each activation, residual before/after the activation, writes into a channel slice
+ * of a wider tensor at odd element offsets, in fp32 and fp16 storage. Outputs are poisoned with
+ * NaN first; channels outside the slice must stay NaN. The last test times det/rec-sized convs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/cmd.h"
+#include "gpu/context.h"
+#include "gpu/error.h"
+#include "gpu/pool.h"
+#include "gpu/transfer.h"
+#include "gpu/validation.h"
+#include "nn/cpu/ref_ops.h"
+#include "nn/gpu/gpu_op.h"
+#include "nn/gpu/half.h"
+#include "support/test_env.h"
+
+static struct gpu_context *ctx;
+
+static int setup(void **s)
+{
+    (void)s;
+    struct gpu_options opt;
+    gpu_options_default(&opt);
+    if (gpu_context_create(&opt, &ctx) != GPU_OK) {
+        fprintf(stderr, "gpu_context_create: %s\n", gpu_last_error());
+        return -1;
+    }
+    const struct gpu_caps *caps = gpu_context_caps(ctx);
+    fprintf(stderr, "device: %s (cpu %d, fp16 storage %d, coopmat nv %d)\n", caps->device_name, caps->is_cpu,
+            caps->storage_16bit, caps->coopmat_nv);
+    return 0;
+}
+
+static int teardown(void **s)
+{
+    (void)s;
+    gpu_context_destroy(ctx);
+    assert_int_equal(gpu_validation_message_count(), 0);
+    return 0;
+}
+
+#define CHECK(call)                                                 \
+    do {                                                            \
+        int st_ = (call);                                           \
+        if (st_ != GPU_OK)                                          \
+            fail_msg("%s -> %d: %s", #call, st_, gpu_last_error()); \
+    } while (0)
+
+static size_t esize(enum nn_dtype dt) { return dt == NN_F16 ? 2 : 4; }
+
+/* A device buffer of `total` elements holding `src` (n floats) from element `offset`; the rest
+ * NaN. fp16 tensors get the rounded values back in src so the reference sees what the GPU sees. */
+static void upload_tensor(enum nn_dtype dt, float *src, size_t n, size_t offset, size_t total, struct gpu_buffer *b)
+{
+    CHECK(gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, total * esize(dt), b));
+    float *all = malloc(total * sizeof *all);
+    test_fill_nan(all, total);
+    if (dt == NN_F16) {
+        for (size_t i = 0; i < n; i++)
+            src[i] = nn_half_to_float(nn_float_to_half(src[i]));
+    }
+    memcpy(all + offset, src, n * sizeof *src);
+    if (dt == NN_F16) {
+        uint16_t *h = malloc(total * sizeof *h);
+        nn_floats_to_halves(all, h, total);
+        CHECK(gpu_upload(ctx, b, 0, h, total * 2));
+        free(h);
+    } else {
+        CHECK(gpu_upload(ctx, b, 0, all, total * 4));
+    }
+    free(all);
+}
+
+static float *download_tensor(enum nn_dtype dt, const struct gpu_buffer *b, size_t total)
+{
+    float *all = malloc(total * sizeof *all);
+    if (dt == NN_F16) {
+        uint16_t *h = malloc(total * sizeof *h);
+        CHECK(gpu_download(ctx, b, 0, h, total * 2));
+        nn_halves_to_floats(h, all, total);
+        free(h);
+    } else {
+        CHECK(gpu_download(ctx, b, 0, all, total * 4));
+    }
+    return all;
+}
+
+static struct pvk_shape shape4(int64_t a, int64_t b, int64_t c, int64_t d)
+{
+    return (struct pvk_shape){4, {a, b, c, d}};
+}
+
+struct conv_case {
+    int n, c, h, w, oc;
+    int kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, group;
+    enum pvk_act act;
+    enum pvk_residual res;
+    int no_bias;
+    int slice_before, slice_after; /* output channels of a wider tensor around ours */
+    int transpose;                 /* CONV_TRANSPOSE2D */
+};
+
+/* Records the op into one command buffer, runs it and returns the GPU time of its dispatch. */
+static double run_op(const struct nn_gpu_op_impl *impl, void *state, const struct pvk_op *op,
+                     const struct nn_gpu_tensor *in, int n_in, const struct nn_gpu_tensor *out, int runs)
+{
+    struct gpu_cmd *cmd;
+    CHECK(gpu_cmd_create(ctx, 4, &cmd));
+    CHECK(gpu_cmd_begin(cmd));
+    char err[256] = "";
+    if (impl->record(state, op, cmd, in, n_in, out, 1, err, sizeof err))
+        fail_msg("record: %s", err);
+    gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_HOST);
+    CHECK(gpu_cmd_end(cmd));
+    double best = INFINITY;
+    for (int r = 0; r < runs; r++) {
+        CHECK(gpu_cmd_run(cmd));
+        const struct gpu_timing *t;
+        unsigned count;
+        gpu_cmd_timings(cmd, &t, &count);
+        double us = 0;
+        for (unsigned i = 0; i < count; i++)
+            us += t[i].us;
+        if (count && us < best)
+            best = us;
+    }
+    gpu_cmd_destroy(cmd);
+    return best;
+}
+
+/* Runs one case; returns the best GPU time over `runs` replays (us), +inf without timestamps. */
+static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int runs)
+{
+    const struct gpu_caps *caps = gpu_context_caps(ctx);
+    if (dt == NN_F16 && !caps->storage_16bit)
+        return INFINITY;
+    struct ref_conv_params p = {cc->kh, cc->kw, cc->sh, cc->sw, cc->dh, cc->dw, cc->pt, cc->pl, cc->pb, cc->pr,
+                                cc->group, cc->act, 0.2f, 0.5f, cc->res};
+    if (cc->act == PVK_ACT_CLIP) {
+        p.act_alpha = -0.3f;
+        p.act_beta = 0.4f;
+    }
+    int oh, ow;
+    if (cc->transpose)
+        assert_int_equal(ref_conv_transpose2d_out_hw(cc->h, cc->w, &p, &oh, &ow), 0);
+    else
+        assert_int_equal(ref_conv2d_out_hw(cc->h, cc->w, &p, &oh, &ow), 0);
+
+    const size_t xn = (size_t)cc->n * cc->c * cc->h * cc->w, yn = (size_t)cc->n * cc->oc * oh * ow;
+    const size_t wn = cc->transpose ? (size_t)cc->c * (cc->oc / cc->group) * cc->kh * cc->kw
+                                    : (size_t)cc->oc * (cc->c / cc->group) * cc->kh * cc->kw;
+    const int fan_in = (cc->c / cc->group) * cc->kh * cc->kw;
+    float *x = malloc(xn * sizeof *x), *wt = malloc(wn * sizeof *wt), *bias = malloc(cc->oc * sizeof *bias);
+    float *res = malloc(yn * sizeof *res), *want = malloc(yn * sizeof *want);
+    test_fill_uniform(x, xn, -1, 1);
+    float ws = 1.7f / sqrtf((float)fan_in);
+    test_fill_uniform(wt, wn, -ws, ws);
+    test_fill_uniform(bias, cc->oc, -0.5f, 0.5f);
+    test_fill_uniform(res, yn, -1, 1);
+
+    struct pvk_op op = {.type = cc->transpose ? PVK_OP_CONV_TRANSPOSE2D : PVK_OP_CONV2D, .act = p.act,
+                        .act_alpha = p.act_alpha, .act_beta = p.act_beta};
+    op.attr.conv.kh = cc->kh;
+    op.attr.conv.kw = cc->kw;
+    op.attr.conv.sh = cc->sh;
+    op.attr.conv.sw = cc->sw;
+    op.attr.conv.dh = cc->dh;
+    op.attr.conv.dw = cc->dw;
+    op.attr.conv.pad_t = cc->pt;
+    op.attr.conv.pad_l = cc->pl;
+    op.attr.conv.pad_b = cc->pb;
+    op.attr.conv.pad_r = cc->pr;
+    op.attr.conv.group = cc->group;
+    op.attr.conv.residual = cc->res;
+    snprintf(op.name, sizeof op.name, "%s", cc->transpose ? "conv_transpose" : "conv");
+    struct nn_gpu_weights w = {0};
+    w.data[0] = wt;
+    w.shape[0] = cc->transpose ? shape4(cc->c, cc->oc / cc->group, cc->kh, cc->kw)
+                               : shape4(cc->oc, cc->c / cc->group, cc->kh, cc->kw);
+    if (!cc->no_bias) {
+        w.data[1] = bias;
+        w.shape[1] = (struct pvk_shape){1, {cc->oc}};
+    }
+
+    const struct nn_gpu_op_impl *impl = cc->transpose ? &nn_gpu_conv_transpose2d_impl : &nn_gpu_conv2d_impl;
+    struct nn_gpu_config cfg = {ctx, dt, false};
+    void *state = NULL;
+    char err[256] = "";
+    if (impl->create(&cfg, &op, &w, &state, err, sizeof err))
+        fail_msg("create: %s", err);
+
+    /* tensors at odd element offsets; the output is a channel slice of a wider tensor */
+    const size_t x_off = 3, r_off = 5, y_base = 7;
+    const int dc = cc->oc + cc->slice_before + cc->slice_after;
+    const size_t ohw = (size_t)oh * ow, y_total = y_base + (size_t)cc->n * dc * ohw + 2;
+    struct gpu_buffer bx, by, br = {0};
+    upload_tensor(dt, x, xn, x_off, x_off + xn + 1, &bx);
+    upload_tensor(dt, res, 0, 0, y_total, &by); /* all NaN */
+    struct nn_gpu_tensor in[2] = {
+        {&bx, (uint32_t)x_off, dt, shape4(cc->n, cc->c, cc->h, cc->w), 0},
+        {&br, (uint32_t)r_off, dt, shape4(cc->n, cc->oc, oh, ow), 0},
+    };
+    if (cc->res != PVK_RESIDUAL_NONE)
+        upload_tensor(dt, res, yn, r_off, r_off + yn, &br);
+    struct nn_gpu_tensor out = {&by, (uint32_t)(y_base + cc->slice_before * ohw), dt, shape4(cc->n, cc->oc, oh, ow),
+                                cc->slice_before || cc->slice_after ? dc : 0};
+    /* ... and the reference sees the rounded weights too */
+    if (dt == NN_F16) {
+        for (size_t i = 0; i < wn; i++)
+            wt[i] = nn_half_to_float(nn_float_to_half(wt[i]));
+    }
+
+    double us = run_op(impl, state, &op, in, cc->res != PVK_RESIDUAL_NONE ? 2 : 1, &out, runs);
+
+    if (cc->transpose) {
+        ref_conv_transpose2d(x, cc->n, cc->c, cc->h, cc->w, wt, cc->no_bias ? NULL : bias, cc->oc, &p, want);
+        ref_act(p.act, p.act_alpha, p.act_beta, want, yn);
+    } else {
+        ref_conv2d(x, cc->n, cc->c, cc->h, cc->w, wt, cc->no_bias ? NULL : bias, cc->oc, &p,
+                   cc->res != PVK_RESIDUAL_NONE ? res : NULL, want);
+    }
+    float *all = download_tensor(dt, &by, y_total);
+    float *got = malloc(yn * sizeof *got);
+    for (int b = 0; b < cc->n; b++) {
+        for (int ch = 0; ch < dc; ch++) {
+            const float *src = all + y_base + ((size_t)b * dc + ch) * ohw;
+            int own = ch - cc->slice_before;
+            if (own >= 0 && own < cc->oc) {
+                memcpy(got + ((size_t)b * cc->oc + own) * ohw, src, ohw * sizeof *got);
+                continue;
+            }
+            for (size_t i = 0; i < ohw; i++)
+                if (!isnan(src[i]))
+                    fail_msg("image %d channel %d (outside the slice) was written", b, ch);
+        }
+    }
+    for (size_t i = 0; i < y_base; i++)
+        assert_true(isnan(all[i]));
+    for (size_t i = y_base + (size_t)cc->n * dc * ohw; i < y_total; i++)
+        assert_true(isnan(all[i]));
+    double err_l2 = test_rel_l2(got, want, yn), tol = dt == NN_F16 ? 1e-2 : 1e-4;
+    if (!(err_l2 <= tol))
+        fail_msg("%s %s n%d c%d %dx%d -> oc%d k%dx%d s%d,%d d%d,%d pad %d,%d,%d,%d g%d act %d res %d: rel-L2 %g",
+                 cc->transpose ? "conv_transpose2d" : "conv2d", dt == NN_F16 ? "f16" : "f32", cc->n, cc->c, cc->h,
+                 cc->w, cc->oc, cc->kh, cc->kw, cc->sh, cc->sw, cc->dh, cc->dw, cc->pt, cc->pl, cc->pb, cc->pr,
+                 cc->group, cc->act, cc->res, err_l2);
+
+    impl->destroy(state);
+    gpu_buffer_free(&bx);
+    gpu_buffer_free(&by);
+    gpu_buffer_free(&br);
+    free(all);
+    free(got);
+    free(x);
+    free(wt);
+    free(bias);
+    free(res);
+    free(want);
+    return us;
+}
+
+static void run_cases(const struct conv_case *cases, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        conv_case_run(&cases[i], NN_F32, 1);
+        conv_case_run(&cases[i], NN_F16, 1);
+    }
+}
+
+#define RUN(cases) run_cases(cases, sizeof cases / sizeof cases[0])
+
+/* n, c, h, w, oc, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, group, act, res, no_bias, before, after, transpose */
+static void test_pointwise(void **s)
+{
+    (void)s;
+    static const struct conv_case cases[] = {
+        {2, 16, 9, 13, 24, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU6, 0, 0, 0, 0, 0},
+        {1, 3, 1, 1, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0},
+        {1, 7, 1, 37, 70, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 1, 0, 0, 0},
+        {3, 40, 5, 7, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0},
+        {1, 96, 17, 19, 130, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, 0, 0, 0},
+        {1, 1, 4, 4, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0},
+    };
+    RUN(cases);
+}
+
+static void test_depthwise(void **s)
+{
+    (void)s;
+    static const struct conv_case cases[] = {
+        {2, 8, 11, 17, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0},
+        {1, 5, 9, 10, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 5, PVK_ACT_RELU6, 0, 0, 0, 0, 0},
+        {1, 6, 8, 9, 6, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 6, PVK_ACT_NONE, 0, 0, 0, 0, 0},
+        {2, 6, 7, 12, 6, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 6, PVK_ACT_NONE, 0, 1, 0, 0, 0},
+        {1, 12, 13, 21, 12, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 12, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0},
+        {1, 7, 12, 11, 7, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 7, PVK_ACT_NONE, 0, 0, 0, 0, 0},
+        {2, 4, 12, 15, 4, 5, 5, 2, 1, 1, 1, 2, 2, 2, 2, 4, PVK_ACT_RELU, 0, 0, 0, 0, 0},
+        {1, 3, 19, 23, 3, 7, 7, 1, 1, 2, 2, 6, 6, 6, 6, 3, PVK_ACT_NONE, 0, 0, 0, 0, 0},
+        {1, 3, 10, 9, 3, 3, 3, 1, 1, 2, 2, 2, 1, 0, 3, 3, PVK_ACT_NONE, 0, 0, 0, 0, 0},
+        {1, 4, 1, 1, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, PVK_ACT_NONE, 0, 0, 0, 0, 0},
+        {1, 2, 3, 3, 2, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 2, PVK_ACT_NONE, 0, 0, 0, 0, 0},
+        {1, 5, 1, 300, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 5, PVK_ACT_NONE, 0, 0, 0, 0, 0},
+    };
+    RUN(cases);
+}
+
+static void test_general(void **s)
+{
+    (void)s;
+    static const struct conv_case cases[] = {
+        {1, 5, 10, 12, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_RELU, 0, 0, 0, 0, 0},
+        {1, 3, 33, 31, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0},
+        {2, 12, 2, 20, 10, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0},
+        {1, 8, 9, 7, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, PVK_ACT_NONE, 0, 0, 0, 0, 0},
+        {1, 6, 8, 8, 4, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2, PVK_ACT_NONE, 0, 1, 0, 0, 0},
+        {1, 6, 9, 9, 4, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0},
+        {1, 4, 6, 7, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, PVK_ACT_NONE, 0, 0, 0, 0, 0}, /* dw, multiplier 2 */
+        {1, 70, 5, 6, 66, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1, PVK_ACT_SWISH, 0, 0, 0, 0, 0},
+        {1, 3, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0},
+        {1, 2, 5, 4, 3, 2, 3, 3, 2, 1, 1, 0, 2, 1, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0},
+    };
+    RUN(cases);
+}
+
+static void test_residual(void **s)
+{
+    (void)s;
+    static const struct conv_case cases[] = {
+        {2, 16, 5, 6, 12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0},
+        {2, 16, 5, 6, 12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0},
+        {1, 6, 9, 7, 6, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 6, PVK_ACT_HARDSWISH, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0},
+        {1, 6, 9, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, PVK_ACT_RELU6, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0},
+        {1, 5, 6, 8, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_SIGMOID, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0},
+        {2, 4, 6, 8, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0},
+    };
+    RUN(cases);
+}
+
+static void test_activations(void **s)
+{
+    (void)s;
+    for (int act = 0; act < PVK_ACT_COUNT; act++) {
+        struct conv_case pw = {1, 9, 3, 5, 6, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, (enum pvk_act)act, 0, 0, 0, 0, 0};
+        struct conv_case dw = {1, 4, 5, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, (enum pvk_act)act, 0, 0, 0, 0, 0};
+        struct conv_case full = {1, 3, 5, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, (enum pvk_act)act, 0, 0, 0, 0, 0};
+        conv_case_run(&pw, NN_F32, 1);
+        conv_case_run(&dw, NN_F32, 1);
+        conv_case_run(&full, NN_F16, 1);
+    }
+}
+
+static void test_concat_slice(void **s)
+{
+    (void)s;
+    static const struct conv_case cases[] = {
+        {2, 8, 5, 7, 6, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 3, 2, 0},
+        {2, 5, 6, 9, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 5, PVK_ACT_NONE, PVK_RESIDUAL_BEFORE_ACT, 0, 1, 4, 0},
+        {2, 3, 7, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 2, 0, 0},
+        {1, 3, 7, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 0, 3, 0},
+        {2, 6, 3, 4, 5, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, 2, 1, 1},
+        {1, 4, 3, 4, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 1, 2, 1},
+    };
+    RUN(cases);
+}
+
+static void test_transpose(void **s)
+{
+    (void)s;
+    static const struct conv_case cases[] = {
+        {1, 16, 5, 7, 8, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, 0, 0, 1},
+        {2, 3, 1, 1, 5, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 1, 0, 0, 1},
+        {1, 24, 9, 6, 70, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_SIGMOID, 0, 0, 0, 0, 1},
+        {1, 5, 4, 6, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1},
+        {2, 4, 5, 3, 6, 4, 4, 2, 2, 1, 1, 1, 1, 1, 1, 2, PVK_ACT_RELU6, 0, 0, 0, 0, 1},
+        {1, 3, 4, 4, 2, 3, 2, 1, 3, 2, 1, 0, 1, 2, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1},
+        {1, 4, 3, 5, 3, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1},
+    };
+    RUN(cases);
+}
+
+/* Net-sized convolutions, checked and timed (best of 3 replays) as GFLOP/s. */
+static void test_timings(void **s)
+{
+    (void)s;
+    static const struct {
+        const char *what;
+        struct conv_case cc;
+    } cases[] = {
+        {"det 1x1 16x240x240 -> 64", {1, 16, 240, 240, 64, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU6, 0, 0, 0, 0, 0}},
+        {"det 1x1 96x120x120 -> 24", {1, 96, 120, 120, 24, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0}},
+        {"dw 5x5 s1 96x60x60", {1, 96, 60, 60, 96, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 96, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0}},
+        {"stem 3x3 s2 3x960x960 -> 16", {1, 3, 960, 960, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0}},
+        {"full 3x3 s1 64x60x60 -> 64", {1, 64, 60, 60, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_RELU, 0, 0, 0, 0, 0}},
+        {"deconv 2x2 s2 64x120x120 -> 16", {1, 64, 120, 120, 16, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, 0, 0, 1}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const struct conv_case *cc = &cases[i].cc;
+        struct ref_conv_params p = {cc->kh, cc->kw, cc->sh, cc->sw, cc->dh, cc->dw, cc->pt, cc->pl, cc->pb,
+                                    cc->pr, cc->group, 0, 0, 0, 0};
+        int oh, ow;
+        if (cc->transpose)
+            ref_conv_transpose2d_out_hw(cc->h, cc->w, &p, &oh, &ow);
+        else
+            ref_conv2d_out_hw(cc->h, cc->w, &p, &oh, &ow);
+        double macs = cc->transpose ? (double)cc->c * cc->oc * cc->h * cc->w * cc->kh * cc->kw
+                                    : (double)cc->oc * oh * ow * (cc->c / cc->group) * cc->kh * cc->kw;
+        for (int dt = NN_F32; dt <= NN_F16; dt++) {
+            double us = conv_case_run(cc, (enum nn_dtype)dt, 3);
+            if (isfinite(us))
+                fprintf(stderr, "timing %-32s %s: %8.0f us, %6.2f GFLOP/s\n", cases[i].what,
+                        dt == NN_F16 ? "f16" : "f32", us, 2 * macs * cc->n / (us * 1e3));
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pointwise),    cmocka_unit_test(test_depthwise),
+        cmocka_unit_test(test_general),      cmocka_unit_test(test_residual),
+        cmocka_unit_test(test_activations),  cmocka_unit_test(test_concat_slice),
+        cmocka_unit_test(test_transpose),    cmocka_unit_test(test_timings),
+    };
+    return cmocka_run_group_tests_name("gpu_op_conv", tests, setup, teardown);
+}
