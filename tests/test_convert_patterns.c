@@ -298,10 +298,10 @@ static void test_layernorm_and_matmul(void **state)
     pvk_model_free(&m);
 }
 
-/* The SVTR attention spelling with the reshape targets computed from the dynamic T. */
-static void test_attention(void **state)
+/* The SVTR attention spelling with the reshape targets computed from the dynamic T; q/k/v taken
+ * with Slice+Squeeze (paddle2onnx) or with one Split (newer exporters). */
+static void attention_case(int use_split)
 {
-    (void)state;
     enum { CH = 8, HEADS = 2, HD = 4 };
     struct onnx_builder b;
     struct pvk_model m;
@@ -338,13 +338,20 @@ static void test_attention(void **state)
     ob_node(&b, "Transpose", "tr", "r5", "t5");
     int64_t perm[] = {2, 0, 3, 1, 4}, permk[] = {0, 1, 3, 2}, permo[] = {0, 2, 1, 3}, sq[] = {0};
     ob_attr_ints(&b, "perm", 5, perm);
-    ob_node(&b, "Slice", "sq_s", "t5,s0,e1,ax0", "q5");
+    if (use_split) {
+        int64_t ones[] = {1, 1, 1};
+        ob_node(&b, "Split", "split", "t5", "q5,k5,v5");
+        ob_attr_int(&b, "axis", 0);
+        ob_attr_ints(&b, "split", 3, ones);
+    } else {
+        ob_node(&b, "Slice", "sq_s", "t5,s0,e1,ax0", "q5");
+        ob_node(&b, "Slice", "sk_s", "t5,s1,e2,ax0", "k5");
+        ob_node(&b, "Slice", "sv_s", "t5,s2,e3,ax0", "v5");
+    }
     ob_node(&b, "Squeeze", "sq_q", "q5", "q");
     ob_attr_ints(&b, "axes", 1, sq);
-    ob_node(&b, "Slice", "sk_s", "t5,s1,e2,ax0", "k5");
     ob_node(&b, "Squeeze", "sq_k", "k5", "k");
     ob_attr_ints(&b, "axes", 1, sq);
-    ob_node(&b, "Slice", "sv_s", "t5,s2,e3,ax0", "v5");
     ob_node(&b, "Squeeze", "sq_v", "v5", "v");
     ob_attr_ints(&b, "axes", 1, sq);
     ob_node(&b, "Mul", "qs", "q,scale", "qsc");
@@ -371,6 +378,59 @@ static void test_attention(void **state)
     assert_int_equal(at->outputs[0], m.output);
     assert_int_equal(m.tensors[m.output].shape[2], CH);
     assert_int_equal(m.tensors[m.output].shape[1], -1);
+    pvk_model_free(&m);
+}
+
+static void test_attention(void **state)
+{
+    (void)state;
+    attention_case(0);
+    attention_case(1);
+}
+
+/* PP-OCRv6-style ops: a GELU operator (opset 20), a dilated 7x7 depthwise conv, and a Split
+ * whose parts are used separately. */
+static void test_v6_ops(void **state)
+{
+    (void)state;
+    struct onnx_builder b;
+    struct pvk_model m;
+    float dw[C * 49];
+    for (int k = 0; k < C * 49; k++)
+        dw[k] = test_rand_uniform(-1, 1);
+    int64_t dwd[] = {C, 1, 7, 7}, pads[] = {6, 6, 6, 6}, dil[] = {2, 2}, split[] = {1, 3}, ad[] = {1, 1, 4, 4};
+    begin(&b, 20);
+    ob_init_f32(&b, "dw", 4, dwd, dw);
+    ob_node(&b, "Gelu", "gelu", "c", "g");
+    ob_node(&b, "Conv", "dwconv", "g,dw", "d");
+    ob_attr_int(&b, "group", C);
+    ob_attr_ints(&b, "pads", 4, pads);
+    ob_attr_ints(&b, "dilations", 2, dil);
+    ob_node(&b, "Gelu", "gelu_t", "d", "e");
+    ob_attr_string(&b, "approximate", "tanh");
+    ob_node(&b, "Split", "split", "e", "a,y");
+    ob_attr_int(&b, "axis", 1);
+    ob_attr_ints(&b, "split", 2, split);
+    ob_node(&b, "Relu", "relu_a", "a", "ra");
+    /* y, the split's second part, is read by nobody: no SLICE is written for it */
+    convert_ok(&b, "ra", 4, ad, &m);
+    assert_int_equal(m.n_ops, 4);
+    assert_int_equal(m.ops[0].type, PVK_OP_CONV2D);
+    assert_int_equal(m.ops[0].act, PVK_ACT_GELU_ERF);
+    assert_int_equal(m.ops[1].type, PVK_OP_CONV2D);
+    assert_int_equal(m.ops[1].act, PVK_ACT_GELU_TANH);
+    assert_int_equal(m.ops[1].attr.conv.dh, 2);
+    assert_int_equal(m.ops[1].attr.conv.kh, 7);
+    assert_int_equal(m.ops[1].attr.conv.group, C);
+    assert_int_equal(m.ops[2].type, PVK_OP_SLICE);
+    assert_int_equal(m.ops[2].attr.slice.axis, 1);
+    assert_int_equal(m.ops[2].attr.slice.start, 0);
+    assert_int_equal(m.ops[2].attr.slice.end, 1);
+    assert_int_equal(m.ops[3].type, PVK_OP_UNARY);
+    assert_int_equal(m.ops[3].act, PVK_ACT_RELU);
+    const int64_t dims[] = {1, 1, 4, 4};
+    for (int d = 0; d < 4; d++)
+        assert_int_equal(m.tensors[m.output].shape[d], dims[d]);
     pvk_model_free(&m);
 }
 
@@ -473,6 +533,7 @@ int main(void)
         cmocka_unit_test(test_conv_residual),
         cmocka_unit_test(test_layernorm_and_matmul),
         cmocka_unit_test(test_attention),
+        cmocka_unit_test(test_v6_ops),
         cmocka_unit_test(test_layout_ops),
         cmocka_unit_test(test_unsupported_names_the_node),
     };

@@ -554,6 +554,33 @@ static int64_t axis_src(int64_t k, const void *p)
 
 /* --- per-op inference ------------------------------------------------------------------------- */
 
+int cv_split_sizes(const struct cv_graph *g, const struct cv_node *nd, int64_t *sizes)
+{
+    const struct cv_value *x = &g->values[nd->in[0]];
+    int axis = norm_axis(onnx_attr_int(nd->src, "axis", 0), x->ndim);
+    if (axis < 0 || axis >= x->ndim || nd->n_out > CV_MAX_DIMS * 2)
+        return -1;
+    const struct onnx_attr *a = onnx_attr_find(nd->src, "split");
+    const struct onnx_tensor *t = nd->n_in > 1 && nd->in[1] >= 0 ? g->values[nd->in[1]].konst : NULL;
+    if (nd->n_in > 1 && nd->in[1] >= 0 && !t)
+        return -1;
+    int64_t total = 0;
+    for (int k = 0; k < nd->n_out; k++) {
+        if (a && a->n_ints == nd->n_out)
+            sizes[k] = a->ints[k];
+        else if (t && t->numel == nd->n_out)
+            sizes[k] = t->i ? t->i[k] : (int64_t)t->f[k];
+        else if (!a && !t && x->dims[axis] >= 0 && x->dims[axis] % nd->n_out == 0)
+            sizes[k] = x->dims[axis] / nd->n_out;
+        else
+            return -1;
+        if (sizes[k] < 0)
+            return -1;
+        total += sizes[k];
+    }
+    return x->dims[axis] >= 0 && total != x->dims[axis] ? -1 : axis;
+}
+
 static int infer_node(struct ctx *c)
 {
     struct cv_graph *g = c->g;
@@ -646,7 +673,7 @@ static int infer_node(struct ctx *c)
     }
     if (!strcmp(op, "Sqrt") || !strcmp(op, "Neg") || !strcmp(op, "Reciprocal") || !strcmp(op, "Relu") ||
         !strcmp(op, "Sigmoid") || !strcmp(op, "HardSigmoid") || !strcmp(op, "HardSwish") || !strcmp(op, "Clip") ||
-        !strcmp(op, "Erf") || !strcmp(op, "Tanh") || !strcmp(op, "Softmax") || !strcmp(op, "LeakyRelu") ||
+        !strcmp(op, "Erf") || !strcmp(op, "Gelu") || !strcmp(op, "Tanh") || !strcmp(op, "Softmax") || !strcmp(op, "LeakyRelu") ||
         !strcmp(op, "BatchNormalization") || !strcmp(op, "LayerNormalization") || !strcmp(op, "Exp")) {
         set_shape(o, x->ndim, x->dims);
         if (x->konst && (!strcmp(op, "Sqrt") || !strcmp(op, "Neg") || !strcmp(op, "Reciprocal"))) {
@@ -1080,6 +1107,34 @@ static int infer_node(struct ctx *c)
         dims[ndim++] = x->dims[x->ndim - 2];
         dims[ndim++] = n;
         set_shape(o, ndim, dims);
+        return 0;
+    }
+    if (!strcmp(op, "Split")) {
+        int64_t sizes[CV_MAX_DIMS * 2];
+        if (cv_split_sizes(g, nd, sizes) < 0)
+            return node_fail(c, "split sizes must be static (a constant split or a static axis)");
+        int axis = norm_axis(onnx_attr_int(src, "axis", 0), x->ndim);
+        for (int k = 0; k < nd->n_out; k++) {
+            struct cv_value *ok = out_val(c, k);
+            set_shape(ok, x->ndim, x->dims);
+            ok->dims[axis] = sizes[k];
+            ok->is_int = x->is_int;
+        }
+        if (x->konst) {
+            int64_t inner = 1, index[64], start = 0;
+            for (int d = axis + 1; d < x->ndim; d++)
+                inner *= x->dims[d];
+            for (int k = 0; k < nd->n_out; k++) {
+                if (sizes[k] > 64)
+                    return node_fail(c, "constant split too large");
+                for (int64_t i = 0; i < sizes[k]; i++)
+                    index[i] = start + i;
+                struct axis_arg a = {inner, sizes[k], x->dims[axis], index};
+                if (eval_gather_like(c, x->konst, out_val(c, k), axis_src, &a))
+                    return -1;
+                start += sizes[k];
+            }
+        }
         return 0;
     }
     if (!strcmp(op, "ConstantOfShape")) {

@@ -86,6 +86,9 @@ int cv_fail(char *err, size_t err_len, const char *fmt, ...)
 #endif
     ;
 
+/* Split node: the static size of each output; returns the axis or -1 if not static. */
+int cv_split_sizes(const struct cv_graph *g, const struct cv_node *nd, int64_t *sizes);
+
 /* Lowering (lower.c): ONNX nodes -> pvk ops, including the multi-node patterns
  * (attention, layer norm, HardSwish, Swish, GELU). */
 int cv_lower(struct cv_graph *g, char *err, size_t err_len);

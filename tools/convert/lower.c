@@ -399,6 +399,14 @@ static int perm_is(const struct cv_graph *g, int node, const int64_t *perm, int 
     return 1;
 }
 
+static int squeezes_axis0(const struct cv_graph *g, int sq)
+{
+    double c;
+    const struct onnx_attr *axes = sq >= 0 ? onnx_attr_find(g->nodes[sq].src, "axes") : NULL;
+    return is_op(g, sq, "Squeeze") && ((axes && axes->n_ints == 1 && axes->ints[0] == 0) ||
+                                       (g->nodes[sq].n_in > 1 && const_scalar(g, g->nodes[sq].in[1], &c) && c == 0));
+}
+
 /* Which of q/k/v a consumer of the transposed qkv selects: Slice(axis 0, i:i+1) -> Squeeze(0),
  * or Gather(axis 0, i). Returns the selected value and adds the nodes. */
 static int qkv_pick(struct cv_graph *g, int node, int tv, int *which, int *nodes, int *n)
@@ -429,11 +437,7 @@ static int qkv_pick(struct cv_graph *g, int node, int tv, int *which, int *nodes
             start = (int)c;
     }
     int sq = sole_consumer(g, out0(g, node));
-    const struct onnx_attr *axes = sq >= 0 ? onnx_attr_find(g->nodes[sq].src, "axes") : NULL;
-    double c;
-    if (start < 0 || !is_op(g, sq, "Squeeze") ||
-        !((axes && axes->n_ints == 1 && axes->ints[0] == 0) ||
-          (g->nodes[sq].n_in > 1 && const_scalar(g, g->nodes[sq].in[1], &c) && c == 0)))
+    if (start < 0 || !squeezes_axis0(g, sq))
         return -1;
     *which = start;
     nodes[(*n)++] = node;
@@ -484,6 +488,20 @@ static int match_attention(struct lower *L, int n0)
             uses_tv |= g->nodes[i].in[k] == tv;
         if (!uses_tv)
             continue;
+        if (is_op(g, i, "Split") && g->nodes[i].n_out == 3 && g->nodes[i].in[0] == tv) {
+            int64_t sizes[CV_MAX_DIMS * 2];
+            if (cv_split_sizes(g, &g->nodes[i], sizes) != 0 || sizes[0] != 1 || sizes[1] != 1 || sizes[2] != 1)
+                return 0;
+            nodes[n++] = i;
+            for (int k = 0; k < 3; k++) {
+                int sq = sole_consumer(g, g->nodes[i].out[k]);
+                if (!squeezes_axis0(g, sq) || qkv_v[k] >= 0)
+                    return 0;
+                nodes[n++] = sq;
+                qkv_v[k] = out0(g, sq);
+            }
+            continue;
+        }
         int which = -1, v = qkv_pick(g, i, tv, &which, nodes, &n);
         if (v < 0 || which < 0 || which > 2 || qkv_v[which] >= 0)
             return 0;
@@ -843,6 +861,34 @@ static int lower_slice(struct lower *L, int node)
     return 0;
 }
 
+/* One SLICE per used output. */
+static int lower_split(struct lower *L, int node)
+{
+    struct cv_graph *g = L->g;
+    const struct cv_node *nd = &g->nodes[node];
+    int64_t sizes[CV_MAX_DIMS * 2], start = 0;
+    int axis = cv_split_sizes(g, nd, sizes);
+    if (axis < 0)
+        return lfail(L, node, "split sizes must be static");
+    for (int k = 0; k < nd->n_out; k++) {
+        int first;
+        if (cv_node_uses(g, nd->out[k], &first) > 0) {
+            struct cv_op *op = cv_add_op(g, PVK_OP_SLICE, nd->src->name);
+            if (!op || activation_input(L, node, 0, &op->in[0]))
+                return op ? -1 : lfail(L, node, "out of memory");
+            op->n_in = 1;
+            op->n_out = 1;
+            op->out[0] = nd->out[k];
+            op->op.attr.slice.axis = axis;
+            op->op.attr.slice.start = (int32_t)start;
+            op->op.attr.slice.end = (int32_t)(start + sizes[k]);
+            op->op.attr.slice.step = 1;
+        }
+        start += sizes[k];
+    }
+    return 0;
+}
+
 static int lower_matmul(struct lower *L, int node, int gemm)
 {
     struct cv_graph *g = L->g;
@@ -932,6 +978,7 @@ static int lower_node(struct lower *L, int node)
     if (!strcmp(t, "Reshape") || !strcmp(t, "Flatten") || !strcmp(t, "Squeeze") || !strcmp(t, "Unsqueeze"))
         return lower_reshape(L, node);
     if (!strcmp(t, "Slice")) return lower_slice(L, node);
+    if (!strcmp(t, "Split")) return lower_split(L, node);
     if (!strcmp(t, "MatMul")) return lower_matmul(L, node, 0);
     if (!strcmp(t, "Gemm")) return lower_matmul(L, node, 1);
     if (!strcmp(t, "Identity") || !strcmp(t, "Dropout")) {
@@ -956,6 +1003,13 @@ static int lower_node(struct lower *L, int node)
     if (!strcmp(t, "Relu")) { op->op.act = PVK_ACT_RELU; return 0; }
     if (!strcmp(t, "Sigmoid")) { op->op.act = PVK_ACT_SIGMOID; return 0; }
     if (!strcmp(t, "HardSwish")) { op->op.act = PVK_ACT_HARDSWISH; return 0; }
+    if (!strcmp(t, "Gelu")) {
+        const char *approx = onnx_attr_string(nd->src, "approximate", "none");
+        if (strcmp(approx, "none") && strcmp(approx, "tanh"))
+            return lfail(L, node, "unknown GELU approximation");
+        op->op.act = strcmp(approx, "tanh") ? PVK_ACT_GELU_ERF : PVK_ACT_GELU_TANH;
+        return 0;
+    }
     if (!strcmp(t, "HardSigmoid")) {
         op->op.act = PVK_ACT_HARDSIGMOID;
         op->op.act_alpha = (float)onnx_attr_float(nd->src, "alpha", 0.2);
