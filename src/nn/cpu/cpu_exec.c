@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "nn/cpu/ref_ops.h"
+#include "nn/gpu/half.h"
 
 struct exec {
     const struct pvk_model *model;
@@ -37,30 +38,6 @@ static int fail_op(struct exec *e, int k, const char *fmt, ...)
     return -1;
 }
 
-static float half_to_float(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
-    if (exp == 0) {
-        if (man == 0) {
-            bits = sign;
-        } else { /* subnormal: renormalise */
-            exp = 127 - 15 + 1;
-            while (!(man & 0x400)) {
-                man <<= 1;
-                exp--;
-            }
-            bits = sign | (exp << 23) | ((man & 0x3ff) << 13);
-        }
-    } else if (exp == 31) {
-        bits = sign | 0x7f800000u | (man << 13);
-    } else {
-        bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
-    }
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
 /* fp32 view of a constant (fp16 ones are widened once and kept for the run); NULL for id < 0. */
 static const float *constant(struct exec *e, int k, int32_t id, int *bad)
 {
@@ -86,7 +63,7 @@ static const float *constant(struct exec *e, int k, int32_t id, int *bad)
         for (size_t i = 0; i < n; i++) {
             uint16_t h;
             memcpy(&h, (const char *)raw + 2 * i, 2);
-            f[i] = half_to_float(h);
+            f[i] = nn_half_to_float(h);
         }
         e->owned[id] = f;
         e->data[id] = f;
