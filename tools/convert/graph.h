@@ -86,6 +86,13 @@ int cv_fail(char *err, size_t err_len, const char *fmt, ...)
 #endif
     ;
 
+/* Shape inference and constant folding of one node (infer.c): sets its outputs' shapes and, when
+ * every input is constant (or a partly run-time shape), their values. */
+int cv_infer_node(struct cv_graph *g, int node, char *err, size_t err_len);
+/* New zero-filled constant tensors (float64 or int64 data) and copies; NULL out of memory. */
+struct onnx_tensor *cv_tensor_new(int is_int, int ndim, const int64_t *dims);
+struct onnx_tensor *cv_tensor_copy(const struct onnx_tensor *s);
+
 /* Split node: the static size of each output; returns the axis or -1 if not static. */
 int cv_split_sizes(const struct cv_graph *g, const struct cv_node *nd, int64_t *sizes);
 
