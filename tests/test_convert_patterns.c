@@ -491,6 +491,75 @@ static void test_layout_ops(void **state)
     pvk_model_free(&m);
 }
 
+/* BatchNorm where no conv precedes it stays a per-channel AFFINE; bilinear resize, average
+ * pooling with its padding rule, Flatten and Gemm (transB) map to their ops. */
+static void test_standalone_ops(void **state)
+{
+    (void)state;
+    struct onnx_builder b;
+    struct pvk_model m;
+    float g[2 * C], be[2 * C], mu[2 * C], va[2 * C], gw[3 * 2 * C], gb[3], sc[] = {1, 1, 2, 2};
+    for (int k = 0; k < 2 * C; k++) {
+        g[k] = test_rand_uniform(0.5f, 2);
+        be[k] = test_rand_uniform(-1, 1);
+        mu[k] = test_rand_uniform(-1, 1);
+        va[k] = test_rand_uniform(0.5f, 2);
+    }
+    for (int k = 0; k < 6 * C; k++) gw[k] = test_rand_uniform(-1, 1);
+    for (int k = 0; k < 3; k++) gb[k] = test_rand_uniform(-1, 1);
+    int64_t cd[] = {2 * C}, gwd[] = {3, 2 * C}, gbd[] = {3}, sd[] = {4}, k3[] = {3, 3}, p1[] = {1, 1, 1, 1}, yd[] = {1, 3};
+    begin(&b, 11);
+    ob_init_f32(&b, "g", 1, cd, g);
+    ob_init_f32(&b, "be", 1, cd, be);
+    ob_init_f32(&b, "mu", 1, cd, mu);
+    ob_init_f32(&b, "va", 1, cd, va);
+    ob_init_f32(&b, "gw", 2, gwd, gw);
+    ob_init_f32(&b, "gb", 1, gbd, gb);
+    ob_init_f32(&b, "scales", 1, sd, sc);
+    ob_node(&b, "Concat", "cat", "c,x", "cat"); /* [1, 2C, 4, 4] */
+    ob_attr_int(&b, "axis", 1);
+    ob_node(&b, "BatchNormalization", "bn", "cat,g,be,mu,va", "n");
+    ob_node(&b, "Resize", "up", "n,,scales", "u"); /* [1, 2C, 8, 8] */
+    ob_attr_string(&b, "mode", "linear");
+    ob_attr_string(&b, "coordinate_transformation_mode", "half_pixel");
+    ob_node(&b, "AveragePool", "ap", "u", "p");
+    ob_attr_ints(&b, "kernel_shape", 2, k3);
+    ob_attr_ints(&b, "strides", 2, k3);
+    ob_attr_ints(&b, "pads", 4, p1);
+    ob_attr_int(&b, "count_include_pad", 1);
+    ob_node(&b, "GlobalAveragePool", "gap", "p", "q");
+    ob_node(&b, "Flatten", "flat", "q", "f");
+    ob_node(&b, "Gemm", "fc", "f,gw,gb", "y");
+    ob_attr_int(&b, "transB", 1);
+    convert_ok(&b, "y", 2, yd, &m);
+    const enum pvk_op_type want[] = {PVK_OP_CONV2D, PVK_OP_CONCAT, PVK_OP_AFFINE, PVK_OP_RESIZE, PVK_OP_POOL2D,
+                                     PVK_OP_POOL2D, PVK_OP_RESHAPE, PVK_OP_MATMUL};
+    assert_int_equal(m.n_ops, 8);
+    for (int k = 0; k < 8; k++)
+        assert_int_equal(m.ops[k].type, want[k]);
+    const float *scale = pvk_tensor_data(&m, m.ops[2].weights[0]), *shift = pvk_tensor_data(&m, m.ops[2].weights[1]);
+    for (int k = 0; k < 2 * C; k++) {
+        double s = g[k] / sqrt((double)va[k] + 1e-5);
+        assert_true(fabs(scale[k] - s) <= 1e-6 * fabs(s));
+        assert_true(fabs(shift[k] - (be[k] - mu[k] * s)) <= 1e-6 * (1 + fabs(mu[k] * s)));
+    }
+    assert_int_equal(m.ops[3].attr.resize.mode, PVK_RESIZE_BILINEAR_HALF_PIXEL);
+    assert_int_equal(m.ops[4].attr.pool.kind, PVK_POOL_AVG);
+    assert_int_equal(m.ops[4].attr.pool.count_include_pad, 1);
+    assert_int_equal(m.ops[4].attr.pool.pad_t, 1);
+    assert_int_equal(m.tensors[m.ops[4].outputs[0]].shape[2], 3); /* floor((8 + 2 - 3) / 3) + 1 */
+    assert_int_equal(m.ops[5].attr.pool.kind, PVK_POOL_GLOBAL_AVG);
+    assert_int_equal(m.ops[6].attr.reshape.shape[1], 2 * C);
+    /* Gemm's B^T stored as B[K][N] */
+    const float *B = pvk_tensor_data(&m, m.ops[7].weights[0]);
+    assert_int_equal(m.tensors[m.ops[7].weights[0]].shape[0], 2 * C);
+    for (int k = 0; k < 2 * C; k++)
+        for (int n = 0; n < 3; n++)
+            assert_true(B[k * 3 + n] == gw[n * 2 * C + k]);
+    assert_memory_equal(pvk_tensor_data(&m, m.ops[7].weights[1]), gb, sizeof gb);
+    pvk_model_free(&m);
+}
+
 static void test_unsupported_names_the_node(void **state)
 {
     (void)state;
@@ -535,6 +604,7 @@ int main(void)
         cmocka_unit_test(test_attention),
         cmocka_unit_test(test_v6_ops),
         cmocka_unit_test(test_layout_ops),
+        cmocka_unit_test(test_standalone_ops),
         cmocka_unit_test(test_unsupported_names_the_node),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
