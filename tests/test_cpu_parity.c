@@ -187,7 +187,9 @@ static void test_det_parity(void **state)
     expect_shape(&out.shape, &want.shape, "det");
     size_t n = (size_t)pvk_shape_numel(&want.shape);
     double err = test_max_abs(out.data, want.data, n);
-    print_message("det %s: max abs error %.3g (tolerance %.0e)\n", "1x3x128x160", err, PROB_TOL);
+    char dims[64];
+    print_message("det %s: max abs error of the probability map %.3g (tolerance %.0e)\n",
+                  pvk_shape_str(&out.shape, dims, sizeof dims), err, PROB_TOL);
     dump_close(&d);
     pvk_cpu_result_free(&out);
     free(want.data);
@@ -265,8 +267,8 @@ static void rec_parity(const char *batch)
                 print_error("%s: step %zu: class %d, onnxruntime %d\n", batch, i, idx[i], wi[i]);
         }
     double err = test_max_abs(mx, want_max.data, rows);
-    print_message("%s %s: %zu steps, %zu argmax mismatches, max abs error of the max prob %.3g (tolerance %.0e)\n",
-                  batch, "rec", rows, mismatched, err, PROB_TOL);
+    print_message("rec %s: %zu steps, %zu argmax mismatches, max abs error of the max prob %.3g (tolerance %.0e)\n",
+                  batch, rows, mismatched, err, PROB_TOL);
     free(idx);
     free(mx);
     free(want_idx.data);
