@@ -1,0 +1,34 @@
+// y = act(x * (scale[c] + scale_add) + shift[c]) over x viewed as [outer][c][inner]: the stand-alone
+// folded BatchNorm (scale per channel), and SE's second dispatch (scale = the gate per (n, c), with
+// scale_add 1 when the block adds its input back). Scale and shift are fp32.
+#extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
+#include "activation.glsl"
+#include "grid.glsl"
+
+#include "workgroup.glsl"
+
+layout(std430, binding = 0) readonly buffer X { SFLOAT x[]; };
+layout(std430, binding = 1) readonly buffer Scale { float scale[]; };
+layout(std430, binding = 2) readonly buffer Shift { float shift[]; };
+layout(std430, binding = 3) writeonly buffer Y { SFLOAT y[]; };
+
+layout(push_constant) uniform Push {
+    uint n, c, inner, act;
+    float alpha, beta, scale_add;
+    uint has_shift, scale_outer_stride;  // scale index = outer * scale_outer_stride + c
+    uint x_off, y_off, y_block, y_block_stride;
+} p;
+
+void main()
+{
+    uint i = grid_item_id();
+    if (i >= p.n)
+        return;
+    uint q = i / p.inner;
+    uint ch = q % p.c, outer = q / p.c;
+    float v = float(x[p.x_off + i]) * (scale[outer * p.scale_outer_stride + ch] + p.scale_add);
+    if (p.has_shift != 0u)
+        v += shift[ch];
+    y[p.y_off + grid_out_index(i, p.y_block, p.y_block_stride)] = TO_S(apply_act(v, p.act, p.alpha, p.beta));
+}

@@ -1,0 +1,123 @@
+/* BINARY: y = act(a (op) b) with numpy broadcasting; b is the second input or a constant (w[0]),
+ * uploaded once in the storage precision. Also used by UNARY (op_unary.c) with no b. */
+#include <stdlib.h>
+
+#include "nn/gpu/op_binary.h"
+#include "nn/gpu/op_helpers.h"
+#include "nn/gpu/strided.h"
+
+struct binary_push {
+    uint32_t n, ndim, op, act;
+    float alpha, beta;
+    uint32_t a_off, b_off, y_off, y_block, y_block_stride;
+    uint32_t dims[6], as[6], bs[6];
+};
+
+struct binary_state {
+    struct nn_gpu_config cfg;
+    const struct gpu_pipeline *p;
+    struct gpu_buffer b_const; /* zeroed when b is an input */
+    struct pvk_shape b_shape;
+};
+
+int nnh_binary_pipeline(const struct nn_gpu_config *cfg, const struct gpu_pipeline **p, char *err, size_t err_len)
+{
+    return nnh_pipeline(cfg->ctx, "binary", false, cfg->act_dtype, NNH_WG_ELEMENTWISE, NULL, 0, 3,
+                        sizeof(struct binary_push), p, err, err_len);
+}
+
+int nnh_record_binary(struct gpu_cmd *cmd, const struct gpu_pipeline *p, uint32_t kind, const struct nn_gpu_tensor *a,
+                      const struct gpu_buffer *b_buf, uint32_t b_off, const struct pvk_shape *b_shape,
+                      const struct nn_gpu_tensor *y, const struct pvk_op *op, char *err, size_t err_len)
+{
+    const struct pvk_shape *ys = &y->shape;
+    struct nnh_view v = {.ndim = ys->ndim};
+    for (int d = 0; d < ys->ndim; d++)
+        v.dims[d] = ys->d[d];
+    if (a->shape.ndim > ys->ndim || (b_shape && b_shape->ndim > ys->ndim))
+        return nnh_fail(err, err_len, "%s: an input has more dims than the output", op->name);
+    for (int d = 0; d < ys->ndim; d++) {
+        int ka = d - (ys->ndim - a->shape.ndim);
+        if (ka >= 0 && a->shape.d[ka] != 1 && a->shape.d[ka] != ys->d[d])
+            return nnh_fail(err, err_len, "%s: input a does not broadcast to the output", op->name);
+        if (b_shape) {
+            int kb = d - (ys->ndim - b_shape->ndim);
+            if (kb >= 0 && b_shape->d[kb] != 1 && b_shape->d[kb] != ys->d[d])
+                return nnh_fail(err, err_len, "%s: input b does not broadcast to the output", op->name);
+        }
+    }
+    nnh_broadcast_strides(&a->shape, ys->ndim, ys->d, v.stride[0]);
+    if (b_shape)
+        nnh_broadcast_strides(b_shape, ys->ndim, ys->d, v.stride[1]);
+    nnh_view_collapse(&v);
+    struct binary_push pc = {.ndim = (uint32_t)v.ndim, .op = kind, .act = op->act, .alpha = op->act_alpha,
+                             .beta = op->act_beta, .a_off = a->elem_offset, .b_off = b_off,
+                             .y_off = y->elem_offset};
+    for (int d = 0; d < v.ndim; d++) {
+        pc.dims[d] = (uint32_t)v.dims[d];
+        pc.as[d] = (uint32_t)v.stride[0][d];
+        pc.bs[d] = (uint32_t)v.stride[1][d];
+    }
+    pc.n = (uint32_t)pvk_shape_numel(ys);
+    nnh_out_blocks(y, &pc.y_block, &pc.y_block_stride);
+    uint32_t groups[3];
+    nnh_grid_1d(pc.n, NNH_WG_ELEMENTWISE, groups);
+    struct gpu_binding bind[3] = {gpu_bind(a->buf), gpu_bind(b_buf ? b_buf : a->buf), gpu_bind(y->buf)};
+    return nnh_dispatch(cmd, p, bind, &pc, groups, op->name, err, err_len);
+}
+
+static int binary_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, const struct nn_gpu_weights *w,
+                         void **state, char *err, size_t err_len)
+{
+    if (op->attr.binary.kind < PVK_BIN_ADD || op->attr.binary.kind > PVK_BIN_DIV)
+        return nnh_fail(err, err_len, "%s: unknown binary kind %d", op->name, op->attr.binary.kind);
+    struct binary_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return nnh_fail(err, err_len, "out of memory");
+    s->cfg = *cfg;
+    if (nnh_binary_pipeline(cfg, &s->p, err, err_len))
+        goto fail;
+    if (op->n_inputs < 2) {
+        if (!w || !w->data[0])
+            return free(s), nnh_fail(err, err_len, "%s: binary op without a second input or constant", op->name);
+        s->b_shape = w->shape[0];
+        if (nnh_upload(cfg->ctx, w->data[0], (size_t)pvk_shape_numel(&s->b_shape), cfg->act_dtype, &s->b_const,
+                       err, err_len))
+            goto fail;
+    }
+    *state = s;
+    return 0;
+fail:
+    free(s);
+    return -1;
+}
+
+static int binary_record(void *state, const struct pvk_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *in,
+                         int n_in, const struct nn_gpu_tensor *out, int n_out, char *err, size_t err_len)
+{
+    struct binary_state *s = state;
+    bool const_b = s->b_const.buffer != VK_NULL_HANDLE;
+    if (n_in != (const_b ? 1 : 2) || n_out != 1)
+        return nnh_fail(err, err_len, "%s: binary takes %d inputs and 1 output", op->name, const_b ? 1 : 2);
+    enum nn_dtype dt = s->cfg.act_dtype;
+    if (nnh_check_tensor(&in[0], dt, false, "binary input a", err, err_len) ||
+        (!const_b && nnh_check_tensor(&in[1], dt, false, "binary input b", err, err_len)) ||
+        nnh_check_tensor(&out[0], dt, true, "binary output", err, err_len))
+        return -1;
+    if (const_b)
+        return nnh_record_binary(cmd, s->p, (uint32_t)op->attr.binary.kind, &in[0], &s->b_const, 0, &s->b_shape,
+                                 &out[0], op, err, err_len);
+    return nnh_record_binary(cmd, s->p, (uint32_t)op->attr.binary.kind, &in[0], in[1].buf, in[1].elem_offset,
+                             &in[1].shape, &out[0], op, err, err_len);
+}
+
+static void binary_destroy(void *state)
+{
+    struct binary_state *s = state;
+    if (!s)
+        return;
+    gpu_buffer_free(&s->b_const);
+    free(s);
+}
+
+const struct nn_gpu_op_impl nn_gpu_binary_impl = {binary_create, binary_record, binary_destroy};

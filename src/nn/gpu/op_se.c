@@ -1,0 +1,177 @@
+/* SE: y = x * gate(W2 relu(W1 mean_hw(x) + b1) + b2) [+ x] in two dispatches:
+ *   se_gate   one workgroup per (c, n) averages a plane; the last of each n computes the gate
+ *             (fp32, exposed through op_se.h);
+ *   affine    y = act(x (g[n][c] + residual)), the apply step, which can write into a channel
+ *             slice of a concat.
+ * The weights stay fp32 (W1, b1, W2, b2 packed in one buffer). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/error.h"
+#include "gpu/transfer.h"
+#include "nn/gpu/op_affine.h"
+#include "nn/gpu/op_helpers.h"
+#include "nn/gpu/op_se.h"
+
+#define SE_WG 256u
+#define SE_MAX_RETIRED 8
+
+struct se_gate_push {
+    uint32_t c, plane, gate_act;
+    float gate_alpha, gate_beta;
+    uint32_t x_off;
+};
+
+struct se_state {
+    struct nn_gpu_config cfg;
+    const struct gpu_pipeline *gate_p, *apply_p;
+    struct gpu_buffer weights;
+    int64_t c, cr;
+    /* per-batch scratch, grown when a larger batch is recorded; earlier recordings may still bind
+     * the smaller ones, so those are kept (retired) until destroy */
+    struct gpu_buffer means, counter, gate;
+    int64_t capacity_n;
+    struct gpu_buffer retired[SE_MAX_RETIRED][3];
+    int n_retired;
+};
+
+static void se_destroy(void *state)
+{
+    struct se_state *s = state;
+    if (!s)
+        return;
+    gpu_buffer_free(&s->weights);
+    gpu_buffer_free(&s->means);
+    gpu_buffer_free(&s->counter);
+    gpu_buffer_free(&s->gate);
+    for (int i = 0; i < s->n_retired; i++)
+        for (int k = 0; k < 3; k++)
+            gpu_buffer_free(&s->retired[i][k]);
+    free(s);
+}
+
+static int se_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, const struct nn_gpu_weights *w,
+                     void **state, char *err, size_t err_len)
+{
+    if (!w || !w->data[0] || !w->data[2] || w->shape[0].ndim != 2 || w->shape[2].ndim != 2)
+        return nnh_fail(err, err_len, "%s: SE needs W1 [Cr][C] and W2 [C][Cr]", op->name);
+    int64_t cr = w->shape[0].d[0], c = w->shape[0].d[1];
+    if (w->shape[2].d[0] != c || w->shape[2].d[1] != cr || (w->data[1] && pvk_shape_numel(&w->shape[1]) != cr) ||
+        (w->data[3] && pvk_shape_numel(&w->shape[3]) != c))
+        return nnh_fail(err, err_len, "%s: SE weight shapes do not agree", op->name);
+    if (op->attr.se.gate_act < 0 || op->attr.se.gate_act >= PVK_ACT_COUNT)
+        return nnh_fail(err, err_len, "%s: unknown gate activation", op->name);
+    struct se_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return nnh_fail(err, err_len, "out of memory");
+    s->cfg = *cfg;
+    s->c = c;
+    s->cr = cr;
+    /* W1 [cr][c], b1 [cr], W2 [c][cr], b2 [c]; missing biases are zeros */
+    size_t total = (size_t)(cr * c + cr + c * cr + c);
+    float *packed = calloc(total, sizeof(float));
+    if (!packed) {
+        free(s);
+        return nnh_fail(err, err_len, "out of memory");
+    }
+    memcpy(packed, w->data[0], sizeof(float) * (size_t)(cr * c));
+    if (w->data[1])
+        memcpy(packed + cr * c, w->data[1], sizeof(float) * (size_t)cr);
+    memcpy(packed + cr * c + cr, w->data[2], sizeof(float) * (size_t)(c * cr));
+    if (w->data[3])
+        memcpy(packed + cr * c + cr + c * cr, w->data[3], sizeof(float) * (size_t)c);
+    int rc = nnh_upload(cfg->ctx, packed, total, NN_F32, &s->weights, err, err_len);
+    free(packed);
+    uint32_t cr_spec = (uint32_t)cr;
+    if (!rc)
+        rc = nnh_pipeline(cfg->ctx, "se_gate", nnh_use_subgroups(cfg->ctx), cfg->act_dtype, SE_WG, &cr_spec, 1, 5,
+                          sizeof(struct se_gate_push), &s->gate_p, err, err_len);
+    if (!rc)
+        rc = nnh_affine_pipeline(cfg, &s->apply_p, err, err_len);
+    if (rc) {
+        se_destroy(s);
+        return -1;
+    }
+    *state = s;
+    return 0;
+}
+
+/* Makes the per-batch buffers hold n samples. */
+static int se_reserve(struct se_state *s, int64_t n, char *err, size_t err_len)
+{
+    if (n <= s->capacity_n)
+        return 0;
+    if (s->capacity_n) {
+        if (s->n_retired == SE_MAX_RETIRED)
+            return nnh_fail(err, err_len, "SE recorded for too many growing batch sizes");
+        s->retired[s->n_retired][0] = s->means;
+        s->retired[s->n_retired][1] = s->counter;
+        s->retired[s->n_retired][2] = s->gate;
+        s->n_retired++;
+        memset(&s->means, 0, sizeof s->means);
+        memset(&s->counter, 0, sizeof s->counter);
+        memset(&s->gate, 0, sizeof s->gate);
+    }
+    struct gpu_context *ctx = s->cfg.ctx;
+    size_t plane_bytes = (size_t)(n * s->c) * sizeof(float);
+    if (gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, plane_bytes, &s->means) != GPU_OK ||
+        gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, plane_bytes, &s->gate) != GPU_OK ||
+        gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, (size_t)n * sizeof(uint32_t), &s->counter) != GPU_OK)
+        return nnh_fail(err, err_len, "SE scratch: %s", gpu_last_error());
+    /* the counters start at zero; the kernel puts them back to zero after each run */
+    uint32_t *zeros = calloc((size_t)n, sizeof(uint32_t));
+    if (!zeros)
+        return nnh_fail(err, err_len, "out of memory");
+    int rc = gpu_upload(ctx, &s->counter, 0, zeros, (size_t)n * sizeof(uint32_t));
+    free(zeros);
+    if (rc != GPU_OK)
+        return nnh_fail(err, err_len, "SE counters: %s", gpu_last_error());
+    s->capacity_n = n;
+    return 0;
+}
+
+int nn_gpu_se_record_gate(void *state, const struct pvk_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *x,
+                          char *err, size_t err_len)
+{
+    struct se_state *s = state;
+    const struct pvk_shape *xs = &x->shape;
+    if (nnh_check_tensor(x, s->cfg.act_dtype, false, "SE input", err, err_len))
+        return -1;
+    if (xs->ndim != 4 || xs->d[1] != s->c)
+        return nnh_fail(err, err_len, "%s: SE over %lld channels needs NCHW input with them", op->name,
+                        (long long)s->c);
+    if (se_reserve(s, xs->d[0], err, err_len))
+        return -1;
+    struct se_gate_push pc = {.c = (uint32_t)s->c, .plane = (uint32_t)(xs->d[2] * xs->d[3]),
+                              .gate_act = (uint32_t)op->attr.se.gate_act, .gate_alpha = op->attr.se.gate_alpha,
+                              .gate_beta = op->attr.se.gate_beta, .x_off = x->elem_offset};
+    uint32_t groups[3] = {(uint32_t)s->c, (uint32_t)xs->d[0], 1};
+    struct gpu_binding b[5] = {gpu_bind(x->buf), gpu_bind(&s->weights), gpu_bind(&s->means), gpu_bind(&s->counter),
+                               gpu_bind(&s->gate)};
+    return nnh_dispatch(cmd, s->gate_p, b, &pc, groups, "se_gate", err, err_len);
+}
+
+const struct gpu_buffer *nn_gpu_se_gate(const void *state)
+{
+    const struct se_state *s = state;
+    return &s->gate;
+}
+
+static int se_record(void *state, const struct pvk_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *in,
+                     int n_in, const struct nn_gpu_tensor *out, int n_out, char *err, size_t err_len)
+{
+    struct se_state *s = state;
+    if (n_in != 1 || n_out != 1)
+        return nnh_fail(err, err_len, "%s: SE takes 1 input and 1 output", op->name);
+    if (nnh_check_tensor(&out[0], s->cfg.act_dtype, true, "SE output", err, err_len))
+        return -1;
+    if (!pvk_shape_equal(&in[0].shape, &out[0].shape))
+        return nnh_fail(err, err_len, "%s: SE output shape differs from its input", op->name);
+    if (nn_gpu_se_record_gate(state, op, cmd, &in[0], err, err_len))
+        return -1;
+    gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
+    return nnh_record_affine(cmd, s->apply_p, &in[0], &s->gate, (uint32_t)s->c, op->attr.se.residual ? 1.0f : 0.0f,
+                             NULL, &out[0], op, "se_apply", err, err_len);
+}
+
+const struct nn_gpu_op_impl nn_gpu_se_impl = {se_create, se_record, se_destroy};
