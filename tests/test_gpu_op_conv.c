@@ -270,12 +270,19 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int ru
     return us;
 }
 
+/* Each case through both GEMM kernels (shared-memory tiles for GPUs, register tiles for CPUs)
+ * whatever the device, in both precisions. */
 static void run_cases(const struct conv_case *cases, size_t count)
 {
-    for (size_t i = 0; i < count; i++) {
-        conv_case_run(&cases[i], NN_F32, 1);
-        conv_case_run(&cases[i], NN_F16, 1);
+    static const char *const kernels[] = {"tiled", "cpu"};
+    for (int kernel = 0; kernel < 2; kernel++) {
+        setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
+        for (size_t i = 0; i < count; i++) {
+            conv_case_run(&cases[i], NN_F32, 1);
+            conv_case_run(&cases[i], NN_F16, 1);
+        }
     }
+    unsetenv("PPOCR_VK_GEMM_KERNEL");
 }
 
 #define RUN(cases) run_cases(cases, sizeof cases / sizeof cases[0])
@@ -354,9 +361,11 @@ static void test_activations(void **s)
         struct conv_case pw = {1, 9, 3, 5, 6, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, (enum pvk_act)act, 0, 0, 0, 0, 0};
         struct conv_case dw = {1, 4, 5, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, (enum pvk_act)act, 0, 0, 0, 0, 0};
         struct conv_case full = {1, 3, 5, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, (enum pvk_act)act, 0, 0, 0, 0, 0};
+        setenv("PPOCR_VK_GEMM_KERNEL", act % 2 ? "tiled" : "cpu", 1);
         conv_case_run(&pw, NN_F32, 1);
         conv_case_run(&dw, NN_F32, 1);
         conv_case_run(&full, NN_F16, 1);
+        unsetenv("PPOCR_VK_GEMM_KERNEL");
     }
 }
 

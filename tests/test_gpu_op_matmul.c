@@ -191,12 +191,19 @@ static double mm_run(const struct mm_case *mc, enum nn_dtype dt, int runs)
 #define S3(a, b, c) ((struct pvk_shape){3, {a, b, c}})
 #define S4(a, b, c, d) ((struct pvk_shape){4, {a, b, c, d}})
 
+/* Each case through both GEMM kernels (shared-memory tiles for GPUs, register tiles for CPUs)
+ * whatever the device, in both precisions. */
 static void run_cases(const struct mm_case *cases, size_t count)
 {
-    for (size_t i = 0; i < count; i++) {
-        mm_run(&cases[i], NN_F32, 1);
-        mm_run(&cases[i], NN_F16, 1);
+    static const char *const kernels[] = {"tiled", "cpu"};
+    for (int kernel = 0; kernel < 2; kernel++) {
+        setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
+        for (size_t i = 0; i < count; i++) {
+            mm_run(&cases[i], NN_F32, 1);
+            mm_run(&cases[i], NN_F16, 1);
+        }
     }
+    unsetenv("PPOCR_VK_GEMM_KERNEL");
 }
 
 #define RUN(cases) run_cases(cases, sizeof cases / sizeof cases[0])
@@ -222,7 +229,9 @@ static void test_activations(void **s)
     (void)s;
     for (int act = 0; act < PVK_ACT_COUNT; act++) {
         struct mm_case mc = {S2(9, 11), S2(11, 10), 1, 0, 1, (enum pvk_act)act};
+        setenv("PPOCR_VK_GEMM_KERNEL", act % 2 ? "tiled" : "cpu", 1);
         mm_run(&mc, NN_F32, 1);
+        unsetenv("PPOCR_VK_GEMM_KERNEL");
     }
 }
 

@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gpu/context.h"
 #include "gpu/error.h"
@@ -42,7 +43,11 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
     const bool f16 = cfg->act_dtype == NN_F16;
     *out = (struct conv_gemm){0};
     uint32_t lx, ly, bm, bn, bk = TILED_BK;
-    if (caps->is_cpu) {
+    /* PPOCR_VK_GEMM_KERNEL=tiled|cpu overrides the device class, so that the tests run both
+     * kernels on any device. */
+    const char *force = getenv("PPOCR_VK_GEMM_KERNEL");
+    bool cpu_kernel = force && !strcmp(force, "tiled") ? false : force && !strcmp(force, "cpu") ? true : caps->is_cpu;
+    if (cpu_kernel) {
         out->shader = f16 ? "gemm_cpu_f16" : "gemm_cpu";
         lx = CPU_LX;
         ly = 1;
