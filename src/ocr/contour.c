@@ -1,0 +1,166 @@
+/* Suzuki-Abe border following in OpenCV 4.6's legacy form (cvFindNextContour and icvFetchContour in
+ * contours.cpp), for RETR_LIST and CHAIN_APPROX_SIMPLE. The image is padded with one background
+ * pixel on each side, as cv::findContours does, so borders at the image edge are followed too.
+ * Labels in the work image: 0 background, 1 unvisited foreground, 2 visited border pixel,
+ * -126 (2 | 0x80) visited pixel whose right neighbour is background: a hole cannot start there. */
+#include "ocr/contour.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LABEL_VISITED 2
+#define LABEL_RIGHT_EDGE (-126)
+
+/* Chain code directions, counter-clockwise from +x with y pointing down. */
+static const int dir_dx[8] = {1, 1, 0, -1, -1, -1, 0, 1};
+static const int dir_dy[8] = {0, -1, -1, -1, 0, 1, 1, 1};
+
+struct point_buffer {
+    struct geom_point *data;
+    size_t len, cap;
+};
+
+static int push_point(struct point_buffer *b, int x, int y)
+{
+    if (b->len == b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 1024;
+        struct geom_point *d = realloc(b->data, cap * sizeof(*d));
+        if (!d) return -1;
+        b->data = d;
+        b->cap = cap;
+    }
+    b->data[b->len++] = (struct geom_point){x, y};
+    return 0;
+}
+
+/* Follows one border from pixel `start` (at padded coordinates x, y); appends its points,
+ * shifted back to image coordinates. */
+static int follow_border(int8_t *img, ptrdiff_t start, int x, int y, int is_hole, const ptrdiff_t deltas[16],
+                         struct point_buffer *pts)
+{
+    ptrdiff_t i0 = start, i1, i3, i4 = 0;
+    int s, s_end, prev_s;
+    x -= 1;
+    y -= 1;
+
+    s_end = s = is_hole ? 0 : 4;
+    do {
+        s = (s - 1) & 7;
+        i1 = i0 + deltas[s];
+    } while (img[i1] == 0 && s != s_end);
+
+    if (s == s_end) { /* a single pixel */
+        img[i0] = LABEL_RIGHT_EDGE;
+        return push_point(pts, x, y);
+    }
+
+    i3 = i0;
+    prev_s = s ^ 4;
+    for (;;) {
+        s_end = s;
+        while (s < 15) {
+            i4 = i3 + deltas[++s];
+            if (img[i4] != 0) break;
+        }
+        s &= 7;
+        if ((unsigned)(s - 1) < (unsigned)s_end)
+            img[i3] = LABEL_RIGHT_EDGE;
+        else if (img[i3] == 1)
+            img[i3] = LABEL_VISITED;
+
+        if (s != prev_s) {
+            if (push_point(pts, x, y)) return -1;
+            prev_s = s;
+        }
+        x += dir_dx[s];
+        y += dir_dy[s];
+        if (i4 == i0 && i3 == i1) break;
+        i3 = i4;
+        s = (s + 4) & 7;
+    }
+    return 0;
+}
+
+int contours_find(const uint8_t *bitmap, int w, int h, struct contour_list *out, char *err, size_t err_len)
+{
+    memset(out, 0, sizeof(*out));
+    if (w <= 0 || h <= 0) {
+        snprintf(err, err_len, "contours: empty image %dx%d", w, h);
+        return -1;
+    }
+    ptrdiff_t step = (ptrdiff_t)w + 2;
+    size_t padded = (size_t)step * ((size_t)h + 2);
+    int8_t *img = calloc(padded, 1);
+    struct point_buffer pts = {0};
+    size_t *starts = NULL, n_contours = 0, cap_contours = 0;
+    if (!img) goto oom;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) img[(y + 1) * step + x + 1] = bitmap[(size_t)y * w + x] != 0;
+
+    ptrdiff_t deltas[16];
+    for (int s = 0; s < 8; s++) deltas[s] = deltas[s + 8] = dir_dy[s] * step + dir_dx[s];
+
+    for (int y = 1; y <= h; y++) {
+        int8_t *row = img + y * step;
+        int prev = 0;
+        for (int x = 1; x <= w; x++) {
+            int p = row[x];
+            if (p == prev) continue;
+            int is_hole = 0;
+            if (!(prev == 0 && p == 1)) {
+                if (p != 0 || prev < 1) {
+                    prev = p;
+                    continue;
+                }
+                is_hole = 1;
+            }
+            if (n_contours + 1 >= cap_contours) {
+                size_t cap = cap_contours ? cap_contours * 2 : 256;
+                size_t *s = realloc(starts, cap * sizeof(*s));
+                if (!s) goto oom;
+                starts = s;
+                cap_contours = cap;
+            }
+            starts[n_contours++] = pts.len;
+            if (follow_border(img, y * step + x - is_hole, x - is_hole, y, is_hole, deltas, &pts)) goto oom;
+            prev = row[x]; /* OpenCV resumes after re-reading the (now labelled) pixel */
+        }
+    }
+    free(img);
+    img = NULL;
+
+    /* OpenCV links each new contour in front of the previous ones: reverse the discovery order. */
+    out->points = malloc((pts.len ? pts.len : 1) * sizeof(*out->points));
+    out->start = malloc((n_contours + 1) * sizeof(*out->start));
+    if (!out->points || !out->start) goto oom;
+    size_t pos = 0;
+    for (size_t k = 0; k < n_contours; k++) {
+        size_t src = n_contours - 1 - k;
+        size_t begin = starts[src], end = src + 1 < n_contours ? starts[src + 1] : pts.len;
+        out->start[k] = pos;
+        memcpy(out->points + pos, pts.data + begin, (end - begin) * sizeof(*pts.data));
+        pos += end - begin;
+    }
+    out->start[n_contours] = pos;
+    out->count = n_contours;
+    out->n_points = pos;
+    free(pts.data);
+    free(starts);
+    return 0;
+
+oom:
+    free(img);
+    free(pts.data);
+    free(starts);
+    contour_list_free(out);
+    snprintf(err, err_len, "contours: out of memory for a %dx%d map", w, h);
+    return -1;
+}
+
+void contour_list_free(struct contour_list *list)
+{
+    free(list->start);
+    free(list->points);
+    memset(list, 0, sizeof(*list));
+}
