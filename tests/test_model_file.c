@@ -84,15 +84,17 @@ static int setup(void **state)
     write_file(path, "a\r\n\xc3\xa9\n", 6);
     snprintf(path, sizeof path, "%s/dict3.txt", dir);
     write_file(path, "a\nb\nc\n", 6);
+    snprintf(path, sizeof path, "%s/dict_bad.txt", dir);
+    write_file(path, "a\n\xff\n", 4);
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    const char *names[] = {"tiny_rec.onnx", "dict.txt", "dict3.txt", "a.pvk", "b.pvk"};
+    const char *names[] = {"tiny_rec.onnx", "dict.txt", "dict3.txt", "dict_bad.txt", "a.pvk", "b.pvk"};
     char path[128];
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < 6; k++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[k]);
         remove(path);
     }
@@ -175,6 +177,9 @@ static void test_dictionary_mismatch(void **state)
     assert_int_equal(pvkc_convert_file(in, out, &opt, err, sizeof err), -1);
     assert_non_null(strstr(err, "dict3.txt"));
     assert_non_null(strstr(err, "outputs 4"));
+    snprintf(dict, sizeof dict, "%s/dict_bad.txt", dir);
+    assert_int_equal(pvkc_convert_file(in, out, &opt, err, sizeof err), -1);
+    assert_non_null(strstr(err, "UTF-8"));
     struct pvkc_options no_dict = {PVK_NET_REC, NULL};
     assert_int_equal(pvkc_convert_file(in, out, &no_dict, err, sizeof err), -1);
     assert_non_null(strstr(err, "--dict"));

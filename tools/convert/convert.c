@@ -16,6 +16,26 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
+/* The whole file in a malloc'ed buffer with `slack` spare bytes after it. */
+static int read_file(const char *path, size_t slack, uint8_t **data, size_t *len, char *err, size_t err_len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return cv_fail(err, err_len, "%s: cannot open: %s", path, strerror(errno));
+    long size = -1;
+    *data = NULL;
+    if (fseek(fp, 0, SEEK_END) == 0 && (size = ftell(fp)) >= 0 && fseek(fp, 0, SEEK_SET) == 0)
+        *data = malloc((size_t)size + slack + 1);
+    if (!*data || fread(*data, 1, (size_t)size, fp) != (size_t)size) {
+        fclose(fp);
+        free(*data);
+        return cv_fail(err, err_len, "%s: cannot read", path);
+    }
+    fclose(fp);
+    *len = (size_t)size;
+    return 0;
+}
+
 int pvkc_kind_from_name(const char *path)
 {
     const char *b = base_name(path);
@@ -33,19 +53,16 @@ int pvkc_read_dict(const char *path, char ***entries, uint32_t *n, char *err, si
 {
     *entries = NULL;
     *n = 0;
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return cv_fail(err, err_len, "%s: cannot open dictionary: %s", path, strerror(errno));
-    char *text = NULL;
-    long size = -1;
-    if (fseek(fp, 0, SEEK_END) == 0 && (size = ftell(fp)) >= 0 && fseek(fp, 0, SEEK_SET) == 0)
-        text = malloc((size_t)size + 3);
-    if (!text || fread(text, 1, (size_t)size, fp) != (size_t)size) {
-        fclose(fp);
+    uint8_t *data;
+    size_t data_len;
+    if (read_file(path, 3, &data, &data_len, err, err_len))
+        return -1;
+    char *text = (char *)data;
+    long size = (long)data_len;
+    if (memchr(text, 0, data_len)) {
         free(text);
-        return cv_fail(err, err_len, "%s: cannot read dictionary", path);
+        return cv_fail(err, err_len, "%s: the dictionary contains a NUL byte", path);
     }
-    fclose(fp);
     if (size > 0 && text[size - 1] != '\n')
         text[size++] = '\n';
     text[size] = 0;
@@ -128,7 +145,18 @@ int pvkc_convert_memory(const uint8_t *onnx, size_t len, const char *name, const
         }
     }
     struct cv_write_info info = {kind, base_name(name), n_dict, (const char *const *)dict};
-    status = cv_write(&g, &info, out, out_len, err, err_len);
+    if (cv_write(&g, &info, out, out_len, err, err_len))
+        goto out;
+    /* The file must pass the loader's checks (a dictionary that is not UTF-8 fails here). */
+    struct pvk_model check;
+    if (pvk_model_load_memory(*out, *out_len, &check, inner, sizeof inner)) {
+        cv_fail(err, err_len, "%s: the converted model does not validate: %s", name, inner);
+        free(*out);
+        *out = NULL;
+        goto out;
+    }
+    pvk_model_free(&check);
+    status = 0;
 out:
     free(dict);
     cv_graph_free(&g);
@@ -139,22 +167,13 @@ out:
 int pvkc_convert_file(const char *onnx_path, const char *out_path, const struct pvkc_options *opt, char *err,
                       size_t err_len)
 {
-    FILE *fp = fopen(onnx_path, "rb");
-    if (!fp)
-        return cv_fail(err, err_len, "%s: cannot open: %s", onnx_path, strerror(errno));
-    uint8_t *data = NULL;
-    long size = -1;
-    if (fseek(fp, 0, SEEK_END) == 0 && (size = ftell(fp)) >= 0 && fseek(fp, 0, SEEK_SET) == 0)
-        data = malloc(size ? (size_t)size : 1);
-    if (!data || fread(data, 1, (size_t)size, fp) != (size_t)size) {
-        fclose(fp);
-        free(data);
-        return cv_fail(err, err_len, "%s: cannot read", onnx_path);
-    }
-    fclose(fp);
+    uint8_t *data;
+    size_t size;
+    if (read_file(onnx_path, 0, &data, &size, err, err_len))
+        return -1;
     uint8_t *model = NULL;
     size_t model_len = 0;
-    int rc = pvkc_convert_memory(data, (size_t)size, onnx_path, opt, &model, &model_len, err, err_len);
+    int rc = pvkc_convert_memory(data, size, onnx_path, opt, &model, &model_len, err, err_len);
     free(data);
     if (rc)
         return -1;

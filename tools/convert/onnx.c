@@ -484,30 +484,6 @@ int onnx_parse(const uint8_t *data, size_t len, struct onnx_model *m, char *err,
     return 0;
 }
 
-int onnx_load_file(const char *path, struct onnx_model *m, char *err, size_t err_len)
-{
-    memset(m, 0, sizeof *m);
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return fail(err, err_len, "%s: cannot open", path);
-    uint8_t *buf = NULL;
-    long size = -1;
-    if (fseek(fp, 0, SEEK_END) == 0 && (size = ftell(fp)) >= 0 && fseek(fp, 0, SEEK_SET) == 0)
-        buf = malloc(size ? (size_t)size : 1);
-    if (!buf || fread(buf, 1, (size_t)size, fp) != (size_t)size) {
-        free(buf);
-        fclose(fp);
-        return fail(err, err_len, "%s: cannot read", path);
-    }
-    fclose(fp);
-    char inner[256];
-    int rc = onnx_parse(buf, (size_t)size, m, inner, sizeof inner);
-    free(buf);
-    if (rc)
-        return fail(err, err_len, "%s: %s", path, inner);
-    return 0;
-}
-
 void onnx_free(struct onnx_model *m)
 {
     for (int k = 0; k < m->n_nodes; k++) free_node(&m->nodes[k]);

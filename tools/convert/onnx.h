@@ -69,7 +69,6 @@ struct onnx_model {
 
 /* Decodes a ModelProto. Returns 0, or -1 with a one-line reason (m is then empty). */
 int onnx_parse(const uint8_t *data, size_t len, struct onnx_model *m, char *err, size_t err_len);
-int onnx_load_file(const char *path, struct onnx_model *m, char *err, size_t err_len);
 void onnx_free(struct onnx_model *m);
 void onnx_tensor_free(struct onnx_tensor *t);
 int onnx_elem_is_float(int32_t elem_type);
