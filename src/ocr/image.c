@@ -11,10 +11,9 @@
 
 #include "ocr/image_internal.h"
 
-enum format { FMT_UNKNOWN, FMT_PNG, FMT_JPEG, FMT_GIF, FMT_BMP, FMT_PNM, FMT_TGA };
 static const char *const format_names[] = {"image", "PNG", "JPEG", "GIF", "BMP", "PNM", "TGA"};
 
-static enum format sniff_format(const uint8_t *p, size_t n) {
+static enum image_format sniff_format(const uint8_t *p, size_t n) {
     if (n >= 8 && memcmp(p, "\x89PNG\r\n\x1a\n", 8) == 0) return FMT_PNG;
     if (n >= 3 && p[0] == 0xFF && p[1] == 0xD8 && p[2] == 0xFF) return FMT_JPEG;
     if (n >= 6 && (memcmp(p, "GIF87a", 6) == 0 || memcmp(p, "GIF89a", 6) == 0)) return FMT_GIF;
@@ -37,7 +36,7 @@ static const char *unsupported_format(const uint8_t *p, size_t n) {
 }
 
 static int is_unsupported_reason(const char *r) {
-    static const char *const reasons[] = {"1/2/4/8/16-bit only", "only 8-bit", "no header height", "max value > 65535",
+    static const char *const reasons[] = {"only 8-bit", "no header height", "max value > 65535",
                                           "unsupported data layout", "unsupported format", "unknown BMP",
                                           "BMP RLE", "BMP JPEG/PNG"};
     for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
@@ -46,10 +45,13 @@ static int is_unsupported_reason(const char *r) {
 }
 
 /* Turns a failure of stb_image into a status and message. */
-static enum ocr_image_status stb_failure(enum format fmt, const uint8_t *p, size_t n, const char *name,
+static enum ocr_image_status stb_failure(enum image_format fmt, const uint8_t *p, size_t n, const char *name,
                                          const char *stage, char *err, size_t err_len) {
-    const char *r = stbi_failure_reason();
-    if (!r) r = "unknown error";
+    /* stb_image puts the bytes of an unknown chunk type into its reason: keep the message one printable line */
+    char r[64];
+    snprintf(r, sizeof r, "%s", stbi_failure_reason() ? stbi_failure_reason() : "unknown error");
+    for (char *c = r; *c; c++)
+        if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7E) *c = '?';
     const char *f = format_names[fmt];
     if (strcmp(r, "outofmem") == 0) {
         snprintf(err, err_len, "%s: out of memory decoding the %s", name, f);
@@ -144,6 +146,14 @@ static void to_bgr(const uint8_t *pix, int w, int h, int n, int orientation, str
     }
 }
 
+/* Whether w x h is over the documented limits; if so, err says so. */
+static int too_large(unsigned long long w, unsigned long long h, const char *name, char *err, size_t err_len) {
+    if (w <= OCR_IMAGE_MAX_SIDE && h <= OCR_IMAGE_MAX_SIDE && w * h <= (unsigned long long)OCR_IMAGE_MAX_PIXELS) return 0;
+    snprintf(err, err_len, "%s: image too large (%llux%llu; the limit is %lld pixels and %d a side)", name, w, h,
+             OCR_IMAGE_MAX_PIXELS, OCR_IMAGE_MAX_SIDE);
+    return 1;
+}
+
 static int any_alpha_below_255(const uint8_t *pix, size_t count, int n) {
     for (size_t i = 0; i < count; i++)
         if (pix[i * (size_t)n + (size_t)n - 1] != 255) return 1;
@@ -167,41 +177,48 @@ enum ocr_image_status ocr_image_load_memory(const void *data, size_t size, const
         snprintf(err, err_len, "%s: file too large (%zu bytes)", name, size);
         return OCR_IMAGE_ERR_TOO_LARGE;
     }
-    enum format fmt = sniff_format(p, size);
+    enum image_format fmt = sniff_format(p, size);
+    int orientation = 1, sof = 0;
+    enum jpeg_walk_result walk = JPEG_WALK_COMPLETE;
+    if (fmt == FMT_JPEG) {
+        walk = jpeg_walk(p, size, &orientation, &sof);
+        if (sof && sof != 0xC0 && sof != 0xC1 && sof != 0xC2) {
+            snprintf(err, err_len, "%s: unsupported JPEG variant (SOF%d: %s)", name, sof - 0xC0,
+                     sof >= 0xC9 && sof != 0xCB ? "arithmetic coding" : "lossless or hierarchical coding");
+            return OCR_IMAGE_ERR_UNSUPPORTED;
+        }
+    }
+    /* stb_image refuses large PNG headers in its own words (and at its own bound): ours come first */
+    if (fmt == FMT_PNG && size >= 24 && memcmp(p + 12, "IHDR", 4) == 0) {
+        unsigned long long pw = (unsigned long long)p[16] << 24 | p[17] << 16 | p[18] << 8 | p[19];
+        unsigned long long ph = (unsigned long long)p[20] << 24 | p[21] << 16 | p[22] << 8 | p[23];
+        if (too_large(pw, ph, name, err, err_len)) return OCR_IMAGE_ERR_TOO_LARGE;
+    }
     int w, h, n;
-    if (!stbi_info_from_memory(p, (int)size, &w, &h, &n)) {
+    if (!stb_format_info(fmt == FMT_UNKNOWN ? FMT_TGA : fmt, p, (int)size, &w, &h, &n)) {
         if (fmt == FMT_UNKNOWN) {
             snprintf(err, err_len, "%s: not an image (unknown format)", name);
             return OCR_IMAGE_ERR_UNKNOWN_FORMAT;
         }
-        int orientation, sof;
-        if ((fmt == FMT_PNG && png_truncated(p, size)) ||
-            (fmt == FMT_JPEG && jpeg_walk(p, size, &orientation, &sof) == JPEG_WALK_TRUNCATED && !sof)) {
+        const char *r = stbi_failure_reason();
+        int specific = r && (strcmp(r, "too large") == 0 || strcmp(r, "outofmem") == 0 || is_unsupported_reason(r));
+        if (!specific && ((fmt == FMT_PNG && png_truncated(p, size)) ||
+                          (fmt == FMT_JPEG && walk == JPEG_WALK_TRUNCATED && !sof))) {
             snprintf(err, err_len, "%s: truncated %s (the data ends inside the header)", name, format_names[fmt]);
             return OCR_IMAGE_ERR_TRUNCATED;
         }
         return stb_failure(fmt, p, size, name, "header", err, err_len);
     }
     if (fmt == FMT_UNKNOWN) fmt = FMT_TGA;
-    if (w > OCR_IMAGE_MAX_SIDE || h > OCR_IMAGE_MAX_SIDE || (long long)w * h > OCR_IMAGE_MAX_PIXELS) {
-        snprintf(err, err_len, "%s: image too large (%dx%d; the limit is %lld pixels and %d a side)", name, w, h,
-                 OCR_IMAGE_MAX_PIXELS, OCR_IMAGE_MAX_SIDE);
-        return OCR_IMAGE_ERR_TOO_LARGE;
+    if (w <= 0 || h <= 0) {
+        snprintf(err, err_len, "%s: corrupt %s header (%dx%d pixels)", name, format_names[fmt], w, h);
+        return OCR_IMAGE_ERR_CORRUPT;
     }
-    int orientation = 1;
-    if (fmt == FMT_JPEG) {
-        int sof;
-        enum jpeg_walk_result walk = jpeg_walk(p, size, &orientation, &sof);
-        if (sof && sof != 0xC0 && sof != 0xC1 && sof != 0xC2) {
-            snprintf(err, err_len, "%s: unsupported JPEG variant (SOF%d: %s)", name, sof - 0xC0,
-                     sof >= 0xC9 && sof != 0xCB ? "arithmetic coding" : "lossless or hierarchical coding");
-            return OCR_IMAGE_ERR_UNSUPPORTED;
-        }
-        /* stb_image decodes a cut-off scan as if the rest were zeros: refuse it rather than read garbage */
-        if (walk == JPEG_WALK_TRUNCATED) {
-            snprintf(err, err_len, "%s: truncated JPEG (the data ends before the end-of-image marker)", name);
-            return OCR_IMAGE_ERR_TRUNCATED;
-        }
+    if (too_large((unsigned long long)w, (unsigned long long)h, name, err, err_len)) return OCR_IMAGE_ERR_TOO_LARGE;
+    /* stb_image decodes a cut-off scan as if the rest were zeros: refuse it rather than read garbage */
+    if (fmt == FMT_JPEG && walk == JPEG_WALK_TRUNCATED) {
+        snprintf(err, err_len, "%s: truncated JPEG (the data ends before the end-of-image marker)", name);
+        return OCR_IMAGE_ERR_TRUNCATED;
     }
     if ((fmt == FMT_BMP && bmp_truncated(p, size)) || (fmt == FMT_TGA && tga_truncated(p, size))) {
         snprintf(err, err_len, "%s: truncated %s (the pixel data ends early)", name, format_names[fmt]);

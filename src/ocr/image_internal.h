@@ -7,6 +7,13 @@
 
 #include "ocr/image.h"
 
+/* The containers stb_image decodes here; TGA has no signature. */
+enum image_format { FMT_UNKNOWN, FMT_PNG, FMT_JPEG, FMT_GIF, FMT_BMP, FMT_PNM, FMT_TGA };
+
+/* stb_image's header parser of one format (so that its failure reason is that format's, not the
+ * last of all the parsers stbi_info tries). Returns 1 and the size, or 0. */
+int stb_format_info(enum image_format format, const uint8_t *data, int size, int *w, int *h, int *channels);
+
 /* How a JPEG's marker structure ends. */
 enum jpeg_walk_result {
     JPEG_WALK_COMPLETE,  /* reached EOI */

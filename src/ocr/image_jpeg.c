@@ -49,6 +49,7 @@ enum jpeg_walk_result jpeg_walk(const uint8_t *data, size_t size, int *orientati
         if (pos >= size) return JPEG_WALK_TRUNCATED;
         uint8_t marker = data[pos++];
         if (marker == 0xD9) return JPEG_WALK_COMPLETE;
+        if (marker < 0xC0 && marker != 0x01) return JPEG_WALK_MALFORMED; /* not a marker */
         if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) continue; /* no length field */
         if (size - pos < 2) return JPEG_WALK_TRUNCATED;
         size_t len = (size_t)data[pos] << 8 | data[pos + 1];

@@ -13,6 +13,10 @@ int png_truncated(const uint8_t *p, size_t n) {
     while (pos + 8 <= n) {
         size_t len = be32(p + pos);
         if (memcmp(p + pos + 4, "IEND", 4) == 0) return 0;
+        /* not a chunk type, or an IHDR of the wrong size: damage, not truncation */
+        for (int i = 4; i < 8; i++)
+            if (!((p[pos + i] | 0x20) >= 'a' && (p[pos + i] | 0x20) <= 'z')) return 0;
+        if (memcmp(p + pos + 4, "IHDR", 4) == 0 && len != 13) return 0;
         if (n - pos - 8 < len || n - pos - 8 - len < 4) return 1;
         pos += 12 + len;
     }

@@ -20,3 +20,19 @@
 #pragma GCC diagnostic ignored "-Wtype-limits"
 #include <stb_image.h>
 #pragma GCC diagnostic pop
+
+#include "ocr/image_internal.h"
+
+int stb_format_info(enum image_format format, const uint8_t *data, int size, int *w, int *h, int *channels) {
+    stbi__context s;
+    stbi__start_mem(&s, data, size);
+    switch (format) {
+    case FMT_PNG: return stbi__png_info(&s, w, h, channels);
+    case FMT_JPEG: return stbi__jpeg_info(&s, w, h, channels);
+    case FMT_GIF: return stbi__gif_info(&s, w, h, channels);
+    case FMT_BMP: return stbi__bmp_info(&s, w, h, channels);
+    case FMT_PNM: return stbi__pnm_info(&s, w, h, channels);
+    case FMT_TGA: return stbi__tga_info(&s, w, h, channels);
+    default: return stbi__err("unknown image type", "Image not of any known type, or corrupt");
+    }
+}
