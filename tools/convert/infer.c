@@ -837,6 +837,9 @@ static int infer(struct ctx *c)
             int n = s ? int_elems(s, vals, syms, CV_MAX_DIMS) : -1;
             if (n < 0)
                 return node_fail(c, "target shape must be a constant or computed from shapes");
+            for (int k = 0; k < n && onnx_attr_int(src, "allowzero", 0); k++)
+                if (!syms[k] && vals[k] == 0)
+                    return node_fail(c, "allowzero with a 0 in the target (an empty tensor) is not supported");
             if (reshape_dims(c, x, n, vals, syms, dims))
                 return -1;
             ndim = n;
