@@ -190,6 +190,15 @@ static int check_op(const struct pvk_file_header *h, const struct pvk_tensor *te
     for (int k = 0; k < PVK_MAX_WEIGHTS; k++)
         if (op->weights[k] != -1 && !check_ref(h, tensors, op->weights[k], PVK_TENSOR_CONSTANT))
             return fail(err, err_len, "op %d (%s): weight %d is not a valid constant id", i, op->name, k);
+    /* Inputs each op type reads: a reader may rely on them being there. */
+    static const uint8_t max_inputs[PVK_OP_COUNT] = {
+        [PVK_OP_CONV2D] = 2, [PVK_OP_CONV_TRANSPOSE2D] = 1, [PVK_OP_POOL2D] = 1, [PVK_OP_RESIZE] = 1,
+        [PVK_OP_CONCAT] = PVK_MAX_INPUTS, [PVK_OP_BINARY] = 2, [PVK_OP_UNARY] = 1, [PVK_OP_AFFINE] = 1, [PVK_OP_SE] = 1,
+        [PVK_OP_MATMUL] = 2, [PVK_OP_LAYERNORM] = 1, [PVK_OP_SOFTMAX] = 1, [PVK_OP_ATTENTION] = 1,
+        [PVK_OP_TRANSPOSE] = 1, [PVK_OP_RESHAPE] = 1, [PVK_OP_SLICE] = 1, [PVK_OP_ARGMAX] = 1,
+    };
+    if (op->n_inputs > max_inputs[op->type] || op->n_outputs > (op->type == PVK_OP_ARGMAX ? 2u : 1u))
+        return fail(err, err_len, "op %d (%s): too many inputs or outputs for %s", i, op->name, pvk_op_type_name(op->type));
     if (!check_attr(op))
         return fail(err, err_len, "op %d (%s): invalid attributes for %s", i, op->name, pvk_op_type_name(op->type));
     return 0;
