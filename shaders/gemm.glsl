@@ -3,13 +3,17 @@
 // convolution (C scattered into the upsampled image) and matmul. Accumulation is fp32 whatever
 // the storage precision.
 //
-// Two kernels share the loads and the epilogue:
+// Three kernels share the loads and the epilogue:
 //   default   shared-memory tiles BM x BN x BK, LX x LY invocations each holding (BM/LY) x (BN/LX)
 //             accumulators, rows and columns interleaved so shared reads and global writes are
 //             contiguous across a subgroup;
 //   GEMM_CPU  no shared memory and no barriers (lavapipe runs a barrier as a coroutine switch):
 //             each invocation keeps a TM x TN register tile and streams K straight from memory;
-//             neighbouring invocations own neighbouring columns so SIMD lanes load contiguously.
+//             neighbouring invocations own neighbouring columns so SIMD lanes load contiguously;
+//   GEMM_COOPMAT  fp16 cooperative matrices (GL_NV_cooperative_matrix, 16x16x16, fp32
+//             accumulators): 2 x 2 subgroups of 32 each own 32 x 32 outputs of a 64 x 64 tile;
+//             tiles are staged through shared memory so global data needs no alignment, and the
+//             accumulators go back through shared memory into the common epilogue.
 //
 // A is always k-contiguous (row m at a_off + m a_sm); B is read through b_sk / b_sn (plain) or
 // gathered from an NCHW image (im2col). z = z1 zdiv + z2 indexes images and groups, or two
@@ -119,7 +123,75 @@ float im2col_load(uint b_base, uint k, int iy0, int ix0)
     return float(b[b_base + (ic * p.H + uint(iy)) * p.W + uint(ix)]);
 }
 
-#ifndef GEMM_CPU
+#if defined(GEMM_COOPMAT)
+// gemm_coopmat_f16.comp enables GL_NV_cooperative_matrix, GL_KHR_memory_scope_semantics and
+// GL_KHR_shader_subgroup_basic before including this file.
+
+// Fixed by the kernel: BM = BN = 64, BK = 16, 128 invocations (spec constants 2-4 ignored).
+const uint CM_BM = 64, CM_BN = 64, CM_BK = 16, CM_WG = 128;
+// Row strides padded by 16 bytes: fragment loads need 16-byte aligned rows, and the padding
+// spreads rows over banks.
+const uint AS_STRIDE = CM_BK + 8;  // halves
+const uint BS_STRIDE = CM_BN + 8;  // halves
+const uint CS_STRIDE = CM_BN + 4;  // floats
+
+shared float16_t As[CM_BM * AS_STRIDE];
+shared float16_t Bs[CM_BK * BS_STRIDE];
+shared float Cs[CM_BM * CS_STRIDE];
+
+void main()
+{
+    const uint tid = gl_LocalInvocationIndex;
+    const uint warp = gl_SubgroupID;
+    const uint wm = warp / 2, wn = warp % 2;
+    const uint m0 = gl_WorkGroupID.y * CM_BM, n0 = gl_WorkGroupID.x * CM_BN;
+    const uint z1 = gl_WorkGroupID.z / p.zdiv, z2 = gl_WorkGroupID.z % p.zdiv;
+    const uint a_base = p.a_off + z1 * p.a_z1 + z2 * p.a_z2;
+    const uint b_base = p.b_off + z1 * p.b_z1 + z2 * p.b_z2;
+
+    fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[2][2];
+    for (uint i = 0; i < 2; i++)
+        for (uint j = 0; j < 2; j++)
+            acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+
+    const uint a_kk = tid % CM_BK, a_mm = tid / CM_BK; // 8 rows per pass
+    const uint b_nn = tid % CM_BN, b_kk = tid / CM_BN; // 2 rows per pass (B is n-contiguous)
+    for (uint k0 = 0; k0 < p.K; k0 += CM_BK) {
+        for (uint l = 0; l < CM_BM * CM_BK / CM_WG; l++) {
+            uint mm = a_mm + l * (CM_WG / CM_BK);
+            uint m = m0 + mm, k = k0 + a_kk;
+            As[mm * AS_STRIDE + a_kk] = m < p.M && k < p.K ? a[a_base + m * p.a_sm + k] : float16_t(0.0);
+        }
+        for (uint l = 0; l < CM_BK * CM_BN / CM_WG; l++) {
+            uint kk = b_kk + l * (CM_WG / CM_BN);
+            uint k = k0 + kk, n = n0 + b_nn;
+            Bs[kk * BS_STRIDE + b_nn] = k < p.K && n < p.N ? b[b_base + k * p.b_sk + n * p.b_sn] : float16_t(0.0);
+        }
+        barrier();
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[2], fb[2];
+        for (uint i = 0; i < 2; i++)
+            coopMatLoadNV(fa[i], As, (wm * 32 + i * 16) * AS_STRIDE, AS_STRIDE, false);
+        for (uint j = 0; j < 2; j++)
+            coopMatLoadNV(fb[j], Bs, wn * 32 + j * 16, BS_STRIDE, false);
+        for (uint i = 0; i < 2; i++)
+            for (uint j = 0; j < 2; j++)
+                acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
+        barrier();
+    }
+
+    for (uint i = 0; i < 2; i++)
+        for (uint j = 0; j < 2; j++)
+            coopMatStoreNV(acc[i][j], Cs, (wm * 32 + i * 16) * CS_STRIDE + wn * 32 + j * 16, CS_STRIDE, false);
+    barrier();
+    for (uint idx = tid; idx < CM_BM * CM_BN; idx += CM_WG) {
+        uint mm = idx / CM_BN, nn = idx % CM_BN;
+        uint m = m0 + mm, n = n0 + nn;
+        if (m < p.M && n < p.N)
+            store_c(z1, z2, m, n, Cs[mm * CS_STRIDE + nn]);
+    }
+}
+
+#elif !defined(GEMM_CPU)
 
 const uint WG = LX * LY;
 const uint TM = BM / LY;

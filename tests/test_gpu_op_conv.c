@@ -271,11 +271,13 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int ru
 }
 
 /* Each case through both GEMM kernels (shared-memory tiles for GPUs, register tiles for CPUs)
- * whatever the device, in both precisions. */
+ * whatever the device, in both precisions; then the cooperative-matrix kernel where present. */
 static void run_cases(const struct conv_case *cases, size_t count)
 {
-    static const char *const kernels[] = {"tiled", "cpu"};
-    for (int kernel = 0; kernel < 2; kernel++) {
+    /* "": the device's own choice, cooperative matrices included (only where it has them) */
+    static const char *const kernels[] = {"tiled", "cpu", ""};
+    const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 3 : 2;
+    for (int kernel = 0; kernel < count_kernels; kernel++) {
         setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
         for (size_t i = 0; i < count; i++) {
             conv_case_run(&cases[i], NN_F32, 1);

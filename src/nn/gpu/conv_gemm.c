@@ -43,9 +43,11 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
     const bool f16 = cfg->act_dtype == NN_F16;
     *out = (struct conv_gemm){0};
     uint32_t lx, ly, bm, bn, bk = TILED_BK;
-    /* PPOCR_VK_GEMM_KERNEL=tiled|cpu overrides the device class, so that the tests run both
-     * kernels on any device. */
+    /* PPOCR_VK_GEMM_KERNEL=tiled|cpu overrides the device class (and leaves cooperative matrices
+     * out), so that the tests run every kernel on any device. */
     const char *force = getenv("PPOCR_VK_GEMM_KERNEL");
+    if (force && !*force)
+        force = NULL;
     bool cpu_kernel = force && !strcmp(force, "tiled") ? false : force && !strcmp(force, "cpu") ? true : caps->is_cpu;
     if (cpu_kernel) {
         out->shader = f16 ? "gemm_cpu_f16" : "gemm_cpu";
@@ -72,7 +74,7 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
         snprintf(err, err_len, "gemm pipeline %s: %s", out->shader, gpu_last_error());
         return -1;
     }
-    if (f16 && d->allow_coopmat && d->mode == CONV_GEMM_PLAIN && has_coopmat_16x16x16(caps)) {
+    if (!force && f16 && d->allow_coopmat && d->mode == CONV_GEMM_PLAIN && has_coopmat_16x16x16(caps)) {
         uint32_t cspec[17] = {128, 1, COOPMAT_BM, COOPMAT_BN, 16, d->mode, d->bias, d->act,
                               conv_float_bits(d->act_alpha), conv_float_bits(d->act_beta), d->residual,
                               1, 1, 1, 1, 1, 1};
