@@ -86,10 +86,14 @@ fi
 [ -n "$convert" ] && [ -x "$convert" ] ||
     die "ppocr-convert not found; build it (cmake --build build) or pass its path as the first argument"
 
+newer() { # a b: a exists and was modified after b (POSIX find; test -nt is not POSIX)
+    [ -n "$(find "$1" -prune -newer "$2" 2>/dev/null)" ]
+}
+
 convert_one() { # kind onnx [dict]
     out="$models/$1.pvk"
     src="$models/$2"
-    if [ -f "$out" ] && [ "$out" -nt "$src" ] && [ "$out" -nt "$convert" ] && { [ -z "${3:-}" ] || [ "$out" -nt "$models/$3" ]; }; then
+    if [ -f "$out" ] && newer "$out" "$src" && newer "$out" "$convert" && { [ -z "${3:-}" ] || newer "$out" "$models/$3"; }; then
         return 0
     fi
     if [ -n "${3:-}" ]; then
