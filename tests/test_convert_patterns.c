@@ -180,9 +180,10 @@ static void test_gelu(void **state)
     pvk_model_free(&m);
 }
 
-static void test_se_with_residual(void **state)
+/* SE as in MobileNetV3/PP-LCNet; `spelled` squeezes with ReduceMean and writes the hard sigmoid
+ * as Mul/Add/Clip(0, 1), which folds into the gate conv. */
+static void se_case(int spelled)
 {
-    (void)state;
     struct onnx_builder b;
     struct pvk_model m;
     float w1[2 * C], b1[2], w2[C * 2], b2[C];
@@ -195,13 +196,29 @@ static void test_se_with_residual(void **state)
     ob_init_f32(&b, "b1", 1, b1d, b1);
     ob_init_f32(&b, "w2", 4, w2d, w2);
     ob_init_f32(&b, "b2", 1, b2d, b2);
-    ob_node(&b, "GlobalAveragePool", "gap", "c", "p");
+    if (spelled) {
+        int64_t axes[] = {2, 3};
+        ob_node(&b, "ReduceMean", "gap", "c", "p");
+        ob_attr_ints(&b, "axes", 2, axes);
+    } else {
+        ob_node(&b, "GlobalAveragePool", "gap", "c", "p");
+    }
     ob_node(&b, "Conv", "se1", "p,w1,b1", "s1");
     ob_node(&b, "Relu", "relu", "s1", "r");
     ob_node(&b, "Conv", "se2", "r,w2,b2", "s2");
-    ob_node(&b, "HardSigmoid", "hs", "s2", "gate");
-    ob_attr_float(&b, "alpha", 0.2f);
-    ob_attr_float(&b, "beta", 0.5f);
+    if (spelled) {
+        ob_const_scalar(&b, "alpha", 0.2f);
+        ob_const_scalar(&b, "beta", 0.5f);
+        ob_const_scalar(&b, "zero", 0);
+        ob_const_scalar(&b, "one", 1);
+        ob_node(&b, "Mul", "hs_mul", "s2,alpha", "hm");
+        ob_node(&b, "Add", "hs_add", "hm,beta", "ha");
+        ob_node(&b, "Clip", "hs_clip", "ha,zero,one", "gate");
+    } else {
+        ob_node(&b, "HardSigmoid", "hs", "s2", "gate");
+        ob_attr_float(&b, "alpha", 0.2f);
+        ob_attr_float(&b, "beta", 0.5f);
+    }
     ob_node(&b, "Mul", "scale", "c,gate", "sc");
     ob_node(&b, "Add", "res", "c,sc", "y");
     convert_ok(&b, "y", 4, nchw, &m);
@@ -212,16 +229,32 @@ static void test_se_with_residual(void **state)
     assert_int_equal(se->inputs[0], m.ops[0].outputs[0]);
     assert_int_equal(se->attr.se.residual, 1);
     assert_int_equal(se->attr.se.gate_act, PVK_ACT_HARDSIGMOID);
-    assert_true(se->attr.se.gate_alpha == 0.2f && se->attr.se.gate_beta == 0.5f);
     const struct pvk_tensor *t = &m.tensors[se->weights[0]];
     assert_int_equal(t->ndim, 2);
     assert_int_equal(t->shape[0], 2);
     assert_int_equal(t->shape[1], C);
     assert_memory_equal(pvk_tensor_data(&m, se->weights[0]), w1, sizeof w1);
     assert_memory_equal(pvk_tensor_data(&m, se->weights[1]), b1, sizeof b1);
-    assert_memory_equal(pvk_tensor_data(&m, se->weights[2]), w2, sizeof w2);
-    assert_memory_equal(pvk_tensor_data(&m, se->weights[3]), b2, sizeof b2);
+    if (!spelled) {
+        assert_true(se->attr.se.gate_alpha == 0.2f && se->attr.se.gate_beta == 0.5f);
+        assert_memory_equal(pvk_tensor_data(&m, se->weights[2]), w2, sizeof w2);
+        assert_memory_equal(pvk_tensor_data(&m, se->weights[3]), b2, sizeof b2);
+    } else { /* alpha and beta moved into the second conv */
+        assert_true(se->attr.se.gate_alpha == 1.0f && se->attr.se.gate_beta == 0.0f);
+        const float *fw = pvk_tensor_data(&m, se->weights[2]), *fb = pvk_tensor_data(&m, se->weights[3]);
+        for (int k = 0; k < C * 2; k++)
+            assert_true(fabs(fw[k] - 0.2 * w2[k]) <= 1e-6 * (1 + fabs(w2[k])));
+        for (int k = 0; k < C; k++)
+            assert_true(fabs(fb[k] - (0.2 * b2[k] + 0.5)) <= 1e-6 * (1 + fabs(b2[k])));
+    }
     pvk_model_free(&m);
+}
+
+static void test_se_with_residual(void **state)
+{
+    (void)state;
+    se_case(0);
+    se_case(1);
 }
 
 static void test_conv_residual(void **state)

@@ -360,6 +360,12 @@ static int fuse_se(struct fuse *F, int c)
     for (int side = 0; side < 2; side++) {
         int x = C->in[1 - side];
         int gi = sole_producer(g, c, side);
+        /* clip(a z + b, 0, 1) with a, b folded into the conv is hardsigmoid(z) with alpha 1, beta 0 */
+        if (gi >= 0 && is_1x1(&g->ops[gi], PVK_ACT_CLIP) && g->ops[gi].op.act_alpha == 0.0f && g->ops[gi].op.act_beta == 1.0f) {
+            g->ops[gi].op.act = PVK_ACT_HARDSIGMOID;
+            g->ops[gi].op.act_alpha = 1.0f;
+            g->ops[gi].op.act_beta = 0.0f;
+        }
         if (gi < 0 || !is_1x1(&g->ops[gi], PVK_ACT_HARDSIGMOID))
             continue;
         int ri = sole_producer(g, gi, 0);
