@@ -11,7 +11,8 @@
 #include "gpu/transfer.h"
 #include "nn/gpu/half.h"
 
-/* Arena offsets are kept on this boundary so that vectorised loads stay aligned. */
+/* Arena offsets are kept on this boundary (or the device's storage-buffer offset alignment when
+ * larger) so that every tensor can be bound as its own range and vectorised loads stay aligned. */
 #define ARENA_ALIGN 64u
 
 struct nn_gpu_net {
@@ -39,6 +40,10 @@ struct nn_gpu_plan {
     int n_storages;
     struct gpu_buffer *arenas;
     int n_arenas;
+    /* Per storage: its range of an arena, as a buffer of its own. Ops bind exactly this range, so
+     * the driver and the synchronization validator see which bytes each dispatch touches. */
+    struct gpu_buffer *views;
+    uint64_t align;
     uint64_t arena_bytes, unshared_bytes;
 };
 
@@ -134,6 +139,11 @@ static void sort_by_size_desc(const struct storage *st, int *order, int n)
     }
 }
 
+static uint64_t round_up(uint64_t x, uint64_t align)
+{
+    return (x + align - 1) / align * align;
+}
+
 static bool lifetimes_overlap(const struct storage *a, const struct storage *b)
 {
     return a->first <= b->last && b->first <= a->last;
@@ -161,7 +171,7 @@ static int place_storages(struct nn_gpu_plan *plan, uint64_t arena_limit, uint64
     int n_placed = 0, n_arenas = 0;
     for (int oi = 0; oi < n; oi++) {
         struct storage *s = &plan->storages[order[oi]];
-        uint64_t need = ((uint64_t)s->bytes + ARENA_ALIGN - 1) & ~(uint64_t)(ARENA_ALIGN - 1);
+        uint64_t need = round_up((uint64_t)s->bytes, plan->align);
         for (int a = 0;; a++) {
             /* Candidate offsets: 0 and the end of every conflicting storage in this arena. */
             uint64_t best = UINT64_MAX;
@@ -171,7 +181,7 @@ static int place_storages(struct nn_gpu_plan *plan, uint64_t arena_limit, uint64
                     const struct storage *o = &plan->storages[placed[c]];
                     if (o->arena != a || !lifetimes_overlap(o, s))
                         continue;
-                    off = o->offset + (((uint64_t)o->bytes + ARENA_ALIGN - 1) & ~(uint64_t)(ARENA_ALIGN - 1));
+                    off = o->offset + round_up((uint64_t)o->bytes, plan->align);
                 }
                 if (off >= best || off + need > arena_limit)
                     continue;
@@ -275,14 +285,18 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
     }
 
     const struct gpu_caps *caps = gpu_context_caps(net->cfg.ctx);
+    plan->align = ARENA_ALIGN;
+    while (plan->align < caps->min_storage_buffer_offset_alignment)
+        plan->align *= 2;
     uint64_t limit = caps->max_storage_buffer_range;
     if (limit > ((uint64_t)1 << 31))
         limit = (uint64_t)1 << 31; /* element offsets are 32-bit */
     uint64_t *arena_sizes = NULL;
-    if (place_storages(plan, limit & ~(uint64_t)(ARENA_ALIGN - 1), &arena_sizes))
+    if (place_storages(plan, limit / plan->align * plan->align, &arena_sizes))
         goto oom;
     plan->arenas = calloc((size_t)plan->n_arenas + 1, sizeof(*plan->arenas));
-    if (!plan->arenas) {
+    plan->views = calloc((size_t)ns + 1, sizeof(*plan->views));
+    if (!plan->arenas || !plan->views) {
         free(arena_sizes);
         goto oom;
     }
@@ -298,24 +312,29 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
     }
     free(arena_sizes);
 
+    for (int i = 0; i < ns; i++) {
+        const struct storage *s = &plan->storages[i];
+        const struct gpu_buffer *arena = &plan->arenas[s->arena];
+        struct gpu_buffer *v = &plan->views[i];
+        *v = *arena;
+        v->offset = arena->offset + s->offset;
+        v->size = (VkDeviceSize)s->bytes;
+        v->mapped = arena->mapped ? (unsigned char *)arena->mapped + s->offset : NULL;
+    }
     for (int t = 0; t < nt; t++) {
         if (plan->root[t] < 0)
             continue;
-        const struct storage *s = &plan->storages[plan->root[t]];
         struct nn_gpu_tensor *g = &plan->tensors[t];
-        g->buf = &plan->arenas[s->arena];
+        g->buf = &plan->views[plan->root[t]];
         g->dtype = dtype;
         g->shape = plan->shapes[t];
-        g->elem_offset = (uint32_t)(s->offset / esize);
+        g->elem_offset = 0;
     }
     /* ARGMAX writes int32 indices in slot 0. */
     for (int i = 0; i < no; i++) {
         const struct pvk_op *op = &m->ops[i];
-        if (op->type == PVK_OP_ARGMAX && op->outputs[0] >= 0) {
-            struct nn_gpu_tensor *g = &plan->tensors[op->outputs[0]];
-            g->dtype = NN_I32;
-            g->elem_offset = (uint32_t)(plan->storages[plan->root[op->outputs[0]]].offset / 4);
-        }
+        if (op->type == PVK_OP_ARGMAX && op->outputs[0] >= 0)
+            plan->tensors[op->outputs[0]].dtype = NN_I32;
     }
     *out = plan;
     return 0;
@@ -334,6 +353,7 @@ void nn_gpu_plan_destroy(struct nn_gpu_plan *plan)
         for (int a = 0; a < plan->n_arenas; a++)
             gpu_buffer_free(&plan->arenas[a]);
     free(plan->arenas);
+    free(plan->views);
     free(plan->shapes);
     free(plan->root);
     free(plan->is_view);

@@ -1,0 +1,233 @@
+/* The real det, cls and rec nets on the GPU planner against the CPU reference executor, layer by
+ * layer: the GPU plan keeps every intermediate (keep_all), the CPU run reports each op's output,
+ * and the first op whose output differs is named. Then the same nets with liveness sharing on
+ * must give the same output bit for bit, and memory sharing must actually share. Inputs are
+ * random images in the nets' value range at small sizes, fp32 and (where the device has 16-bit
+ * storage) fp16 storage. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/cmd.h"
+#include "gpu/context.h"
+#include "gpu/error.h"
+#include "gpu/validation.h"
+#include "model/model.h"
+#include "nn/cpu/cpu_exec.h"
+#include "nn/gpu/net.h"
+#include "support/test_env.h"
+
+static struct gpu_context *ctx;
+
+static int setup(void **state)
+{
+    (void)state;
+    struct gpu_options opt;
+    gpu_options_default(&opt);
+    if (gpu_context_create(&opt, &ctx)) {
+        fprintf(stderr, "no GPU context: %s\n", gpu_last_error());
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    gpu_context_destroy(ctx);
+    assert_int_equal(gpu_validation_message_count(), 0);
+    return 0;
+}
+
+static void load_model(const char *file, struct pvk_model *m)
+{
+    char path[1024], err[512];
+    snprintf(path, sizeof path, "%s/%s", test_models_dir(), file);
+    if (pvk_model_load(path, m, err, sizeof err))
+        fail_msg("%s: %s (run tools/fetch-models.sh)", path, err);
+}
+
+/* What the CPU run saw, kept for the comparison after the GPU run. */
+struct cpu_layers {
+    const struct pvk_model *model;
+    float **out; /* per tensor id: the CPU value, or NULL */
+};
+
+static int keep_layer(void *user, int op_index, const struct pvk_op *op, int slot, const struct pvk_shape *shape,
+                      enum pvk_dtype dtype, const void *data)
+{
+    (void)op_index;
+    struct cpu_layers *cl = user;
+    int32_t id = op->outputs[slot];
+    if (id < 0 || dtype != PVK_DTYPE_F32)
+        return 0;
+    size_t n = (size_t)pvk_shape_numel(shape);
+    cl->out[id] = malloc(n * sizeof(float));
+    if (!cl->out[id])
+        return 1;
+    memcpy(cl->out[id], data, n * sizeof(float));
+    return 0;
+}
+
+static double tolerance(enum nn_dtype dt)
+{
+    return dt == NN_F16 ? 1e-2 : 1e-4;
+}
+
+static void run_net(const char *file, const int64_t in_shape[4], enum nn_dtype dt)
+{
+    struct pvk_model m;
+    load_model(file, &m);
+    size_t n_in = (size_t)(in_shape[0] * in_shape[1] * in_shape[2] * in_shape[3]);
+    float *input = malloc(n_in * sizeof(float));
+    assert_non_null(input);
+    test_fill_uniform(input, n_in, -2.0f, 2.0f);
+
+    /* CPU reference, every layer kept. */
+    struct cpu_layers cl = {&m, calloc(m.n_tensors, sizeof(float *))};
+    assert_non_null(cl.out);
+    struct pvk_cpu_result cpu;
+    char err[512];
+    if (pvk_cpu_run(&m, input, in_shape, keep_layer, &cl, &cpu, err, sizeof err))
+        fail_msg("cpu run of %s: %s", file, err);
+
+    struct nn_gpu_config cfg = {ctx, dt, false};
+    struct nn_gpu_net *net;
+    if (nn_gpu_net_create(&cfg, &m, &net, err, sizeof err))
+        fail_msg("%s: %s", file, err);
+
+    /* Every intermediate kept: compare op by op and name the first wrong one. */
+    struct nn_gpu_plan_options keep = {true};
+    struct nn_gpu_plan *plan;
+    if (nn_gpu_plan_create(net, in_shape, &keep, &plan, err, sizeof err))
+        fail_msg("%s: %s", file, err);
+    assert_int_equal(nn_gpu_tensor_write(ctx, nn_gpu_plan_input(plan), input, err, sizeof err), 0);
+    struct gpu_cmd *cmd;
+    assert_int_equal(gpu_cmd_create(ctx, 0, &cmd), 0);
+    assert_int_equal(gpu_cmd_begin(cmd), 0);
+    if (nn_gpu_plan_record(plan, cmd, err, sizeof err))
+        fail_msg("%s: %s", file, err);
+    gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_HOST);
+    assert_int_equal(gpu_cmd_end(cmd), 0);
+    if (gpu_cmd_run(cmd))
+        fail_msg("%s: %s", file, gpu_last_error());
+
+    for (uint32_t i = 0; i < m.n_ops; i++) {
+        const struct pvk_op *op = &m.ops[i];
+        int32_t id = op->outputs[0];
+        if (id < 0 || !cl.out[id])
+            continue;
+        const struct nn_gpu_tensor *t = nn_gpu_plan_tensor(plan, id);
+        assert_non_null(t);
+        size_t n = (size_t)pvk_shape_numel(&t->shape);
+        float *got = malloc(n * sizeof(float));
+        assert_non_null(got);
+        assert_int_equal(nn_gpu_tensor_read(ctx, t, got, err, sizeof err), 0);
+        double e = test_rel_l2(got, cl.out[id], n), peak = 1.0;
+        for (size_t k = 0; k < n; k++)
+            peak = fmax(peak, fabs((double)cl.out[id][k]));
+        /* Relative error, or absolute error against the layer's scale: fp16 stores values below
+         * 6e-5 (a det map far from any text) as subnormals, exact to 6e-8 only. */
+        if (!(e <= tolerance(dt)) && !(test_max_abs(got, cl.out[id], n) <= tolerance(dt) * peak)) {
+            char sh[64];
+            fail_msg("%s %s: first differing layer is op %u (%s '%s', shape %s): rel-L2 %g, max abs %g", file,
+                     dt == NN_F16 ? "fp16" : "fp32", i, pvk_op_type_name(op->type), op->name,
+                     pvk_shape_str(&t->shape, sh, sizeof sh), e, test_max_abs(got, cl.out[id], n));
+        }
+        free(got);
+    }
+
+    /* Shared memory: same output, bit for bit, and less memory than one buffer per tensor. */
+    size_t n_out = (size_t)pvk_shape_numel(&nn_gpu_plan_output(plan)->shape);
+    float *kept_out = malloc(n_out * sizeof(float)), *shared_out = malloc(n_out * sizeof(float));
+    assert_non_null(kept_out);
+    assert_non_null(shared_out);
+    assert_int_equal(nn_gpu_tensor_read(ctx, nn_gpu_plan_output(plan), kept_out, err, sizeof err), 0);
+
+    struct nn_gpu_plan *shared;
+    if (nn_gpu_plan_create(net, in_shape, NULL, &shared, err, sizeof err))
+        fail_msg("%s: %s", file, err);
+    assert_true(nn_gpu_plan_arena_bytes(shared) < nn_gpu_plan_unshared_bytes(shared));
+    fprintf(stderr, "%s %s: activations %.2f MiB shared, %.2f MiB unshared\n", file, dt == NN_F16 ? "fp16" : "fp32",
+            nn_gpu_plan_arena_bytes(shared) / 1048576.0, nn_gpu_plan_unshared_bytes(shared) / 1048576.0);
+    assert_int_equal(nn_gpu_tensor_write(ctx, nn_gpu_plan_input(shared), input, err, sizeof err), 0);
+    assert_int_equal(gpu_cmd_begin(cmd), 0);
+    if (nn_gpu_plan_record(shared, cmd, err, sizeof err))
+        fail_msg("%s: %s", file, err);
+    gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_HOST);
+    assert_int_equal(gpu_cmd_end(cmd), 0);
+    /* Twice: a recording is replayed, not rebuilt. The input's memory is reused once the net has
+     * read it, so it is written again before the replay, as the engine does for every image. */
+    assert_int_equal(gpu_cmd_run(cmd), 0);
+    assert_int_equal(nn_gpu_tensor_write(ctx, nn_gpu_plan_input(shared), input, err, sizeof err), 0);
+    assert_int_equal(gpu_cmd_run(cmd), 0);
+    assert_int_equal(nn_gpu_tensor_read(ctx, nn_gpu_plan_output(shared), shared_out, err, sizeof err), 0);
+    assert_memory_equal(kept_out, shared_out, n_out * sizeof(float));
+
+    gpu_cmd_destroy(cmd);
+    nn_gpu_plan_destroy(shared);
+    nn_gpu_plan_destroy(plan);
+    nn_gpu_net_destroy(net);
+    for (uint32_t t = 0; t < m.n_tensors; t++)
+        free(cl.out[t]);
+    free(cl.out);
+    free(kept_out);
+    free(shared_out);
+    free(input);
+    pvk_cpu_result_free(&cpu);
+    pvk_model_free(&m);
+}
+
+static bool has_fp16_storage(void)
+{
+    return gpu_context_caps(ctx)->storage_16bit;
+}
+
+static void test_det_fp32(void **state)
+{
+    (void)state;
+    run_net("det.pvk", (const int64_t[4]){1, 3, 96, 128}, NN_F32);
+}
+
+static void test_det_fp16(void **state)
+{
+    (void)state;
+    if (has_fp16_storage())
+        run_net("det.pvk", (const int64_t[4]){1, 3, 64, 96}, NN_F16);
+}
+
+static void test_cls_fp32(void **state)
+{
+    (void)state;
+    run_net("cls.pvk", (const int64_t[4]){3, 3, 48, 192}, NN_F32);
+}
+
+static void test_rec_fp32(void **state)
+{
+    (void)state;
+    run_net("rec.pvk", (const int64_t[4]){2, 3, 48, 200}, NN_F32);
+}
+
+static void test_rec_fp16(void **state)
+{
+    (void)state;
+    if (has_fp16_storage())
+        run_net("rec.pvk", (const int64_t[4]){1, 3, 48, 96}, NN_F16);
+}
+
+int main(void)
+{
+    test_seed();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_det_fp32), cmocka_unit_test(test_det_fp16), cmocka_unit_test(test_cls_fp32),
+        cmocka_unit_test(test_rec_fp32), cmocka_unit_test(test_rec_fp16),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
