@@ -49,7 +49,7 @@ void pvk_model_free(struct pvk_model *model);
 
 /* Pointer to a constant's data inside the mapping (NULL for activations). */
 const void *pvk_tensor_data(const struct pvk_model *model, int32_t tensor_id);
-/* Product of the dims; -1 dims (run-time sizes) make it negative. */
+/* Product of the dims; meaningless while a dim is -1 (a run-time size). */
 int64_t pvk_tensor_numel(const struct pvk_tensor *t);
 
 #endif
