@@ -38,17 +38,19 @@ layout(push_constant) uniform Push {
     uint x_off, x_img;   // image stride of x in elements
     uint y_off, y_img;   // image stride of y (dst_channels OH OW)
     uint r_off, r_img;
+    uint OWG;            // groups of OUTW outputs per row: invocation x covers (oy, group) pairs
 } p;
 
 const uint SPAN = (OUTW - 1) * SW + (KW - 1) * DW + 1; // input columns OUTW outputs touch
 
 void main()
 {
-    const uint ox0 = gl_GlobalInvocationID.x * OUTW;
-    const uint oy = gl_WorkGroupID.y;
-    const uint img = gl_WorkGroupID.z / p.C, ch = gl_WorkGroupID.z % p.C;
-    if (ox0 >= p.OW)
+    // Rows and column groups flattened onto x, so narrow late-stage maps still fill workgroups.
+    const uint gid = gl_GlobalInvocationID.x;
+    if (gid >= p.OWG * p.OH)
         return;
+    const uint oy = gid / p.OWG, ox0 = (gid - oy * p.OWG) * OUTW;
+    const uint img = gl_WorkGroupID.y / p.C, ch = gl_WorkGroupID.y % p.C;
 
     float wk[KH * KW];
     for (uint t = 0; t < KH * KW; t++)

@@ -19,9 +19,9 @@
 
 enum conv_kind { CONV_POINTWISE, CONV_DEPTHWISE, CONV_GENERAL };
 
-/* Depthwise: 64 invocations along W, 4 outputs each. */
+/* Depthwise: 64 invocations, each 4 neighbouring outputs of a row (8 on CPU devices, where
+ * loads rather than arithmetic bound the kernel and a longer row segment shares more taps). */
 #define DW_LX 64u
-#define DW_OUTW 4u
 
 struct conv2d_state {
     struct nn_gpu_config cfg;
@@ -31,6 +31,7 @@ struct conv2d_state {
     bool has_bias;
     struct conv_gemm gemm;             /* pointwise, general */
     const struct gpu_pipeline *dw;     /* depthwise */
+    uint32_t dw_outw;
 };
 
 struct dw_push {
@@ -39,6 +40,7 @@ struct dw_push {
     uint32_t x_off, x_img;
     uint32_t y_off, y_img;
     uint32_t r_off, r_img;
+    uint32_t OWG;
 };
 
 static void conv2d_destroy(void *state)
@@ -99,8 +101,9 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
         goto fail;
 
     if (s->kind == CONV_DEPTHWISE) {
+        s->dw_outw = gpu_context_caps(cfg->ctx)->is_cpu ? 8 : 4;
         uint32_t spec[13] = {DW_LX, (uint32_t)a->kh, (uint32_t)a->kw, (uint32_t)a->sh, (uint32_t)a->sw,
-                             (uint32_t)a->dh, (uint32_t)a->dw, DW_OUTW, op->act, conv_float_bits(op->act_alpha),
+                             (uint32_t)a->dh, (uint32_t)a->dw, s->dw_outw, op->act, conv_float_bits(op->act_alpha),
                              conv_float_bits(op->act_beta), (uint32_t)a->residual, s->has_bias};
         struct gpu_pipeline_desc pd = {.shader = cfg->act_dtype == NN_F16 ? "conv_dw_f16" : "conv_dw",
                                        .spec = spec, .spec_count = 13, .buffer_count = 5,
@@ -188,10 +191,9 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
             .y_off = y->elem_offset, .y_img = (uint32_t)dc * ohw,
             .r_off = r ? r->elem_offset : 0, .r_img = (uint32_t)s->oc * ohw,
         };
-        uint32_t per_group = DW_LX * DW_OUTW;
+        p.OWG = ((uint32_t)ow + s->dw_outw - 1) / s->dw_outw;
         struct gpu_dispatch d = {.pipeline = s->dw, .buffers = bind, .push = &p,
-                                 .groups = {((uint32_t)ow + per_group - 1) / per_group, (uint32_t)oh,
-                                            (uint32_t)(n * ic)},
+                                 .groups = {(p.OWG * (uint32_t)oh + DW_LX - 1) / DW_LX, (uint32_t)(n * ic), 1},
                                  .label = label};
         if (gpu_cmd_dispatch(cmd, &d) != GPU_OK) {
             snprintf(err, err_len, "conv2d %s: %s", op->name, gpu_last_error());
