@@ -30,7 +30,11 @@ static void print_attrs(FILE *out, const struct pvk_op *op)
                     a->pool.pad_r, a->pool.count_include_pad, a->pool.ceil_mode);
         break;
     case PVK_OP_RESIZE:
-        fprintf(out, " mode=%d scale=%gx%g", a->resize.mode, a->resize.scale_h, a->resize.scale_w);
+    {
+        static const char *const modes[] = {"nearest", "bilinear_half_pixel", "bilinear_align_corners"};
+        fprintf(out, " %s scale=%gx%g", a->resize.mode >= 0 && a->resize.mode < 3 ? modes[a->resize.mode] : "?",
+                a->resize.scale_h, a->resize.scale_w);
+    }
         break;
     case PVK_OP_CONCAT:
     case PVK_OP_SOFTMAX:
