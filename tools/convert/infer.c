@@ -513,8 +513,11 @@ static int infer(struct ctx *c)
     }
     if (!strcmp(op, "Conv") || !strcmp(op, "ConvTranspose")) {
         struct cv_value *w = in_val(c, 1);
-        if (!w || !w->konst || w->ndim != 4 || x->ndim != 4)
-            return node_fail(c, "only 2-D convolutions with constant weights are supported");
+        if (!w || !w->konst || !w->konst->f || w->ndim != 4 || x->ndim != 4)
+            return node_fail(c, "only 2-D convolutions with constant float weights are supported");
+        struct cv_value *bias = in_val(c, 2);
+        if (bias && (!bias->konst || !bias->konst->f || bias->konst->numel != (!strcmp(op, "Conv") ? w->dims[0] : w->dims[1] * onnx_attr_int(src, "group", 1))))
+            return node_fail(c, "bias must be a float constant with one value per output channel");
         int np, ns, nds, nop;
         const int64_t *pads = ints_attr(src, "pads", &np), *strides = ints_attr(src, "strides", &ns);
         const int64_t *dil = ints_attr(src, "dilations", &nds), *opad = ints_attr(src, "output_padding", &nop);

@@ -589,11 +589,8 @@ static int lower_conv(struct lower *L, int node, int transposed)
         return -1;
     op->n_in = 1;
     op->w[0] = nd->in[1];
-    if (nd->n_in > 2 && nd->in[2] >= 0) {
-        if (!g->values[nd->in[2]].konst)
-            return lfail(L, node, "bias must be a constant");
-        op->w[1] = nd->in[2];
-    }
+    if (nd->n_in > 2 && nd->in[2] >= 0)
+        op->w[1] = nd->in[2]; /* a float constant of OC values: checked by the inference */
     const struct cv_value *w = &g->values[nd->in[1]];
     const struct onnx_attr *pads = onnx_attr_find(s, "pads"), *st = onnx_attr_find(s, "strides"), *dl = onnx_attr_find(s, "dilations");
     op->op.attr.conv.kh = (int32_t)w->dims[2];
@@ -1047,6 +1044,9 @@ static int lower_node(struct lower *L, int node)
         int64_t axis = onnx_attr_int(nd->src, "axis", -1);
         if ((axis != -1 && axis != x->ndim - 1) || C <= 0)
             return lfail(L, node, "only normalisation over a static last axis is supported");
+        for (int k = 1; k < nd->n_in && k < 3; k++)
+            if (nd->in[k] >= 0 && !g->values[nd->in[k]].konst)
+                return lfail(L, node, "scale and bias must be constants");
         op->op.type = PVK_OP_LAYERNORM;
         op->op.attr.norm.eps = (float)onnx_attr_float(nd->src, "epsilon", 1e-5);
         const char *base = nd->src->name;
