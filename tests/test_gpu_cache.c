@@ -19,6 +19,7 @@
 #include "gpu/pipeline.h"
 #include "gpu/selftest.h"
 #include "gpu/validation.h"
+#include "support/keep_libraries_loaded.h"
 #include "support/test_env.h"
 
 #define CHECK(call)                                                   \
