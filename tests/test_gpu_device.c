@@ -222,6 +222,23 @@ static void test_no_driver_fails_cleanly(void **state)
     assert_int_equal(gpu_validation_message_count(), 0);
 }
 
+/* Validation asked for but the layer cannot be found: an error, never a silent run without it. */
+static void test_missing_layer_is_an_error(void **state)
+{
+    (void)state;
+    static const char *const env[] = {"VK_LAYER_PATH", "/nonexistent", "VK_ADD_LAYER_PATH",
+                                      "/nonexistent", "XDG_DATA_DIRS", "/nonexistent",
+                                      "XDG_DATA_HOME", "/nonexistent", "XDG_CONFIG_DIRS",
+                                      "/nonexistent", "PPOCR_VK_VALIDATE", "1", NULL};
+    char err[8192];
+    int status = run_child("--child-no-driver", env, err, sizeof err);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), NO_DRIVER_EXIT);
+    assert_non_null(strstr(err, ERROR_TAG "validation was requested"));
+    assert_non_null(strstr(err, "VK_LAYER_KHRONOS_validation is not installed"));
+    assert_int_equal(gpu_validation_message_count(), 0);
+}
+
 /* Creating a zero-sized buffer is invalid: the layer must catch it and fail the process. */
 static int child_with_validation_error(void)
 {
@@ -271,6 +288,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_device_index),
         cmocka_unit_test(test_selftest),
         cmocka_unit_test(test_no_driver_fails_cleanly),
+        cmocka_unit_test(test_missing_layer_is_an_error),
         cmocka_unit_test(test_validation_error_fails_process),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

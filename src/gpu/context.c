@@ -302,6 +302,7 @@ struct device_features {
     VkPhysicalDeviceSubgroupSizeControlFeatures subgroup_size_control;
     const char *extensions[8];
     uint32_t extension_count;
+    int push_descriptor_extension; /* index in extensions, or -1 */
 };
 
 /* Reads features and limits; `api` is the version usable with this device (instance and device
@@ -313,6 +314,7 @@ static void read_caps(VkInstance instance, VkPhysicalDevice pd, uint32_t api,
 {
     memset(caps, 0, sizeof *caps);
     memset(f, 0, sizeof *f);
+    f->push_descriptor_extension = -1;
 
     bool has_float16_int8 = api >= VK_API_VERSION_1_2 || device_has(ext, "VK_KHR_shader_float16_int8");
     bool has_storage8 = api >= VK_API_VERSION_1_2 || device_has(ext, "VK_KHR_8bit_storage");
@@ -434,6 +436,7 @@ static void read_caps(VkInstance instance, VkPhysicalDevice pd, uint32_t api,
     }
     if (has_push) {
         caps->push_descriptors = true;
+        f->push_descriptor_extension = (int)f->extension_count;
         f->extensions[f->extension_count++] = "VK_KHR_push_descriptor";
     }
     read_coopmat_shapes(instance, pd, caps);
@@ -609,9 +612,11 @@ static int create_device(struct gpu_context *ctx)
     struct device_features f;
     read_caps(ctx->instance, ctx->physical, api, &ext, &ctx->caps, &f);
     free(ext.list);
-    if (ctx->opt.no_push_descriptors && ctx->caps.push_descriptors) {
+    if (ctx->opt.no_push_descriptors && f.push_descriptor_extension >= 0) {
         ctx->caps.push_descriptors = false;
-        f.extension_count--; /* push descriptors are always added last */
+        for (uint32_t i = (uint32_t)f.push_descriptor_extension; i + 1 < f.extension_count; i++)
+            f.extensions[i] = f.extensions[i + 1];
+        f.extension_count--;
     }
 
     uint32_t timestamp_bits = 0;

@@ -31,7 +31,6 @@ struct gpu_context {
     char cache_path[1024];     /* "" when the disk cache is off */
     uint64_t cache_loaded_sum; /* checksum of the data read at creation, 0 if none */
     size_t cache_loaded_size;
-    bool cache_written;
     struct gpu_pipeline **pipelines;
     unsigned pipeline_count, pipeline_capacity;
 

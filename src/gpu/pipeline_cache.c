@@ -200,8 +200,6 @@ static void write_cache(struct gpu_context *ctx)
     if (!ok) {
         warn(ctx->cache_path, strerror(errno));
         remove(tmp);
-    } else {
-        ctx->cache_written = true;
     }
     free(data);
 }
