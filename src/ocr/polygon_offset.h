@@ -9,10 +9,10 @@
 #include "ocr/geometry.h"
 
 /* Offsets path (n points) outward by delta >= 0. *out is allocated (free it), *n_out may be 0 when
- * the polygon has fewer than 3 distinct points. The vertices are those of ClipperOffset's raw
- * offset polygon; Clipper's final union pass, which only drops redundant (collinear or repeated)
- * vertices of this convex-input case and may start elsewhere, is not run.
- * Returns 0, or -1 with a one-line reason. */
+ * the polygon has fewer than 3 distinct points. The result is the ring Clipper returns for a convex
+ * path (the offset ring after Clipper's union pass: no repeated or collinear vertices, starting
+ * after the top-most, then right-most, vertex). A concave path gets its offset ring without the
+ * union's untangling. Returns 0, or -1 with a one-line reason. */
 int polygon_offset_round(const struct geom_point *path, size_t n, double delta, struct geom_point **out,
                          size_t *n_out, char *err, size_t err_len);
 
