@@ -1,0 +1,82 @@
+/* Image preprocessing on the GPU (not model ops): the decoded 8-bit BGR image is uploaded once as
+ * packed bytes, and these kernels build the nets' inputs from it, reproducing src/ocr/preprocess.h
+ * (OpenCV's fixed-point arithmetic) so that GPU and CPU inputs agree:
+ *   det   cv2.resize INTER_LINEAR to the det size + (x/255 - mean)/std into [1][3][H][W];
+ *   crops cv2.warpPerspective INTER_CUBIC + BORDER_REPLICATE of every text box of the image, the
+ *         90-degree turn of tall boxes, an optional 180-degree turn (lines the classifier turned
+ *         over), cv2.resize to the target height and (x/255 - 0.5)/0.5 with zero padding, straight
+ *         into batch slots of the cls input [N][3][48][192] or the rec input [N][3][48][W]; all
+ *         crops of an image in two dispatches.
+ * Outputs are fp32 or fp16 (the nets' storage precision). The image buffer holds the packed BGR
+ * bytes rounded up to whole 32-bit words (image_bgr_buffer_bytes); shaders read words and unpack,
+ * so devices without 8-bit storage run the same code. */
+#ifndef PPOCR_NN_GPU_IMAGE_OPS_H
+#define PPOCR_NN_GPU_IMAGE_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpu/cmd.h"
+#include "gpu/pool.h"
+#include "nn/gpu/gpu_op.h"
+
+struct gpu_context;
+struct image_ops;
+struct image_det_job;
+struct image_crop_batch;
+
+/* Bytes of the buffer that holds a w x h BGR image (w h 3 rounded up to a multiple of 4). */
+size_t image_bgr_buffer_bytes(int width, int height);
+
+/* Pipelines for outputs in `out_dtype` (NN_F32 / NN_F16) and the cubic weight table. */
+int image_ops_create(struct gpu_context *ctx, enum nn_dtype out_dtype, struct image_ops **out, char *err,
+                     size_t err_len);
+void image_ops_destroy(struct image_ops *ops);
+
+/* ---- detection input ------------------------------------------------------------------------ */
+
+/* The resize of a src_w x src_h image to dst_w x dst_h: OpenCV's per-column and per-row
+ * coefficients, computed on the host in double as cv::resize does, uploaded once. */
+int image_det_job_create(struct image_ops *ops, int src_w, int src_h, int dst_w, int dst_h,
+                         struct image_det_job **out, char *err, size_t err_len);
+void image_det_job_destroy(struct image_det_job *job);
+
+/* Records one dispatch: bgr (the job's source size) -> dst [1][3][dst_h][dst_w] (dense; its
+ * elem_offset honoured). PaddleOCR's mean (0.485, 0.456, 0.406) and std (0.229, 0.224, 0.225)
+ * apply to the B, G, R channels in that order. */
+int image_det_record(struct image_ops *ops, const struct image_det_job *job, struct gpu_cmd *cmd,
+                     const struct gpu_buffer *bgr, const struct nn_gpu_tensor *dst, char *err, size_t err_len);
+
+/* ---- text-box crops -------------------------------------------------------------------------- */
+
+struct image_crop {
+    double src_from_dst[9]; /* ocr_crop_plan.src_from_dst */
+    int width, height;      /* ocr_crop_plan.width / height: the size the warp produces */
+    int rotate;             /* ocr_crop_plan.rotate: turn 90 degrees counter-clockwise */
+    int flip;               /* then turn 180 degrees */
+    int slot;               /* batch index in the destination */
+};
+
+int image_crop_batch_create(struct image_ops *ops, struct image_crop_batch **out, char *err, size_t err_len);
+void image_crop_batch_destroy(struct image_crop_batch *batch);
+
+/* Host side, per image: packs the crops (and their resize coefficients to target_h x target_w,
+ * width ceil(target_h w/h) capped at target_w as PaddleOCR's resize_norm_img) into the batch's
+ * parameter buffer and sizes its scratch. No recording that uses the batch may be in flight; the
+ * buffers may be reallocated, so record again after every set. */
+int image_crop_batch_set(struct image_ops *ops, struct image_crop_batch *batch, const struct image_crop *crops,
+                         int n, int target_h, int target_w, char *err, size_t err_len);
+
+/* Records the two dispatches (warp + turn into scratch, barrier, resize + normalise into dst) for
+ * the crops of the last set: bgr is the src_w x src_h image, dst [N][3][target_h][target_w] with
+ * every crop's slot < N. Slots without a crop are left as they were. */
+int image_crop_record(struct image_ops *ops, struct image_crop_batch *batch, struct gpu_cmd *cmd,
+                      const struct gpu_buffer *bgr, int src_w, int src_h, const struct nn_gpu_tensor *dst,
+                      char *err, size_t err_len);
+
+/* ---- shared with the tests ------------------------------------------------------------------- */
+
+/* PaddleOCR's resize_norm_img width: ceil(target_h w / h), at most target_w. */
+int image_resized_width(int width, int height, int target_h, int target_w);
+
+#endif

@@ -1,0 +1,313 @@
+/* The GPU image kernels (src/nn/gpu/image_ops.h) against the CPU reference preprocessing
+ * (src/ocr/preprocess.h, OpenCV's fixed-point arithmetic): the det input (resize + normalise) for
+ * a downscale, an upscale, OpenCV's exact-2x path and a same-size copy, and batches of text-box
+ * crops (perspective warps, tall boxes turned, lines turned over, cls 48x192 and rec 48xW inputs,
+ * zero padding). Random-noise images, the hardest case for exactness: any difference in a
+ * sampling coordinate or weight shows. Tolerance: max abs error 2/255 in normalised units. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/cmd.h"
+#include "gpu/context.h"
+#include "gpu/error.h"
+#include "gpu/transfer.h"
+#include "gpu/validation.h"
+#include "nn/gpu/image_ops.h"
+#include "ocr/image.h"
+#include "ocr/preprocess.h"
+#include "support/gpu_op_harness.h"
+#include "support/test_env.h"
+
+#define TOL (2.0 / 255.0)
+
+static struct ocr_image random_image(int w, int h)
+{
+    struct ocr_image img = {.width = w, .height = h, .bgr = malloc((size_t)w * h * 3)};
+    assert_non_null(img.bgr);
+    /* noise over a few sharp-edged bars, so both flat and busy regions occur */
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            for (int c = 0; c < 3; c++) {
+                uint8_t base = ((x / 7 + y / 5) % 3) * 100;
+                img.bgr[((size_t)y * w + x) * 3 + c] = (uint8_t)(base + test_rand_u32() % 56);
+            }
+    return img;
+}
+
+static void upload_image(struct harness *h, const struct ocr_image *img, struct gpu_buffer *buf)
+{
+    size_t bytes = image_bgr_buffer_bytes(img->width, img->height);
+    if (gpu_buffer_alloc(h->ctx, GPU_MEMORY_DEVICE, bytes, buf) != GPU_OK)
+        fail_msg("alloc: %s", gpu_last_error());
+    uint8_t *padded = calloc(bytes, 1);
+    memcpy(padded, img->bgr, (size_t)img->width * img->height * 3);
+    if (gpu_upload(h->ctx, buf, 0, padded, bytes) != GPU_OK)
+        fail_msg("upload: %s", gpu_last_error());
+    free(padded);
+}
+
+static struct gpu_cmd *begin(struct harness *h)
+{
+    struct gpu_cmd *cmd;
+    if (gpu_cmd_create(h->ctx, 8, &cmd) != GPU_OK || gpu_cmd_begin(cmd) != GPU_OK)
+        fail_msg("cmd: %s", gpu_last_error());
+    gpu_cmd_barrier(cmd, GPU_STAGE_HOST, GPU_STAGE_COMPUTE);
+    return cmd;
+}
+
+static double finish(struct gpu_cmd *cmd)
+{
+    gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_HOST);
+    if (gpu_cmd_end(cmd) != GPU_OK || gpu_cmd_run(cmd) != GPU_OK || gpu_cmd_run(cmd) != GPU_OK)
+        fail_msg("run: %s", gpu_last_error());
+    const struct gpu_timing *t;
+    unsigned n;
+    gpu_cmd_timings(cmd, &t, &n);
+    double us = 0;
+    for (unsigned i = 0; i < n; i++)
+        us += t[i].us;
+    gpu_cmd_destroy(cmd);
+    return us;
+}
+
+/* Max abs difference; counts elements off by more than 1e-5 (i.e. not bit-exact in uint8). */
+static double compare(const float *got, const float *want, size_t n, size_t *off)
+{
+    double m = 0;
+    *off = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - want[i]);
+        if (!(d <= 1e30))
+            d = INFINITY;
+        if (d > 1e-5 && !(got[i] == want[i])) {
+            if (getenv("PPOCR_TEST_VERBOSE") && *off < 8)
+                fprintf(stderr, "  [%zu] got %.6f want %.6f\n", i, (double)got[i], (double)want[i]);
+            (*off)++;
+        }
+        if (d > m)
+            m = d;
+    }
+    return m;
+}
+
+/* ---- det --------------------------------------------------------------------------------------- */
+
+static void det_case(struct harness *h, struct image_ops *ops, int w, int ht, int dw, int dh)
+{
+    struct ocr_image img = random_image(w, ht);
+    size_t n = (size_t)3 * dw * dh;
+    float *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+    uint8_t *resized = malloc((size_t)dw * dh * 3);
+    assert_int_equal(ocr_resize_linear(img.bgr, w, ht, resized, dw, dh, 3), 0);
+    ocr_det_normalize(resized, dw, dh, want);
+    struct gpu_buffer buf;
+    upload_image(h, &img, &buf);
+    struct image_det_job *job;
+    char err[256];
+    if (image_det_job_create(ops, w, ht, dw, dh, &job, err, sizeof err))
+        fail_msg("%s", err);
+    struct htensor y;
+    struct pvk_shape s = SHAPE(1, 3, dh, dw);
+    htensor_alloc(h, &y, &s, h->cfg.act_dtype, 3, 0);
+    struct gpu_cmd *cmd = begin(h);
+    if (image_det_record(ops, job, cmd, &buf, &y.t, err, sizeof err))
+        fail_msg("%s", err);
+    double us = finish(cmd);
+    htensor_read(h, &y, got);
+    size_t off;
+    double m = compare(got, want, n, &off);
+    fprintf(stderr, "det %dx%d -> %dx%d (%s): max abs %.3g, %zu of %zu not exact, %.0f us\n", w, ht, dw, dh,
+            h->cfg.act_dtype == NN_F16 ? "fp16" : "fp32", m, off, n, us);
+    if (!(m <= TOL))
+        fail_msg("det %dx%d -> %dx%d: max abs error %g", w, ht, dw, dh, m);
+    /* fp32 output: the resize is bit-exact, only the normalisation's division may round apart */
+    if (h->cfg.act_dtype == NN_F32 && !(m <= 1e-5))
+        fail_msg("det %dx%d -> %dx%d: not bit-exact (max abs %g)", w, ht, dw, dh, m);
+    htensor_free(&y);
+    gpu_buffer_free(&buf);
+    image_det_job_destroy(job);
+    free(img.bgr), free(want), free(got), free(resized);
+}
+
+static void run_det(enum nn_dtype dt)
+{
+    struct harness h;
+    if (!harness_init(&h, dt))
+        return;
+    struct image_ops *ops;
+    char err[256];
+    if (image_ops_create(h.ctx, dt, &ops, err, sizeof err))
+        fail_msg("%s", err);
+    int dw, dh;
+    ocr_det_resize_dims(1000, 700, OCR_DET_LIMIT_SIDE_LEN, &dw, &dh);
+    det_case(&h, ops, 1000, 700, dw, dh);
+    det_case(&h, ops, 37, 23, 64, 32);  /* upscale, odd source */
+    det_case(&h, ops, 128, 64, 64, 32); /* OpenCV's exact 2x box path */
+    det_case(&h, ops, 33, 32, 33, 32);  /* same size: copy */
+    det_case(&h, ops, 1, 1, 32, 32);
+    det_case(&h, ops, 301, 97, 96, 32);
+    image_ops_destroy(ops);
+    harness_done(&h);
+    assert_int_equal(gpu_validation_message_count(), 0);
+}
+
+static void test_det_f32(void **s) { (void)s; run_det(NN_F32); }
+static void test_det_f16(void **s) { (void)s; run_det(NN_F16); }
+
+/* ---- crops ------------------------------------------------------------------------------------- */
+
+static void rotate180(struct ocr_image *img)
+{
+    size_t n = (size_t)img->width * img->height;
+    for (size_t i = 0; i < n / 2; i++)
+        for (int c = 0; c < 3; c++) {
+            uint8_t t = img->bgr[i * 3 + c];
+            img->bgr[i * 3 + c] = img->bgr[(n - 1 - i) * 3 + c];
+            img->bgr[(n - 1 - i) * 3 + c] = t;
+        }
+}
+
+/* A random quadrilateral: a rotated, slightly skewed rectangle, sometimes tall, sometimes
+ * reaching past the image border (BORDER_REPLICATE). */
+static void random_box(int w, int h, float box[4][2])
+{
+    float cx = test_rand_uniform(0, (float)w), cy = test_rand_uniform(0, (float)h);
+    bool tall = test_rand_u32() % 4 == 0;
+    float bw = test_rand_uniform(8, tall ? 40.0f : 300.0f), bh = test_rand_uniform(6, tall ? 200.0f : 60.0f);
+    float a = test_rand_uniform(-0.4f, 0.4f), ca = cosf(a), sa = sinf(a);
+    const float corners[4][2] = {{-1, -1}, {1, -1}, {1, 1}, {-1, 1}};
+    for (int k = 0; k < 4; k++) {
+        float x = corners[k][0] * bw / 2 + test_rand_uniform(-3, 3), y = corners[k][1] * bh / 2 + test_rand_uniform(-3, 3);
+        box[k][0] = cx + x * ca - y * sa;
+        box[k][1] = cy + x * sa + y * ca;
+    }
+}
+
+static void crops_case(struct harness *h, struct image_ops *ops, int iw, int ih, int n, int target_w, bool verbose)
+{
+    struct ocr_image img = random_image(iw, ih);
+    struct image_crop *crops = calloc((size_t)n, sizeof *crops);
+    int batch = n + 1; /* slots shuffled, one left free */
+    size_t plane = (size_t)48 * target_w, per = 3 * plane;
+    float *want = malloc((size_t)batch * per * sizeof(float)), *got = malloc((size_t)batch * per * sizeof(float));
+    for (int i = 0; i < n; i++) {
+        float box[4][2];
+        struct ocr_crop_plan plan;
+        do
+            random_box(iw, ih, box);
+        while (ocr_crop_plan_make(box, &plan) != 0);
+        memcpy(crops[i].src_from_dst, plan.src_from_dst, sizeof plan.src_from_dst);
+        crops[i].width = plan.width;
+        crops[i].height = plan.height;
+        crops[i].rotate = plan.rotate;
+        crops[i].flip = test_rand_u32() % 3 == 0;
+        crops[i].slot = (i * 7 + 3) % batch == n ? (i * 7 + 4) % batch : (i * 7 + 3) % batch;
+        for (int j = 0; j < i; j++)
+            if (crops[j].slot == crops[i].slot) /* keep slots distinct */
+                crops[i].slot = -1;
+        if (crops[i].slot < 0) {
+            for (int s = 0; s < batch - 1; s++) {
+                bool used = false;
+                for (int j = 0; j < i; j++)
+                    used |= crops[j].slot == s;
+                if (!used) {
+                    crops[i].slot = s;
+                    break;
+                }
+            }
+        }
+        struct ocr_image crop;
+        assert_int_equal(ocr_crop_box(&img, box, &crop), 0);
+        if (crops[i].flip)
+            rotate180(&crop);
+        assert_int_equal(ocr_rec_preprocess(&crop, 48, target_w, want + (size_t)crops[i].slot * per), 0);
+        free(crop.bgr);
+    }
+    struct gpu_buffer buf;
+    upload_image(h, &img, &buf);
+    struct image_crop_batch *cb;
+    char err[256];
+    if (image_crop_batch_create(ops, &cb, err, sizeof err) ||
+        image_crop_batch_set(ops, cb, crops, n, 48, target_w, err, sizeof err))
+        fail_msg("%s", err);
+    struct htensor y;
+    struct pvk_shape s = SHAPE(batch, 3, 48, target_w);
+    htensor_alloc(h, &y, &s, h->cfg.act_dtype, 1, 0);
+    struct gpu_cmd *cmd = begin(h);
+    if (image_crop_record(ops, cb, cmd, &buf, iw, ih, &y.t, err, sizeof err))
+        fail_msg("%s", err);
+    double us = finish(cmd);
+    htensor_read(h, &y, got);
+    double worst = 0;
+    size_t off_total = 0;
+    for (int i = 0; i < n; i++) {
+        size_t at = (size_t)crops[i].slot * per, off;
+        double m = compare(got + at, want + at, per, &off);
+        off_total += off;
+        if (!(m <= TOL))
+            fail_msg("crop %d (%dx%d rotate %d flip %d): max abs error %g, %zu elements differ", i, crops[i].width,
+                     crops[i].height, crops[i].rotate, crops[i].flip, m, off);
+        if (m > worst)
+            worst = m;
+    }
+    /* the free slot was not written */
+    int free_slot = -1;
+    for (int sl = 0; sl < batch && free_slot < 0; sl++) {
+        bool used = false;
+        for (int i = 0; i < n; i++)
+            used |= crops[i].slot == sl;
+        if (!used)
+            free_slot = sl;
+    }
+    assert_true(free_slot >= 0);
+    for (size_t k = 0; k < per; k++)
+        if (!isnan(got[(size_t)free_slot * per + k]))
+            fail_msg("crop kernel wrote into the unused slot %d", free_slot);
+    if (verbose || off_total)
+        fprintf(stderr, "%d crops of a %dx%d image into 3x48x%d (%s): max abs %.3g, %zu elements not exact, %.0f us\n",
+                n, iw, ih, target_w, h->cfg.act_dtype == NN_F16 ? "fp16" : "fp32", worst, off_total, us);
+    htensor_free(&y);
+    gpu_buffer_free(&buf);
+    image_crop_batch_destroy(cb);
+    free(img.bgr), free(crops), free(want), free(got);
+}
+
+static void run_crops(enum nn_dtype dt)
+{
+    struct harness h;
+    if (!harness_init(&h, dt))
+        return;
+    struct image_ops *ops;
+    char err[256];
+    if (image_ops_create(h.ctx, dt, &ops, err, sizeof err))
+        fail_msg("%s", err);
+    crops_case(&h, ops, 800, 600, 30, 320, true); /* rec bucket */
+    crops_case(&h, ops, 640, 480, 6, 192, true);  /* cls input */
+    crops_case(&h, ops, 97, 61, 3, 100, false);
+    image_ops_destroy(ops);
+    harness_done(&h);
+    assert_int_equal(gpu_validation_message_count(), 0);
+}
+
+static void test_crops_f32(void **s) { (void)s; run_crops(NN_F32); }
+static void test_crops_f16(void **s) { (void)s; run_crops(NN_F16); }
+
+int main(void)
+{
+    test_seed();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_det_f32),
+        cmocka_unit_test(test_det_f16),
+        cmocka_unit_test(test_crops_f32),
+        cmocka_unit_test(test_crops_f16),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
