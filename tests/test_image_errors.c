@@ -220,6 +220,50 @@ static void test_corrupt_data(void **state) {
     expect_error(load_mem(bad, n, err, sizeof err), err, OCR_IMAGE_ERR_CORRUPT, "mem", "PNG");
 }
 
+/* Inputs that stb_image 2.27 mishandles are checked before it sees them. */
+static void test_inputs_guarded_before_stb(void **state) {
+    (void)state;
+    uint8_t buf[8192], edited[8192];
+    char err[512];
+    /* a DHT table declaring more than 256 codes (stb would write past its tables) */
+    size_t n = read_fixture("quad_baseline.jpg", buf, sizeof buf);
+    size_t dht = 0;
+    for (size_t i = 2; i + 1 < n; i++)
+        if (buf[i] == 0xFF && buf[i + 1] == 0xC4) {
+            dht = i;
+            break;
+        }
+    assert_true(dht > 0);
+    memcpy(edited, buf, n);
+    for (int i = 0; i < 16; i++) edited[dht + 5 + i] = 200; /* the 16 code counts of its first table */
+    expect_error(load_mem(edited, n, err, sizeof err), err, OCR_IMAGE_ERR_CORRUPT, "mem", "Huffman");
+
+    /* an empty IDAT before the real one is valid PNG: decoded, not refused */
+    n = read_fixture("rgb8.png", buf, sizeof buf);
+    size_t idat = 0;
+    for (size_t i = 8; i + 4 < n; i++)
+        if (memcmp(buf + i + 4, "IDAT", 4) == 0) {
+            idat = i;
+            break;
+        }
+    assert_true(idat > 0);
+    const uint8_t empty_idat[12] = {0, 0, 0, 0, 'I', 'D', 'A', 'T', 0x35, 0xAF, 0x06, 0x1E};
+    memcpy(edited, buf, idat);
+    memcpy(edited + idat, empty_idat, 12);
+    memcpy(edited + idat + 12, buf + idat, n - idat);
+    struct ocr_image img, want;
+    assert_int_equal(ocr_image_load_memory(edited, n + 12, "mem", OCR_ALPHA_IGNORE, &img, err, sizeof err), OCR_IMAGE_OK);
+    assert_int_equal(ocr_image_load_memory(buf, n, "mem", OCR_ALPHA_IGNORE, &want, err, sizeof err), OCR_IMAGE_OK);
+    assert_memory_equal(img.bgr, want.bgr, (size_t)want.width * want.height * 3);
+    ocr_image_free(&img);
+    ocr_image_free(&want);
+
+    /* an IDAT whose length field claims 2 GB: refused from the chunk list, not allocated */
+    memcpy(edited, buf, n);
+    edited[idat] = 0x7F;
+    expect_error(load_mem(edited, n, err, sizeof err), err, OCR_IMAGE_ERR_TRUNCATED, "mem", "truncated PNG");
+}
+
 static void test_unsupported_formats(void **state) {
     (void)state;
     char err[512];
@@ -309,6 +353,7 @@ int main(void) {
         cmocka_unit_test(test_fifo),
         cmocka_unit_test(test_truncated_files),
         cmocka_unit_test(test_corrupt_data),
+        cmocka_unit_test(test_inputs_guarded_before_stb),
         cmocka_unit_test(test_unsupported_formats),
         cmocka_unit_test(test_too_large_refused_from_header),
         cmocka_unit_test(test_random_damage_never_crashes),

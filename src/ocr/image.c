@@ -45,7 +45,7 @@ static int is_unsupported_reason(const char *r) {
 }
 
 /* Turns a failure of stb_image into a status and message. */
-static enum ocr_image_status stb_failure(enum image_format fmt, const uint8_t *p, size_t n, const char *name,
+static enum ocr_image_status stb_failure(enum image_format fmt, const char *name,
                                          const char *stage, char *err, size_t err_len) {
     /* stb_image puts the bytes of an unknown chunk type into its reason: keep the message one printable line */
     char r[64];
@@ -65,10 +65,6 @@ static enum ocr_image_status stb_failure(enum image_format fmt, const uint8_t *p
     if (is_unsupported_reason(r)) {
         snprintf(err, err_len, "%s: unsupported %s variant (%s)", name, f, r);
         return OCR_IMAGE_ERR_UNSUPPORTED;
-    }
-    if (fmt == FMT_PNG && png_truncated(p, n)) {
-        snprintf(err, err_len, "%s: truncated PNG (the data ends before the IEND chunk)", name);
-        return OCR_IMAGE_ERR_TRUNCATED;
     }
     snprintf(err, err_len, "%s: corrupt %s %s (%s)", name, f, stage, r);
     return OCR_IMAGE_ERR_CORRUPT;
@@ -182,6 +178,10 @@ enum ocr_image_status ocr_image_load_memory(const void *data, size_t size, const
     enum jpeg_walk_result walk = JPEG_WALK_COMPLETE;
     if (fmt == FMT_JPEG) {
         walk = jpeg_walk(p, size, &orientation, &sof);
+        if (walk == JPEG_WALK_BAD_HUFFMAN) {
+            snprintf(err, err_len, "%s: corrupt JPEG header (bad Huffman table)", name);
+            return OCR_IMAGE_ERR_CORRUPT;
+        }
         if (sof && sof != 0xC0 && sof != 0xC1 && sof != 0xC2) {
             snprintf(err, err_len, "%s: unsupported JPEG variant (SOF%d: %s)", name, sof - 0xC0,
                      sof >= 0xC9 && sof != 0xCB ? "arithmetic coding" : "lossless or hierarchical coding");
@@ -202,12 +202,13 @@ enum ocr_image_status ocr_image_load_memory(const void *data, size_t size, const
         }
         const char *r = stbi_failure_reason();
         int specific = r && (strcmp(r, "too large") == 0 || strcmp(r, "outofmem") == 0 || is_unsupported_reason(r));
-        if (!specific && ((fmt == FMT_PNG && png_truncated(p, size)) ||
+        int empty_idat;
+        if (!specific && ((fmt == FMT_PNG && png_walk(p, size, &empty_idat) == PNG_WALK_TRUNCATED) ||
                           (fmt == FMT_JPEG && walk == JPEG_WALK_TRUNCATED && !sof))) {
             snprintf(err, err_len, "%s: truncated %s (the data ends inside the header)", name, format_names[fmt]);
             return OCR_IMAGE_ERR_TRUNCATED;
         }
-        return stb_failure(fmt, p, size, name, "header", err, err_len);
+        return stb_failure(fmt, name, "header", err, err_len);
     }
     if (fmt == FMT_UNKNOWN) fmt = FMT_TGA;
     if (w <= 0 || h <= 0) {
@@ -223,6 +224,24 @@ enum ocr_image_status ocr_image_load_memory(const void *data, size_t size, const
     if ((fmt == FMT_BMP && bmp_truncated(p, size)) || (fmt == FMT_TGA && tga_truncated(p, size))) {
         snprintf(err, err_len, "%s: truncated %s (the pixel data ends early)", name, format_names[fmt]);
         return OCR_IMAGE_ERR_TRUNCATED;
+    }
+    uint8_t *copy = NULL;
+    if (fmt == FMT_PNG) {
+        int empty_idat;
+        enum png_walk_result walk_png = png_walk(p, size, &empty_idat);
+        if (walk_png != PNG_WALK_COMPLETE) {
+            snprintf(err, err_len, walk_png == PNG_WALK_TRUNCATED ? "%s: truncated PNG (the data ends before the IEND chunk)"
+                                                                   : "%s: corrupt PNG (damaged chunk list)", name);
+            return walk_png == PNG_WALK_TRUNCATED ? OCR_IMAGE_ERR_TRUNCATED : OCR_IMAGE_ERR_CORRUPT;
+        }
+        if (empty_idat) {
+            if (!(copy = malloc(size))) {
+                snprintf(err, err_len, "%s: out of memory", name);
+                return OCR_IMAGE_ERR_NO_MEMORY;
+            }
+            size = png_drop_empty_idat(p, size, copy);
+            p = copy;
+        }
     }
     uint8_t *pix;
     struct pnm_layout pnm = {0};
@@ -243,7 +262,8 @@ enum ocr_image_status ocr_image_load_memory(const void *data, size_t size, const
         for (size_t i = 0; i < (size_t)w * h * n; i++) pix[i] = p[pnm.data_offset + 2 * i];
     } else {
         pix = stbi_load_from_memory(p, (int)size, &w, &h, &n, 0);
-        if (!pix) return stb_failure(fmt, p, size, name, "data", err, err_len);
+        free(copy);
+        if (!pix) return stb_failure(fmt, name, "data", err, err_len);
     }
 
     size_t count = (size_t)w * (size_t)h;

@@ -19,13 +19,22 @@ enum jpeg_walk_result {
     JPEG_WALK_COMPLETE,  /* reached EOI */
     JPEG_WALK_TRUNCATED, /* the data ends before EOI */
     JPEG_WALK_MALFORMED, /* not the marker layout a JPEG has; stb decides */
+    JPEG_WALK_BAD_HUFFMAN, /* a DHT table with more than 256 codes: stb_image 2.27 would write past its
+                              tables (fixed in 2.28), so it must never see one */
 };
 /* Walks the markers of a JPEG (SOI already checked); reports the EXIF orientation (1-8, else 1)
  * and the first SOFn marker (0xC0..0xCF, 0 when none was seen). */
 enum jpeg_walk_result jpeg_walk(const uint8_t *data, size_t size, int *orientation, int *sof);
 
+/* A PNG's chunk list, walked before stb_image sees it: a chunk running past the end would make it
+ * allocate what the length field claims. */
+enum png_walk_result { PNG_WALK_COMPLETE, PNG_WALK_TRUNCATED, PNG_WALK_CORRUPT };
+enum png_walk_result png_walk(const uint8_t *data, size_t size, int *empty_idat);
+/* Copies a complete PNG without its zero-length IDAT chunks (stb_image 2.27 memcpy()s from a null
+ * buffer on an empty first IDAT); out has room for size bytes. Returns the new size. */
+size_t png_drop_empty_idat(const uint8_t *data, size_t size, uint8_t *out);
+
 /* Whether the data is shorter than its header says (1) or not (0, also when it cannot tell). */
-int png_truncated(const uint8_t *data, size_t size); /* chunks run past the end before IEND */
 int bmp_truncated(const uint8_t *data, size_t size); /* uncompressed pixel rows missing */
 int tga_truncated(const uint8_t *data, size_t size); /* uncompressed pixels missing */
 

@@ -37,19 +37,35 @@ static int exif_orientation(const uint8_t *p, size_t n) {
     return 0;
 }
 
+/* The tables of one DHT segment: each a class/id byte, 16 code counts summing to at most 256, then
+ * that many symbols. */
+static int huffman_tables_ok(const uint8_t *p, size_t n) {
+    size_t pos = 0;
+    while (pos < n) {
+        if (n - pos < 17) return 0;
+        size_t codes = 0;
+        for (int i = 1; i <= 16; i++) codes += p[pos + i];
+        if (codes > 256 || n - pos - 17 < codes) return 0;
+        pos += 17 + codes;
+    }
+    return 1;
+}
+
 enum jpeg_walk_result jpeg_walk(const uint8_t *data, size_t size, int *orientation, int *sof) {
     *orientation = 1;
     *sof = 0;
     int found_exif = 0;
     size_t pos = 2; /* after SOI */
     for (;;) {
+        /* stb_image skips stray bytes between segments to the next 0xFF; so do we, so that every
+         * segment it will read is checked here */
+        while (pos < size && data[pos] != 0xFF) pos++;
         if (pos >= size) return JPEG_WALK_TRUNCATED;
-        if (data[pos] != 0xFF) return JPEG_WALK_MALFORMED;
         while (pos < size && data[pos] == 0xFF) pos++; /* fill bytes */
         if (pos >= size) return JPEG_WALK_TRUNCATED;
         uint8_t marker = data[pos++];
         if (marker == 0xD9) return JPEG_WALK_COMPLETE;
-        if (marker < 0xC0 && marker != 0x01) return JPEG_WALK_MALFORMED; /* not a marker */
+        if (marker < 0xC0 && marker != 0x01) continue; /* not a marker: more stray bytes */
         if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) continue; /* no length field */
         if (size - pos < 2) return JPEG_WALK_TRUNCATED;
         size_t len = (size_t)data[pos] << 8 | data[pos + 1];
@@ -64,6 +80,7 @@ enum jpeg_walk_result jpeg_walk(const uint8_t *data, size_t size, int *orientati
                 found_exif = 1;
             }
         }
+        if (marker == 0xC4 && !huffman_tables_ok(data + pos + 2, len - 2)) return JPEG_WALK_BAD_HUFFMAN;
         pos += len;
         if (marker != 0xDA) continue;
         /* entropy-coded data runs to the next marker that is neither a stuffed 0xFF00 nor RSTn */

@@ -8,19 +8,38 @@ static uint32_t be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t
 static uint32_t le32(const uint8_t *p) { return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0]; }
 static unsigned le16(const uint8_t *p) { return (unsigned)p[1] << 8 | p[0]; }
 
-int png_truncated(const uint8_t *p, size_t n) {
+enum png_walk_result png_walk(const uint8_t *p, size_t n, int *empty_idat) {
     size_t pos = 8;
-    while (pos + 8 <= n) {
+    *empty_idat = 0;
+    for (;;) {
+        if (n - pos < 8) return PNG_WALK_TRUNCATED;
         size_t len = be32(p + pos);
-        if (memcmp(p + pos + 4, "IEND", 4) == 0) return 0;
-        /* not a chunk type, or an IHDR of the wrong size: damage, not truncation */
-        for (int i = 4; i < 8; i++)
-            if (!((p[pos + i] | 0x20) >= 'a' && (p[pos + i] | 0x20) <= 'z')) return 0;
-        if (memcmp(p + pos + 4, "IHDR", 4) == 0 && len != 13) return 0;
-        if (n - pos - 8 < len || n - pos - 8 - len < 4) return 1;
+        const uint8_t *type = p + pos + 4;
+        for (int i = 0; i < 4; i++)
+            if (!((type[i] | 0x20) >= 'a' && (type[i] | 0x20) <= 'z')) return PNG_WALK_CORRUPT;
+        if (memcmp(type, "IHDR", 4) == 0 && len != 13) return PNG_WALK_CORRUPT;
+        if (memcmp(type, "IEND", 4) == 0) return PNG_WALK_COMPLETE; /* its CRC may be missing */
+        if (memcmp(type, "IDAT", 4) == 0 && len == 0) *empty_idat = 1;
+        if (n - pos - 8 < len || n - pos - 8 - len < 4) return PNG_WALK_TRUNCATED;
         pos += 12 + len;
     }
-    return 1;
+}
+
+size_t png_drop_empty_idat(const uint8_t *p, size_t n, uint8_t *out) {
+    memcpy(out, p, 8);
+    size_t pos = 8, o = 8;
+    while (n - pos >= 8) {
+        size_t len = be32(p + pos);
+        int last = memcmp(p + pos + 4, "IEND", 4) == 0 || n - pos - 8 < len || n - pos - 8 - len < 4;
+        if (last) break; /* IEND and whatever follows: copied as is below */
+        if (!(len == 0 && memcmp(p + pos + 4, "IDAT", 4) == 0)) {
+            memcpy(out + o, p + pos, 12 + len);
+            o += 12 + len;
+        }
+        pos += 12 + len;
+    }
+    memcpy(out + o, p + pos, n - pos);
+    return o + (n - pos);
 }
 
 int bmp_truncated(const uint8_t *p, size_t n) {
