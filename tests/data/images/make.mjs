@@ -232,9 +232,6 @@ async function writePreprocessFixtures() {
     ['en_word_1.png', [[40, 0], [60, 2], [58, 33], [41, 31]]],
     ['HelloGoogle.png', [[5, 5], [300, 20], [290, 80], [0, 70]]],
   ];
-  crops.forEach(([name, pts], i) => {
-    lines.push(`crop_src ${name}`);
-  });
   const cache = {};
   for (const [i, [name, pts]] of crops.entries()) {
     const img = cache[name] ||= await refDecode(path.join(dir, name));
@@ -248,7 +245,7 @@ async function writePreprocessFixtures() {
       const rw = Math.ceil(imgH * ratio) > imgW ? imgW : Math.ceil(imgH * ratio);
       const rs = new cv.Mat();
       cv.resize(crop, rs, new cv.Size(rw, imgH));
-      const rsName = `crop_${i}_norm${imgW}.png`;
+      const rsName = `crop_${i}_resized_${rw}x${imgH}.png`; // cls and rec share it when the width is the same
       writeMatPng(rsName, rs);
       const samples = [];
       for (const [x, y] of [[0, 0], [rw - 1, imgH - 1], [rw >> 1, 20], [imgW - 1, 47]]) for (let c = 0; c < 3; c++) {
@@ -261,7 +258,7 @@ async function writePreprocessFixtures() {
     crop.delete();
   }
   for (const m of Object.values(cache)) m.delete();
-  out('expected.txt', lines.filter((l) => !l.startsWith('crop_src')).join('\n') + '\n');
+  out('expected.txt', lines.join('\n') + '\n');
 }
 
 await new Promise((resolve) => { if (cv.getBuildInformation) resolve(); else cv.onRuntimeInitialized = resolve; });
