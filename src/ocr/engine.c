@@ -1,0 +1,607 @@
+/* The OCR engine: det -> DB boxes -> crops -> cls -> rec -> CTC, PaddleOCR 2.x's default pipeline.
+ * The nets and the image kernels run on the GPU, one command buffer per stage; DB post-processing
+ * and CTC decoding run on the CPU. */
+#include "ocr/engine.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gpu/cmd.h"
+#include "gpu/context.h"
+#include "gpu/error.h"
+#include "gpu/pool.h"
+#include "gpu/transfer.h"
+#include "model/model.h"
+#include "nn/gpu/image_ops.h"
+#include "nn/gpu/net.h"
+#include "ocr/ctc.h"
+#include "ocr/db_postprocess.h"
+#include "ocr/models_path.h"
+#include "ocr/preprocess.h"
+
+#define REC_HEIGHT 48
+#define REC_MIN_WIDTH 320 /* PaddleOCR's rec_image_shape width: shorter lines are padded to it */
+#define REC_WIDTH_STEP 32 /* longer lines: padded to a multiple of this */
+#define CLS_BATCH_MAX 32
+#define PLAN_CACHE 8     /* input shapes kept per net */
+#define MAX_TIMINGS 512  /* timed dispatches per recording (with --profile) */
+
+struct plan_entry {
+    int64_t shape[4];
+    struct nn_gpu_plan *plan;
+    unsigned last_use;
+};
+
+/* A net with its plans for the input shapes seen lately. */
+struct net_slot {
+    const char *name;
+    struct pvk_model model;
+    struct nn_gpu_net *net;
+    struct plan_entry plans[PLAN_CACHE];
+    unsigned clock;
+};
+
+struct ocr_engine {
+    struct ocr_options opt;
+    struct gpu_context *ctx;
+    struct nn_gpu_config cfg;
+    struct net_slot det, cls, rec;
+    struct image_ops *image_ops;
+    struct image_crop_batch *crops;
+    struct nn_gpu_op *argmax;
+    struct pvk_op argmax_op;
+    struct gpu_cmd *cmd;
+
+    struct gpu_buffer image; /* the current image's BGR bytes */
+    size_t image_cap;
+    struct image_det_job *det_job;
+    int det_job_key[4]; /* src w, h, det w, h of det_job */
+    struct gpu_buffer rec_index, rec_prob; /* argmax outputs */
+    size_t rec_rows_cap;
+};
+
+/* ---- small helpers ------------------------------------------------------------------------ */
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static double gpu_ms_of(const struct gpu_cmd *cmd)
+{
+    const struct gpu_timing *t;
+    unsigned n;
+    gpu_cmd_timings(cmd, &t, &n);
+    double us = 0;
+    for (unsigned i = 0; i < n; i++)
+        us += t[i].us;
+    return us / 1e3;
+}
+
+static int fail(char *err, size_t err_len, const char *fmt, const char *detail)
+{
+    snprintf(err, err_len, fmt, detail);
+    return -1;
+}
+
+/* ---- nets and their plans ------------------------------------------------------------------ */
+
+static int slot_load(struct ocr_engine *e, struct net_slot *s, const char *dir, const char *file, char *err,
+                     size_t err_len)
+{
+    char path[4096 + 64], why[512];
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    s->name = file;
+    if (pvk_model_load(path, &s->model, why, sizeof(why))) {
+        snprintf(err, err_len, "%s", why);
+        return -1;
+    }
+    return 0;
+}
+
+static int slot_create_net(struct ocr_engine *e, struct net_slot *s, char *err, size_t err_len)
+{
+    char why[512];
+    if (nn_gpu_net_create(&e->cfg, &s->model, &s->net, why, sizeof(why))) {
+        snprintf(err, err_len, "%s: %s", s->name, why);
+        return -1;
+    }
+    return 0;
+}
+
+static void slot_free(struct net_slot *s)
+{
+    for (int i = 0; i < PLAN_CACHE; i++)
+        nn_gpu_plan_destroy(s->plans[i].plan);
+    nn_gpu_net_destroy(s->net);
+    if (s->model.impl_)
+        pvk_model_free(&s->model);
+    memset(s, 0, sizeof(*s));
+}
+
+/* The plan for an input shape: cached, the least recently used one replaced. */
+static struct nn_gpu_plan *slot_plan(struct net_slot *s, const int64_t shape[4], char *err, size_t err_len)
+{
+    struct plan_entry *victim = &s->plans[0];
+    for (int i = 0; i < PLAN_CACHE; i++) {
+        struct plan_entry *p = &s->plans[i];
+        if (p->plan && !memcmp(p->shape, shape, sizeof(p->shape))) {
+            p->last_use = ++s->clock;
+            return p->plan;
+        }
+        if (!p->plan || (victim->plan && p->last_use < victim->last_use))
+            victim = p;
+    }
+    nn_gpu_plan_destroy(victim->plan);
+    victim->plan = NULL;
+    char why[512];
+    if (nn_gpu_plan_create(s->net, shape, NULL, &victim->plan, why, sizeof(why))) {
+        snprintf(err, err_len, "%s: %s", s->name, why);
+        return NULL;
+    }
+    memcpy(victim->shape, shape, sizeof(victim->shape));
+    victim->last_use = ++s->clock;
+    return victim->plan;
+}
+
+/* Classes the recogniser outputs, from its output shape at the standard input size. */
+static int rec_classes(const struct pvk_model *m, int64_t *classes, char *err, size_t err_len)
+{
+    struct pvk_shape *shapes = calloc(m->n_tensors + 1, sizeof(*shapes));
+    if (!shapes)
+        return fail(err, err_len, "%s", "out of memory");
+    const int64_t in[4] = {1, 3, REC_HEIGHT, REC_MIN_WIDTH};
+    int rc = pvk_infer_shapes(m, in, shapes, err, err_len);
+    if (rc == 0) {
+        const struct pvk_shape *o = &shapes[m->output];
+        *classes = o->ndim ? o->d[o->ndim - 1] : 0;
+    }
+    free(shapes);
+    return rc;
+}
+
+/* ---- engine life ---------------------------------------------------------------------------- */
+
+struct ocr_engine *ocr_engine_create(const struct ocr_options *opt, int *err_kind, char *err, size_t err_len)
+{
+    *err_kind = 0;
+    struct ocr_engine *e = calloc(1, sizeof(*e));
+    if (!e) {
+        fail(err, err_len, "%s", "out of memory");
+        return NULL;
+    }
+    e->opt = *opt;
+
+    char dir[4096];
+    if (ocr_find_models_dir(opt->models_dir, dir, sizeof(dir))) {
+        snprintf(err, err_len, "no models in %s (run tools/fetch-models.sh, or give --models DIR)", dir);
+        *err_kind = 2;
+        goto fail;
+    }
+    if (slot_load(e, &e->det, dir, "det.pvk", err, err_len) || slot_load(e, &e->rec, dir, "rec.pvk", err, err_len) ||
+        (opt->use_cls && slot_load(e, &e->cls, dir, "cls.pvk", err, err_len))) {
+        *err_kind = 2;
+        goto fail;
+    }
+    if (e->det.model.net_kind != PVK_NET_DET || e->rec.model.net_kind != PVK_NET_REC ||
+        (opt->use_cls && e->cls.model.net_kind != PVK_NET_CLS)) {
+        snprintf(err, err_len, "%s: det.pvk, cls.pvk and rec.pvk are not a detector, classifier and recogniser", dir);
+        *err_kind = 2;
+        goto fail;
+    }
+    int64_t classes = 0;
+    if (rec_classes(&e->rec.model, &classes, err, err_len)) {
+        *err_kind = 2;
+        goto fail;
+    }
+    if (!e->rec.model.dict || classes != (int64_t)e->rec.model.n_dict + 1) {
+        snprintf(err, err_len, "rec.pvk: the recogniser has %lld classes but its dictionary %u entries (+1 blank)",
+                 (long long)classes, e->rec.model.n_dict);
+        *err_kind = 2;
+        goto fail;
+    }
+
+    struct gpu_options gopt;
+    gpu_options_default(&gopt);
+    gopt.device_index = opt->device_index;
+    gopt.force_fp32 = opt->force_fp32;
+    if (gpu_context_create(&gopt, &e->ctx)) {
+        snprintf(err, err_len, "%s", gpu_last_error());
+        *err_kind = 1;
+        goto fail;
+    }
+    e->cfg.ctx = e->ctx;
+    e->cfg.act_dtype = gpu_prefers_fp16(e->ctx) ? NN_F16 : NN_F32;
+    e->cfg.fp16_math = false;
+
+    if (slot_create_net(e, &e->det, err, err_len) || slot_create_net(e, &e->rec, err, err_len) ||
+        (opt->use_cls && slot_create_net(e, &e->cls, err, err_len)))
+        goto fail;
+    if (image_ops_create(e->ctx, e->cfg.act_dtype, &e->image_ops, err, err_len) ||
+        image_crop_batch_create(e->image_ops, &e->crops, err, err_len))
+        goto fail;
+    e->argmax_op.type = PVK_OP_ARGMAX;
+    e->argmax_op.n_inputs = 1;
+    e->argmax_op.n_outputs = 2;
+    snprintf(e->argmax_op.name, sizeof(e->argmax_op.name), "ctc_argmax");
+    struct nn_gpu_weights none;
+    memset(&none, 0, sizeof(none));
+    if (nn_gpu_op_create(&e->cfg, &e->argmax_op, &none, &e->argmax, err, err_len))
+        goto fail;
+    if (gpu_cmd_create(e->ctx, opt->profile ? MAX_TIMINGS : 0, &e->cmd)) {
+        snprintf(err, err_len, "%s", gpu_last_error());
+        goto fail;
+    }
+    return e;
+fail:
+    ocr_engine_destroy(e);
+    return NULL;
+}
+
+void ocr_engine_destroy(struct ocr_engine *e)
+{
+    if (!e)
+        return;
+    gpu_cmd_destroy(e->cmd);
+    nn_gpu_op_destroy(e->argmax);
+    image_crop_batch_destroy(e->crops);
+    image_det_job_destroy(e->det_job);
+    image_ops_destroy(e->image_ops);
+    gpu_buffer_free(&e->image);
+    gpu_buffer_free(&e->rec_index);
+    gpu_buffer_free(&e->rec_prob);
+    slot_free(&e->det);
+    slot_free(&e->cls);
+    slot_free(&e->rec);
+    gpu_context_destroy(e->ctx);
+    free(e);
+}
+
+/* ---- stages --------------------------------------------------------------------------------- */
+
+/* Puts the image's bytes on the GPU (growing the buffer when needed). */
+static int upload_image(struct ocr_engine *e, const struct ocr_image *img, char *err, size_t err_len)
+{
+    size_t bytes = image_bgr_buffer_bytes(img->width, img->height);
+    if (bytes > e->image_cap) {
+        gpu_buffer_free(&e->image);
+        e->image_cap = 0;
+        image_det_job_destroy(e->det_job);
+        e->det_job = NULL;
+        if (gpu_buffer_alloc(e->ctx, GPU_MEMORY_DEVICE, bytes, &e->image))
+            return fail(err, err_len, "image memory: %s", gpu_last_error());
+        e->image_cap = bytes;
+    }
+    size_t packed = (size_t)img->width * img->height * 3;
+    if (gpu_upload(e->ctx, &e->image, 0, img->bgr, packed))
+        return fail(err, err_len, "uploading the image: %s", gpu_last_error());
+    return 0;
+}
+
+static int submit(struct ocr_engine *e, char *err, size_t err_len)
+{
+    gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_TRANSFER);
+    gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_HOST);
+    if (gpu_cmd_end(e->cmd) || gpu_cmd_run(e->cmd))
+        return fail(err, err_len, "%s", gpu_last_error());
+    return 0;
+}
+
+/* Detection: resize + normalise, the det net, the probability map back, DB boxes. */
+static int run_det(struct ocr_engine *e, const struct ocr_image *img, struct db_boxes *boxes, struct ocr_result *r,
+                   char *err, size_t err_len)
+{
+    double t0 = now_ms();
+    int det_w, det_h;
+    ocr_det_resize_dims(img->width, img->height, e->opt.det_limit_side_len, &det_w, &det_h);
+    int key[4] = {img->width, img->height, det_w, det_h};
+    if (!e->det_job || memcmp(key, e->det_job_key, sizeof(key))) {
+        image_det_job_destroy(e->det_job);
+        e->det_job = NULL;
+        if (image_det_job_create(e->image_ops, img->width, img->height, det_w, det_h, &e->det_job, err, err_len))
+            return -1;
+        memcpy(e->det_job_key, key, sizeof(key));
+    }
+    const int64_t shape[4] = {1, 3, det_h, det_w};
+    struct nn_gpu_plan *plan = slot_plan(&e->det, shape, err, err_len);
+    if (!plan)
+        return -1;
+    if (gpu_cmd_begin(e->cmd) ||
+        image_det_record(e->image_ops, e->det_job, e->cmd, &e->image, nn_gpu_plan_input(plan), err, err_len))
+        return -1;
+    gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
+    if (nn_gpu_plan_record(plan, e->cmd, err, err_len) || submit(e, err, err_len))
+        return -1;
+    r->gpu_ms[OCR_STAGE_DET] = gpu_ms_of(e->cmd);
+
+    const struct nn_gpu_tensor *out = nn_gpu_plan_output(plan);
+    size_t n = (size_t)pvk_shape_numel(&out->shape);
+    float *map = malloc(n * sizeof(float));
+    if (!map)
+        return fail(err, err_len, "%s", "out of memory for the probability map");
+    if (nn_gpu_tensor_read(e->ctx, out, map, err, err_len)) {
+        free(map);
+        return -1;
+    }
+    double t1 = now_ms();
+    r->wall_ms[OCR_STAGE_DET] = t1 - t0;
+
+    struct db_params p;
+    db_params_default(&p);
+    p.thresh = e->opt.det_db_thresh;
+    p.box_thresh = e->opt.det_db_box_thresh;
+    p.unclip_ratio = e->opt.det_db_unclip_ratio;
+    int rc = db_postprocess(map, (int)out->shape.d[3], (int)out->shape.d[2], img->width, img->height, &p, boxes, err,
+                            err_len);
+    free(map);
+    r->wall_ms[OCR_STAGE_DB] = now_ms() - t1;
+    return rc;
+}
+
+/* One text line on its way through cls and rec. */
+struct line {
+    struct image_crop crop;
+    int box; /* index in the DB boxes */
+    int width; /* rec input width (bucket) */
+    struct ctc_text text;
+};
+
+/* Crops `n` lines into batch slots 0..n-1 of `dst`. */
+static int record_crops(struct ocr_engine *e, const struct ocr_image *img, struct line *const *lines, int n,
+                        int target_w, const struct nn_gpu_tensor *dst, int use_flip, char *err, size_t err_len)
+{
+    struct image_crop *crops = malloc((size_t)n * sizeof(*crops));
+    if (!crops)
+        return fail(err, err_len, "%s", "out of memory");
+    for (int i = 0; i < n; i++) {
+        crops[i] = lines[i]->crop;
+        crops[i].slot = i;
+        if (!use_flip)
+            crops[i].flip = 0;
+    }
+    int rc = image_crop_batch_set(e->image_ops, e->crops, crops, n, REC_HEIGHT, target_w, err, err_len);
+    free(crops);
+    if (rc)
+        return -1;
+    return image_crop_record(e->image_ops, e->crops, e->cmd, &e->image, img->width, img->height, dst, err, err_len);
+}
+
+/* Direction: crops at 48x192 through cls; a line whose best label is 180 degrees with a score above
+ * cls_thresh is turned over before recognition. */
+static int run_cls(struct ocr_engine *e, const struct ocr_image *img, struct line *lines, int n_lines,
+                   struct ocr_result *r, char *err, size_t err_len)
+{
+    for (int start = 0; start < n_lines; start += CLS_BATCH_MAX) {
+        int n = n_lines - start < CLS_BATCH_MAX ? n_lines - start : CLS_BATCH_MAX;
+        struct line *batch[CLS_BATCH_MAX];
+        for (int i = 0; i < n; i++)
+            batch[i] = &lines[start + i];
+        const int64_t shape[4] = {n, 3, REC_HEIGHT, OCR_CLS_WIDTH};
+        struct nn_gpu_plan *plan = slot_plan(&e->cls, shape, err, err_len);
+        if (!plan)
+            return -1;
+        if (gpu_cmd_begin(e->cmd))
+            return fail(err, err_len, "%s", gpu_last_error());
+        if (record_crops(e, img, batch, n, OCR_CLS_WIDTH, nn_gpu_plan_input(plan), 0, err, err_len))
+            return -1;
+        gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
+        if (nn_gpu_plan_record(plan, e->cmd, err, err_len) || submit(e, err, err_len))
+            return -1;
+        r->gpu_ms[OCR_STAGE_CLS] += gpu_ms_of(e->cmd);
+        const struct nn_gpu_tensor *out = nn_gpu_plan_output(plan);
+        int64_t classes = out->shape.d[out->shape.ndim - 1];
+        float probs[CLS_BATCH_MAX * 4];
+        if (classes != 2 || pvk_shape_numel(&out->shape) != n * classes)
+            return fail(err, err_len, "%s", "cls.pvk: the classifier does not output two directions");
+        if (nn_gpu_tensor_read(e->ctx, out, probs, err, err_len))
+            return -1;
+        for (int i = 0; i < n; i++) {
+            const float *p = &probs[i * 2];
+            /* argmax takes the first of equal scores, as numpy does */
+            int label = p[1] > p[0];
+            batch[i]->crop.flip = label == 1 && p[1] > e->opt.cls_thresh;
+        }
+    }
+    return 0;
+}
+
+/* The rec input width of a line: 320, or the line's own width at height 48 rounded up to a
+ * multiple of 32. A line's width depends on the line alone, so its text does not depend on which
+ * lines share its batch. */
+static int rec_width(const struct image_crop *c)
+{
+    int w = c->rotate ? c->height : c->width, h = c->rotate ? c->width : c->height;
+    int resized = (int)ceil((double)REC_HEIGHT * w / (h > 0 ? h : 1));
+    if (resized <= REC_MIN_WIDTH)
+        return REC_MIN_WIDTH;
+    return (resized + REC_WIDTH_STEP - 1) / REC_WIDTH_STEP * REC_WIDTH_STEP;
+}
+
+static int compare_lines_by_width(const void *a, const void *b)
+{
+    const struct line *la = *(const struct line *const *)a, *lb = *(const struct line *const *)b;
+    if (la->width != lb->width)
+        return la->width < lb->width ? -1 : 1;
+    return la->box - lb->box;
+}
+
+static int ensure_rec_outputs(struct ocr_engine *e, size_t rows, char *err, size_t err_len)
+{
+    if (rows <= e->rec_rows_cap)
+        return 0;
+    gpu_buffer_free(&e->rec_index);
+    gpu_buffer_free(&e->rec_prob);
+    e->rec_rows_cap = 0;
+    if (gpu_buffer_alloc(e->ctx, GPU_MEMORY_DEVICE, rows * 4, &e->rec_index) ||
+        gpu_buffer_alloc(e->ctx, GPU_MEMORY_DEVICE, rows * 4, &e->rec_prob))
+        return fail(err, err_len, "recognition output memory: %s", gpu_last_error());
+    e->rec_rows_cap = rows;
+    return 0;
+}
+
+/* Recognition: lines grouped by input width, rec_batch_num at a time; argmax on the GPU, CTC on
+ * the CPU. */
+static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct line *lines, int n_lines,
+                   struct ocr_result *r, char *err, size_t err_len)
+{
+    struct line **order = malloc((size_t)n_lines * sizeof(*order));
+    if (!order)
+        return fail(err, err_len, "%s", "out of memory");
+    for (int i = 0; i < n_lines; i++) {
+        lines[i].width = rec_width(&lines[i].crop);
+        order[i] = &lines[i];
+    }
+    qsort(order, (size_t)n_lines, sizeof(*order), compare_lines_by_width);
+
+    int rc = 0, batch_max = e->opt.rec_batch_num > 0 ? e->opt.rec_batch_num : 1;
+    int32_t *index = NULL;
+    float *prob = NULL;
+    for (int start = 0; start < n_lines && rc == 0;) {
+        int width = order[start]->width, n = 0;
+        while (start + n < n_lines && n < batch_max && order[start + n]->width == width)
+            n++;
+        const int64_t shape[4] = {n, 3, REC_HEIGHT, width};
+        struct nn_gpu_plan *plan = slot_plan(&e->rec, shape, err, err_len);
+        if (!plan) {
+            rc = -1;
+            break;
+        }
+        const struct nn_gpu_tensor *out = nn_gpu_plan_output(plan);
+        int64_t steps = out->shape.d[1], rows = (int64_t)n * steps;
+        struct nn_gpu_tensor idx_t = {&e->rec_index, 0, NN_I32, {2, {n, steps}}, 0};
+        struct nn_gpu_tensor prob_t = {&e->rec_prob, 0, e->cfg.act_dtype, {2, {n, steps}}, 0};
+        double t0 = now_ms();
+        if (ensure_rec_outputs(e, (size_t)rows, err, err_len) || gpu_cmd_begin(e->cmd)) {
+            rc = -1;
+            break;
+        }
+        idx_t.buf = &e->rec_index;
+        prob_t.buf = &e->rec_prob;
+        struct nn_gpu_tensor argmax_out[2] = {idx_t, prob_t};
+        if (record_crops(e, img, order + start, n, width, nn_gpu_plan_input(plan), 1, err, err_len)) {
+            rc = -1;
+            break;
+        }
+        gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
+        if (nn_gpu_plan_record(plan, e->cmd, err, err_len)) {
+            rc = -1;
+            break;
+        }
+        gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
+        if (nn_gpu_op_record(e->argmax, e->cmd, out, 1, argmax_out, 2, err, err_len) || submit(e, err, err_len)) {
+            rc = -1;
+            break;
+        }
+        r->gpu_ms[OCR_STAGE_REC] += gpu_ms_of(e->cmd);
+        index = realloc(index, (size_t)rows * sizeof(*index));
+        prob = realloc(prob, (size_t)rows * sizeof(*prob));
+        if (!index || !prob) {
+            rc = fail(err, err_len, "%s", "out of memory");
+            break;
+        }
+        if (gpu_download(e->ctx, &e->rec_index, 0, index, (size_t)rows * 4) ||
+            nn_gpu_tensor_read(e->ctx, &prob_t, prob, err, err_len)) {
+            rc = fail(err, err_len, "reading recognition results: %s", gpu_last_error());
+            break;
+        }
+        double t1 = now_ms();
+        r->wall_ms[OCR_STAGE_REC] += t1 - t0;
+        for (int i = 0; i < n && rc == 0; i++)
+            rc = ctc_decode_argmax(index + (size_t)i * steps, prob + (size_t)i * steps, (size_t)steps,
+                                   e->rec.model.dict, e->rec.model.n_dict, &order[start + i]->text, err, err_len);
+        r->wall_ms[OCR_STAGE_CTC] += now_ms() - t1;
+        start += n;
+    }
+    free(index);
+    free(prob);
+    free(order);
+    return rc;
+}
+
+/* ---- one image ------------------------------------------------------------------------------ */
+
+int ocr_engine_run(struct ocr_engine *e, const struct ocr_image *img, struct ocr_result *r, char *err,
+                   size_t err_len)
+{
+    memset(r, 0, sizeof(*r));
+    r->width = img->width;
+    r->height = img->height;
+    if (img->width < 1 || img->height < 1 || !img->bgr)
+        return fail(err, err_len, "%s", "empty image");
+
+    double t0 = now_ms();
+    if (upload_image(e, img, err, err_len))
+        return -1;
+    r->wall_ms[OCR_STAGE_UPLOAD] = now_ms() - t0;
+
+    struct db_boxes boxes = {0};
+    if (run_det(e, img, &boxes, r, err, err_len))
+        return -1;
+
+    struct line *lines = calloc(boxes.count + 1, sizeof(*lines));
+    if (!lines) {
+        db_boxes_free(&boxes);
+        return fail(err, err_len, "%s", "out of memory");
+    }
+    int n_lines = 0;
+    for (size_t b = 0; b < boxes.count; b++) {
+        float pts[4][2];
+        for (int k = 0; k < 4; k++) {
+            pts[k][0] = (float)boxes.boxes[b].pts[k][0];
+            pts[k][1] = (float)boxes.boxes[b].pts[k][1];
+        }
+        struct ocr_crop_plan plan;
+        if (ocr_crop_plan_make(pts, &plan))
+            continue; /* a degenerate box has nothing to read */
+        struct line *l = &lines[n_lines++];
+        memcpy(l->crop.src_from_dst, plan.src_from_dst, sizeof(plan.src_from_dst));
+        l->crop.width = plan.width;
+        l->crop.height = plan.height;
+        l->crop.rotate = plan.rotate;
+        l->box = (int)b;
+    }
+
+    int rc = 0;
+    double t1 = now_ms();
+    if (n_lines && e->opt.use_cls)
+        rc = run_cls(e, img, lines, n_lines, r, err, err_len);
+    r->wall_ms[OCR_STAGE_CLS] = now_ms() - t1;
+    if (rc == 0 && n_lines)
+        rc = run_rec(e, img, lines, n_lines, r, err, err_len);
+
+    if (rc == 0) {
+        r->lines = calloc((size_t)n_lines + 1, sizeof(*r->lines));
+        if (!r->lines)
+            rc = fail(err, err_len, "%s", "out of memory");
+    }
+    for (int i = 0; i < n_lines; i++) {
+        struct line *l = &lines[i];
+        if (rc == 0 && l->text.text && l->text.score >= e->opt.drop_score) {
+            struct ocr_line *o = &r->lines[r->n_lines++];
+            o->text = l->text.text;
+            o->score = l->text.score;
+            memcpy(o->box, boxes.boxes[l->box].pts, sizeof(o->box));
+            l->text.text = NULL;
+        }
+        ctc_text_free(&l->text);
+    }
+    free(lines);
+    db_boxes_free(&boxes);
+    if (rc)
+        ocr_result_free(r);
+    return rc;
+}
+
+void ocr_result_free(struct ocr_result *r)
+{
+    for (int i = 0; i < r->n_lines; i++)
+        free(r->lines[i].text);
+    free(r->lines);
+    r->lines = NULL;
+    r->n_lines = 0;
+}
