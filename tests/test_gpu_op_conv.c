@@ -446,5 +446,8 @@ int main(void)
         cmocka_unit_test(test_activations),  cmocka_unit_test(test_concat_slice),
         cmocka_unit_test(test_transpose),    cmocka_unit_test(test_timings),
     };
+    const char *filter = getenv("PPOCR_TEST_FILTER"); /* e.g. test_timings */
+    if (filter && *filter)
+        cmocka_set_test_filter(filter);
     return cmocka_run_group_tests_name("gpu_op_conv", tests, setup, teardown);
 }

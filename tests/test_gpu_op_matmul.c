@@ -329,5 +329,8 @@ int main(void)
         cmocka_unit_test(test_wide_n),     cmocka_unit_test(test_two_inputs),
         cmocka_unit_test(test_unsupported_broadcast), cmocka_unit_test(test_timings),
     };
+    const char *filter = getenv("PPOCR_TEST_FILTER"); /* e.g. test_timings */
+    if (filter && *filter)
+        cmocka_set_test_filter(filter);
     return cmocka_run_group_tests_name("gpu_op_matmul", tests, setup, teardown);
 }

@@ -16,9 +16,11 @@
 #define TILED_BN 64u
 #define TILED_BK 16u
 #define TILED_LX 16u
-/* CPU kernel: 8 invocations per SIMD row of lavapipe, each a 4 x 4 register tile. */
+/* CPU kernel: lavapipe turns every buffer load into one scalar load per SIMD lane, so the
+ * register tile is as large as pays: 8 x 4 outputs cost 12 loads per k for 32 FMAs (4 x 4: 8 for
+ * 16); larger tiles spill. */
 #define CPU_LX 32u
-#define CPU_TM 4u
+#define CPU_TM 8u
 #define CPU_TN 4u
 /* Cooperative-matrix kernel: 2 x 2 subgroups of 32, each 32 x 32 outputs (2 x 2 fragments). */
 #define COOPMAT_BM 64u
