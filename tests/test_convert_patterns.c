@@ -335,70 +335,20 @@ static void test_layernorm_and_matmul(void **state)
  * with Slice+Squeeze (paddle2onnx) or with one Split (newer exporters). */
 static void attention_case(int use_split)
 {
-    enum { CH = 8, HEADS = 2, HD = 4 };
+    enum { CH = 8, HEADS = 2 };
     struct onnx_builder b;
     struct pvk_model m;
     float w[CH * 3 * CH], bias[3 * CH];
     for (int k = 0; k < CH * 3 * CH; k++) w[k] = test_rand_uniform(-1, 1);
     for (int k = 0; k < 3 * CH; k++) bias[k] = test_rand_uniform(-1, 1);
-    int64_t xd[] = {-1, -1, CH}, wd[] = {CH, 3 * CH}, bd[] = {3 * CH}, one[] = {1}, yd[] = {-1, -1, CH};
-    int64_t zero_v = 0, i1 = 1, three = 3, heads = HEADS, hd = HD, ch = CH, s0 = 0, e1 = 1, s1 = 1, e2 = 2, s2 = 2, e3 = 3, ax0 = 0;
+    int64_t xd[] = {-1, -1, CH}, wd[] = {CH, 3 * CH}, bd[] = {3 * CH}, yd[] = {-1, -1, CH};
     ob_init(&b, 11);
     ob_input(&b, "x", 3, xd);
     ob_init_f32(&b, "w", 2, wd, w);
     ob_init_f32(&b, "bias", 1, bd, bias);
-    ob_init_i64(&b, "zero", 1, one, &zero_v);
-    ob_init_i64(&b, "i1", 1, one, &i1);
-    ob_init_i64(&b, "three", 1, one, &three);
-    ob_init_i64(&b, "heads", 1, one, &heads);
-    ob_init_i64(&b, "hd", 1, one, &hd);
-    ob_init_i64(&b, "ch", 1, one, &ch);
-    ob_init_i64(&b, "s0", 1, one, &s0);
-    ob_init_i64(&b, "e1", 1, one, &e1);
-    ob_init_i64(&b, "s1", 1, one, &s1);
-    ob_init_i64(&b, "e2", 1, one, &e2);
-    ob_init_i64(&b, "s2", 1, one, &s2);
-    ob_init_i64(&b, "e3", 1, one, &e3);
-    ob_init_i64(&b, "ax0", 1, one, &ax0);
-    ob_const_scalar(&b, "scale", 0.5f);
     ob_node(&b, "MatMul", "qkv_mm", "x,w", "qkv0");
     ob_node(&b, "Add", "qkv_b", "qkv0,bias", "qkv");
-    ob_node(&b, "Shape", "shape", "x", "sh");
-    ob_node(&b, "Slice", "tdim", "sh,i1,e2,ax0", "t");
-    ob_node(&b, "Concat", "tgt", "zero,t,three,heads,hd", "target");
-    ob_attr_int(&b, "axis", 0);
-    ob_node(&b, "Reshape", "r", "qkv,target", "r5");
-    ob_node(&b, "Transpose", "tr", "r5", "t5");
-    int64_t perm[] = {2, 0, 3, 1, 4}, permk[] = {0, 1, 3, 2}, permo[] = {0, 2, 1, 3}, sq[] = {0};
-    ob_attr_ints(&b, "perm", 5, perm);
-    if (use_split) {
-        int64_t ones[] = {1, 1, 1};
-        ob_node(&b, "Split", "split", "t5", "q5,k5,v5");
-        ob_attr_int(&b, "axis", 0);
-        ob_attr_ints(&b, "split", 3, ones);
-    } else {
-        ob_node(&b, "Slice", "sq_s", "t5,s0,e1,ax0", "q5");
-        ob_node(&b, "Slice", "sk_s", "t5,s1,e2,ax0", "k5");
-        ob_node(&b, "Slice", "sv_s", "t5,s2,e3,ax0", "v5");
-    }
-    ob_node(&b, "Squeeze", "sq_q", "q5", "q");
-    ob_attr_ints(&b, "axes", 1, sq);
-    ob_node(&b, "Squeeze", "sq_k", "k5", "k");
-    ob_attr_ints(&b, "axes", 1, sq);
-    ob_node(&b, "Squeeze", "sq_v", "v5", "v");
-    ob_attr_ints(&b, "axes", 1, sq);
-    ob_node(&b, "Mul", "qs", "q,scale", "qsc");
-    ob_node(&b, "Transpose", "kt", "k", "kT");
-    ob_attr_ints(&b, "perm", 4, permk);
-    ob_node(&b, "MatMul", "qk", "qsc,kT", "att");
-    ob_node(&b, "Softmax", "sm", "att", "p");
-    ob_attr_int(&b, "axis", -1);
-    ob_node(&b, "MatMul", "pv", "p,v", "o");
-    ob_node(&b, "Transpose", "to", "o", "oT");
-    ob_attr_ints(&b, "perm", 4, permo);
-    ob_node(&b, "Concat", "tgt2", "zero,t,ch", "target2");
-    ob_attr_int(&b, "axis", 0);
-    ob_node(&b, "Reshape", "ro", "oT,target2", "y");
+    ob_svtr_attention(&b, "att.", "x", "qkv", "y", CH, HEADS, 0.5f, use_split);
     convert_ok(&b, "y", 3, yd, &m);
     assert_int_equal(m.n_ops, 2);
     assert_int_equal(m.ops[0].type, PVK_OP_MATMUL);

@@ -1,5 +1,7 @@
 #include "convert/onnx_build.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -187,6 +189,90 @@ void ob_attr_string(struct onnx_builder *b, const char *name, const char *v)
     struct pb_writer a = {0};
     pb_put_string_field(&a, 4, v);
     put_attr(b, &a, name, ONNX_ATTR_STRING);
+}
+
+#define JOIN_SIZE 512
+
+/* Comma-separated list of `count` names into buf (JOIN_SIZE bytes), cut short if too long. */
+static void join(char *buf, int count, ...)
+{
+    va_list ap;
+    size_t len = 0;
+    va_start(ap, count);
+    for (int k = 0; k < count; k++) {
+        const char *s = va_arg(ap, const char *);
+        size_t n = strlen(s);
+        if (len + n + 2 > JOIN_SIZE)
+            break;
+        if (k)
+            buf[len++] = ',';
+        memcpy(buf + len, s, n);
+        len += n;
+    }
+    va_end(ap);
+    buf[len] = 0;
+}
+
+void ob_svtr_attention(struct onnx_builder *b, const char *prefix, const char *tokens, const char *qkv, const char *out,
+                       int64_t channels, int64_t heads, float scale, int use_split)
+{
+    char n[40][96], list[4][JOIN_SIZE];
+#define NAME(i, s) (snprintf(n[i], sizeof n[i], "%s%s", prefix, s), n[i])
+    const int64_t one[] = {1}, consts[] = {0, 1, 2, 3, heads, channels / heads, channels};
+    const char *const cnames[] = {"c0", "c1", "c2", "c3", "heads", "hd", "ch"};
+    for (int k = 0; k < 7; k++)
+        ob_init_i64(b, NAME(k, cnames[k]), 1, one, &consts[k]);
+    ob_const_scalar(b, NAME(7, "scale"), scale);
+    ob_node(b, "Shape", NAME(8, "shape"), tokens, NAME(9, "sh"));
+    join(list[0], 4, n[9], n[1], n[2], n[0]);
+    ob_node(b, "Slice", NAME(10, "tdim"), list[0], NAME(11, "t"));
+    join(list[0], 5, n[0], n[11], n[3], n[4], n[5]);
+    ob_node(b, "Concat", NAME(12, "target"), list[0], NAME(13, "target_v"));
+    ob_attr_int(b, "axis", 0);
+    join(list[0], 2, qkv, n[13]);
+    ob_node(b, "Reshape", NAME(14, "r"), list[0], NAME(15, "r5"));
+    const int64_t perm[] = {2, 0, 3, 1, 4}, permk[] = {0, 1, 3, 2}, permo[] = {0, 2, 1, 3}, axis0[] = {0}, ones[] = {1, 1, 1};
+    ob_node(b, "Transpose", NAME(16, "tr"), n[15], NAME(17, "t5"));
+    ob_attr_ints(b, "perm", 5, perm);
+    const char *part[3] = {NAME(18, "q5"), NAME(19, "k5"), NAME(20, "v5")};
+    if (use_split) {
+        join(list[0], 3, part[0], part[1], part[2]);
+        ob_node(b, "Split", NAME(21, "split"), n[17], list[0]);
+        ob_attr_int(b, "axis", 0);
+        ob_attr_ints(b, "split", 3, ones);
+    } else {
+        for (int k = 0; k < 3; k++) {
+            char node[96];
+            join(list[1 + k], 4, n[17], n[k], n[k + 1], n[0]);
+            snprintf(node, sizeof node, "%sslice%d", prefix, k);
+            ob_node(b, "Slice", node, list[1 + k], part[k]);
+        }
+    }
+    const char *sq[3] = {NAME(22, "q"), NAME(23, "k"), NAME(24, "v")};
+    for (int k = 0; k < 3; k++) {
+        char node[96];
+        snprintf(node, sizeof node, "%ssqueeze%d", prefix, k);
+        ob_node(b, "Squeeze", node, part[k], sq[k]);
+        ob_attr_ints(b, "axes", 1, axis0);
+    }
+    join(list[0], 2, sq[0], n[7]);
+    ob_node(b, "Mul", NAME(25, "q_scale"), list[0], NAME(26, "qs"));
+    ob_node(b, "Transpose", NAME(27, "k_t"), sq[1], NAME(28, "kT"));
+    ob_attr_ints(b, "perm", 4, permk);
+    join(list[0], 2, n[26], n[28]);
+    ob_node(b, "MatMul", NAME(29, "qk"), list[0], NAME(30, "att"));
+    ob_node(b, "Softmax", NAME(31, "softmax"), n[30], NAME(32, "p"));
+    ob_attr_int(b, "axis", 3);
+    join(list[0], 2, n[32], sq[2]);
+    ob_node(b, "MatMul", NAME(33, "pv"), list[0], NAME(34, "o"));
+    ob_node(b, "Transpose", NAME(35, "o_t"), n[34], NAME(36, "oT"));
+    ob_attr_ints(b, "perm", 4, permo);
+    join(list[0], 3, n[0], n[11], n[6]);
+    ob_node(b, "Concat", NAME(37, "target2"), list[0], NAME(38, "target2_v"));
+    ob_attr_int(b, "axis", 0);
+    join(list[0], 2, n[36], n[38]);
+    ob_node(b, "Reshape", NAME(39, "ro"), list[0], out);
+#undef NAME
 }
 
 int ob_finish(struct onnx_builder *b, uint8_t **out, size_t *len)

@@ -29,6 +29,13 @@ void ob_attr_int(struct onnx_builder *b, const char *name, int64_t v);
 void ob_attr_float(struct onnx_builder *b, const char *name, float v);
 void ob_attr_ints(struct onnx_builder *b, const char *name, int n, const int64_t *v);
 void ob_attr_string(struct onnx_builder *b, const char *name, const char *v);
+/* The SVTR attention block as paddle2onnx spells it: Reshape(qkv, [0, T, 3, heads, C/heads]) with T
+ * read at run time from dim 1 of `tokens` (Shape/Slice/Concat), Transpose(2,0,3,1,4), q/k/v by
+ * Slice+Squeeze (or one Split when use_split), q * scale, MatMul(q, k^T), Softmax, MatMul(., v),
+ * Transpose(0,2,1,3), Reshape to [0, T, C]. `qkv` is [N, T, 3C]; `out` [N, T, C]. Node and
+ * constant names start with `prefix`. */
+void ob_svtr_attention(struct onnx_builder *b, const char *prefix, const char *tokens, const char *qkv, const char *out,
+                       int64_t channels, int64_t heads, float scale, int use_split);
 /* The serialized ModelProto (malloc'ed); frees the builder. Returns 0, -1 out of memory. */
 int ob_finish(struct onnx_builder *b, uint8_t **out, size_t *len);
 
