@@ -87,8 +87,10 @@ void gpu_cmd_destroy(struct gpu_cmd *cmd)
     if (!cmd)
         return;
     VkDevice dev = cmd->ctx->device;
-    if (cmd->pending && !cmd->ctx->lost)
-        vkWaitForFences(dev, 1, &cmd->fence, VK_TRUE, cmd->ctx->timeout_ns);
+    /* destroying work still in flight is undefined: past the timeout, wait for the queue */
+    if (cmd->pending && !cmd->ctx->lost &&
+        vkWaitForFences(dev, 1, &cmd->fence, VK_TRUE, cmd->ctx->timeout_ns) == VK_TIMEOUT)
+        vkQueueWaitIdle(cmd->ctx->queue);
     for (unsigned i = 0; i < cmd->descriptor_pool_count; i++)
         vkDestroyDescriptorPool(dev, cmd->descriptor_pools[i], NULL);
     free(cmd->descriptor_pools);

@@ -555,6 +555,9 @@ static void resolve_options(const struct gpu_options *in, struct gpu_options *o)
     const char *cap = getenv("PPOCR_VK_POOL_CAP");
     if (o->pool_cap == 0 && cap && *cap)
         o->pool_cap = strtoull(cap, NULL, 0);
+    const char *timeout = getenv("PPOCR_VK_TIMEOUT_MS");
+    if (o->timeout_ms == 0 && timeout && *timeout)
+        o->timeout_ms = (uint32_t)strtoul(timeout, NULL, 0);
     if (o->timeout_ms == 0)
         o->timeout_ms = DEFAULT_TIMEOUT_MS;
 }

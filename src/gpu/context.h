@@ -22,7 +22,8 @@ struct gpu_options {
     uint64_t pool_cap;       /* bytes each pool may hand out; 0: PPOCR_VK_POOL_CAP or none */
     const char *cache_dir;   /* pipeline cache folder; NULL: PPOCR_CACHE_DIR, XDG, ~/.cache;
                               * "": no disk cache */
-    uint32_t timeout_ms;     /* longest fence wait before GPU_ERR_TIMEOUT; 0: 120 s */
+    uint32_t timeout_ms;     /* longest fence wait before GPU_ERR_TIMEOUT; 0: PPOCR_VK_TIMEOUT_MS
+                              * or 120 s */
 };
 
 enum gpu_device_kind { GPU_DEVICE_OTHER, GPU_DEVICE_DISCRETE, GPU_DEVICE_INTEGRATED,
