@@ -86,12 +86,12 @@ static const signed char orient_map[9][6] = {
 
 /* How alpha is folded into the colour of each pixel. */
 struct flatten {
-    int kind; /* 0: ignore alpha, 1: ink = alpha (gray 255 - a), 2: composite onto `background` */
-    int background;
+    enum { KEEP_COLOUR, ALPHA_IS_INK, COMPOSITE } kind; /* ALPHA_IS_INK: gray = 255 - alpha */
+    int background;                                     /* COMPOSITE onto this gray level */
 };
 
 static struct flatten choose_flatten(const uint8_t *pix, size_t count, int n) {
-    struct flatten fl = {0, 255};
+    struct flatten fl = {KEEP_COLOUR, 255};
     int has_gray = n < 3;
     const uint8_t *first = NULL;
     int varies = 0, translucent = 0;
@@ -108,9 +108,9 @@ static struct flatten choose_flatten(const uint8_t *pix, size_t count, int n) {
         a_sum += a;
     }
     if (!translucent) return fl;
-    if (!varies) fl.kind = 1;
+    if (!varies) fl.kind = ALPHA_IS_INK;
     else {
-        fl.kind = 2;
+        fl.kind = COMPOSITE;
         fl.background = a_sum > 0 && lum_sum / a_sum > 127.5 ? 0 : 255;
     }
     return fl;
@@ -127,9 +127,9 @@ static void to_bgr(const uint8_t *pix, int w, int h, int n, int orientation, str
         uint8_t *d = out + (size_t)y * out_w * 3;
         for (int x = 0; x < out_w; x++, q += step_x, d += 3) {
             int r = q[0], g = n >= 3 ? q[1] : q[0], b = n >= 3 ? q[2] : q[0];
-            if (fl.kind == 1) {
+            if (fl.kind == ALPHA_IS_INK) {
                 r = g = b = 255 - q[n - 1];
-            } else if (fl.kind == 2) {
+            } else if (fl.kind == COMPOSITE) {
                 int a = q[n - 1], bg = fl.background * (255 - a) + 127;
                 r = (r * a + bg) / 255;
                 g = (g * a + bg) / 255;
@@ -156,37 +156,34 @@ static int any_alpha_below_255(const uint8_t *pix, size_t count, int n) {
     return 0;
 }
 
-enum ocr_image_status ocr_image_load_memory(const void *data, size_t size, const char *name, enum ocr_alpha_mode alpha,
-                                            struct ocr_image *img, char *err, size_t err_len) {
-    memset(img, 0, sizeof *img);
-    const uint8_t *p = data;
-    if (size == 0) {
-        snprintf(err, err_len, "%s: empty file (0 bytes)", name);
-        return OCR_IMAGE_ERR_EMPTY;
-    }
+/* What the header says, once every check that needs no pixel memory has passed. */
+struct header {
+    enum image_format fmt;
+    int w, h, channels;
+    int orientation; /* EXIF, JPEG only */
+};
+
+#define FAIL(status, ...) (snprintf(err, err_len, __VA_ARGS__), (status))
+
+/* Signature, container layout, size limits: everything that can be refused before decoding. */
+static enum ocr_image_status check_header(const uint8_t *p, size_t size, const char *name, struct header *hd,
+                                          char *err, size_t err_len) {
+    memset(hd, 0, sizeof *hd);
+    hd->orientation = 1;
+    if (size == 0) return FAIL(OCR_IMAGE_ERR_EMPTY, "%s: empty file (0 bytes)", name);
     const char *other = unsupported_format(p, size);
-    if (other) {
-        snprintf(err, err_len, "%s: unsupported image format: %s", name, other);
-        return OCR_IMAGE_ERR_UNSUPPORTED;
-    }
-    if (size > INT_MAX) {
-        snprintf(err, err_len, "%s: file too large (%zu bytes)", name, size);
-        return OCR_IMAGE_ERR_TOO_LARGE;
-    }
+    if (other) return FAIL(OCR_IMAGE_ERR_UNSUPPORTED, "%s: unsupported image format: %s", name, other);
+    if (size > INT_MAX) return FAIL(OCR_IMAGE_ERR_TOO_LARGE, "%s: file too large (%zu bytes)", name, size);
     enum image_format fmt = sniff_format(p, size);
-    int orientation = 1, sof = 0;
+    int sof = 0, empty_idat;
     enum jpeg_walk_result walk = JPEG_WALK_COMPLETE;
     if (fmt == FMT_JPEG) {
-        walk = jpeg_walk(p, size, &orientation, &sof);
-        if (walk == JPEG_WALK_BAD_HUFFMAN) {
-            snprintf(err, err_len, "%s: corrupt JPEG header (bad Huffman table)", name);
-            return OCR_IMAGE_ERR_CORRUPT;
-        }
-        if (sof && sof != 0xC0 && sof != 0xC1 && sof != 0xC2) {
-            snprintf(err, err_len, "%s: unsupported JPEG variant (SOF%d: %s)", name, sof - 0xC0,
-                     sof >= 0xC9 && sof != 0xCB ? "arithmetic coding" : "lossless or hierarchical coding");
-            return OCR_IMAGE_ERR_UNSUPPORTED;
-        }
+        walk = jpeg_walk(p, size, &hd->orientation, &sof);
+        if (walk == JPEG_WALK_BAD_HUFFMAN)
+            return FAIL(OCR_IMAGE_ERR_CORRUPT, "%s: corrupt JPEG header (bad Huffman table)", name);
+        if (sof && sof != 0xC0 && sof != 0xC1 && sof != 0xC2)
+            return FAIL(OCR_IMAGE_ERR_UNSUPPORTED, "%s: unsupported JPEG variant (SOF%d: %s)", name, sof - 0xC0,
+                        sof >= 0xC9 && sof != 0xCB ? "arithmetic coding" : "lossless or hierarchical coding");
     }
     /* stb_image refuses large PNG headers in its own words (and at its own bound): ours come first */
     if (fmt == FMT_PNG && size >= 24 && memcmp(p + 12, "IHDR", 4) == 0) {
@@ -194,96 +191,95 @@ enum ocr_image_status ocr_image_load_memory(const void *data, size_t size, const
         unsigned long long ph = (unsigned long long)p[20] << 24 | p[21] << 16 | p[22] << 8 | p[23];
         if (too_large(pw, ph, name, err, err_len)) return OCR_IMAGE_ERR_TOO_LARGE;
     }
-    int w, h, n;
-    if (!stb_format_info(fmt == FMT_UNKNOWN ? FMT_TGA : fmt, p, (int)size, &w, &h, &n)) {
-        if (fmt == FMT_UNKNOWN) {
-            snprintf(err, err_len, "%s: not an image (unknown format)", name);
-            return OCR_IMAGE_ERR_UNKNOWN_FORMAT;
-        }
+    if (!stb_format_info(fmt == FMT_UNKNOWN ? FMT_TGA : fmt, p, (int)size, &hd->w, &hd->h, &hd->channels)) {
+        if (fmt == FMT_UNKNOWN) return FAIL(OCR_IMAGE_ERR_UNKNOWN_FORMAT, "%s: not an image (unknown format)", name);
         const char *r = stbi_failure_reason();
         int specific = r && (strcmp(r, "too large") == 0 || strcmp(r, "outofmem") == 0 || is_unsupported_reason(r));
-        int empty_idat;
         if (!specific && ((fmt == FMT_PNG && png_walk(p, size, &empty_idat) == PNG_WALK_TRUNCATED) ||
-                          (fmt == FMT_JPEG && walk == JPEG_WALK_TRUNCATED && !sof))) {
-            snprintf(err, err_len, "%s: truncated %s (the data ends inside the header)", name, format_names[fmt]);
-            return OCR_IMAGE_ERR_TRUNCATED;
-        }
+                          (fmt == FMT_JPEG && walk == JPEG_WALK_TRUNCATED && !sof)))
+            return FAIL(OCR_IMAGE_ERR_TRUNCATED, "%s: truncated %s (the data ends inside the header)", name,
+                        format_names[fmt]);
         return stb_failure(fmt, name, "header", err, err_len);
     }
-    if (fmt == FMT_UNKNOWN) fmt = FMT_TGA;
-    if (w <= 0 || h <= 0) {
-        snprintf(err, err_len, "%s: corrupt %s header (%dx%d pixels)", name, format_names[fmt], w, h);
-        return OCR_IMAGE_ERR_CORRUPT;
+    hd->fmt = fmt = fmt == FMT_UNKNOWN ? FMT_TGA : fmt;
+    if (hd->w <= 0 || hd->h <= 0)
+        return FAIL(OCR_IMAGE_ERR_CORRUPT, "%s: corrupt %s header (%dx%d pixels)", name, format_names[fmt], hd->w, hd->h);
+    if (too_large((unsigned long long)hd->w, (unsigned long long)hd->h, name, err, err_len))
+        return OCR_IMAGE_ERR_TOO_LARGE;
+    /* stb_image decodes a cut-off JPEG scan as if the rest were zeros (BMP and TGA pixels too): refuse
+     * it rather than read garbage */
+    if (fmt == FMT_JPEG && walk == JPEG_WALK_TRUNCATED)
+        return FAIL(OCR_IMAGE_ERR_TRUNCATED, "%s: truncated JPEG (the data ends before the end-of-image marker)", name);
+    struct pnm_layout pnm;
+    if ((fmt == FMT_BMP && bmp_truncated(p, size)) || (fmt == FMT_TGA && tga_truncated(p, size)) ||
+        (fmt == FMT_PNM && pnm_layout(p, size, &pnm) == 0 && size - pnm.data_offset < pnm.data_bytes))
+        return FAIL(OCR_IMAGE_ERR_TRUNCATED, "%s: truncated %s (the pixel data ends early)", name, format_names[fmt]);
+    if (fmt == FMT_PNG) {
+        /* a chunk running past the end would make stb_image allocate what its length field claims */
+        enum png_walk_result chunks = png_walk(p, size, &empty_idat);
+        if (chunks == PNG_WALK_TRUNCATED)
+            return FAIL(OCR_IMAGE_ERR_TRUNCATED, "%s: truncated PNG (the data ends before the IEND chunk)", name);
+        if (chunks == PNG_WALK_CORRUPT) return FAIL(OCR_IMAGE_ERR_CORRUPT, "%s: corrupt PNG (damaged chunk list)", name);
     }
-    if (too_large((unsigned long long)w, (unsigned long long)h, name, err, err_len)) return OCR_IMAGE_ERR_TOO_LARGE;
-    /* stb_image decodes a cut-off scan as if the rest were zeros: refuse it rather than read garbage */
-    if (fmt == FMT_JPEG && walk == JPEG_WALK_TRUNCATED) {
-        snprintf(err, err_len, "%s: truncated JPEG (the data ends before the end-of-image marker)", name);
-        return OCR_IMAGE_ERR_TRUNCATED;
-    }
-    if ((fmt == FMT_BMP && bmp_truncated(p, size)) || (fmt == FMT_TGA && tga_truncated(p, size))) {
-        snprintf(err, err_len, "%s: truncated %s (the pixel data ends early)", name, format_names[fmt]);
-        return OCR_IMAGE_ERR_TRUNCATED;
+    return OCR_IMAGE_OK;
+}
+
+/* The stored pixels, 8 bits a sample, hd->channels interleaved (gray, gray+alpha, RGB or RGBA). */
+static enum ocr_image_status decode_pixels(const uint8_t *p, size_t size, const char *name, struct header *hd,
+                                           uint8_t **pix, char *err, size_t err_len) {
+    struct pnm_layout pnm;
+    if (hd->fmt == FMT_PNM && pnm_layout(p, size, &pnm) == 0 && pnm.bytes_per_sample == 2) {
+        /* stb_image 2.27 reads 16-bit PNM samples in host byte order; they are big-endian: keep the high byte */
+        size_t n = (size_t)hd->w * hd->h * pnm.channels;
+        if (!(*pix = malloc(n))) return FAIL(OCR_IMAGE_ERR_NO_MEMORY, "%s: out of memory for a %dx%d image", name, hd->w, hd->h);
+        for (size_t i = 0; i < n; i++) (*pix)[i] = p[pnm.data_offset + 2 * i];
+        hd->channels = pnm.channels;
+        return OCR_IMAGE_OK;
     }
     uint8_t *copy = NULL;
-    if (fmt == FMT_PNG) {
-        int empty_idat;
-        enum png_walk_result walk_png = png_walk(p, size, &empty_idat);
-        if (walk_png != PNG_WALK_COMPLETE) {
-            snprintf(err, err_len, walk_png == PNG_WALK_TRUNCATED ? "%s: truncated PNG (the data ends before the IEND chunk)"
-                                                                   : "%s: corrupt PNG (damaged chunk list)", name);
-            return walk_png == PNG_WALK_TRUNCATED ? OCR_IMAGE_ERR_TRUNCATED : OCR_IMAGE_ERR_CORRUPT;
-        }
-        if (empty_idat) {
-            if (!(copy = malloc(size))) {
-                snprintf(err, err_len, "%s: out of memory", name);
-                return OCR_IMAGE_ERR_NO_MEMORY;
-            }
-            size = png_drop_empty_idat(p, size, copy);
-            p = copy;
-        }
+    int empty_idat;
+    if (hd->fmt == FMT_PNG && png_walk(p, size, &empty_idat) == PNG_WALK_COMPLETE && empty_idat) {
+        if (!(copy = malloc(size))) return FAIL(OCR_IMAGE_ERR_NO_MEMORY, "%s: out of memory", name);
+        size = png_drop_empty_idat(p, size, copy);
+        p = copy;
     }
-    uint8_t *pix;
-    struct pnm_layout pnm = {0};
-    if (fmt == FMT_PNM && pnm_layout(p, size, &pnm) == 0) {
-        if (size - pnm.data_offset < pnm.data_bytes) {
-            snprintf(err, err_len, "%s: truncated PNM (the pixel data ends early)", name);
-            return OCR_IMAGE_ERR_TRUNCATED;
-        }
+    int w, h;
+    *pix = stbi_load_from_memory(p, (int)size, &w, &h, &hd->channels, 0);
+    free(copy);
+    if (!*pix) return stb_failure(hd->fmt, name, "data", err, err_len);
+    if (w != hd->w || h != hd->h) { /* the header parse and the decode disagree: never trust either */
+        free(*pix);
+        *pix = NULL;
+        return FAIL(OCR_IMAGE_ERR_CORRUPT, "%s: corrupt %s (inconsistent size)", name, format_names[hd->fmt]);
     }
-    if (fmt == FMT_PNM && pnm.bytes_per_sample == 2) {
-        /* stb_image 2.27 reads 16-bit PNM samples in host byte order; they are big-endian */
-        n = pnm.channels;
-        pix = malloc((size_t)w * h * n);
-        if (!pix) {
-            snprintf(err, err_len, "%s: out of memory for a %dx%d image", name, w, h);
-            return OCR_IMAGE_ERR_NO_MEMORY;
-        }
-        for (size_t i = 0; i < (size_t)w * h * n; i++) pix[i] = p[pnm.data_offset + 2 * i];
-    } else {
-        pix = stbi_load_from_memory(p, (int)size, &w, &h, &n, 0);
-        free(copy);
-        if (!pix) return stb_failure(fmt, name, "data", err, err_len);
-    }
+    return OCR_IMAGE_OK;
+}
 
+enum ocr_image_status ocr_image_load_memory(const void *data, size_t size, const char *name, enum ocr_alpha_mode alpha,
+                                            struct ocr_image *img, char *err, size_t err_len) {
+    memset(img, 0, sizeof *img);
+    struct header hd;
+    uint8_t *pix;
+    enum ocr_image_status st = check_header(data, size, name, &hd, err, err_len);
+    if (st == OCR_IMAGE_OK) st = decode_pixels(data, size, name, &hd, &pix, err, err_len);
+    if (st != OCR_IMAGE_OK) return st;
+
+    int w = hd.w, h = hd.h, n = hd.channels;
     size_t count = (size_t)w * (size_t)h;
     int has_alpha = n == 2 || n == 4;
     /* stb always gives GIF four channels; only a transparent index makes it carry alpha */
-    if (has_alpha && fmt == FMT_GIF) has_alpha = any_alpha_below_255(pix, count, n);
-    struct flatten fl = {0, 255};
+    if (has_alpha && hd.fmt == FMT_GIF) has_alpha = any_alpha_below_255(pix, count, n);
+    struct flatten fl = {KEEP_COLOUR, 255};
     if (has_alpha && alpha == OCR_ALPHA_FLATTEN) fl = choose_flatten(pix, count, n);
-    int out_w = orientation >= 5 ? h : w, out_h = orientation >= 5 ? w : h;
-    img->bgr = malloc(count * 3);
-    if (!img->bgr) {
+    if (!(img->bgr = malloc(count * 3))) {
         free(pix);
-        snprintf(err, err_len, "%s: out of memory for a %dx%d image", name, w, h);
-        return OCR_IMAGE_ERR_NO_MEMORY;
+        return FAIL(OCR_IMAGE_ERR_NO_MEMORY, "%s: out of memory for a %dx%d image", name, w, h);
     }
-    to_bgr(pix, w, h, n, orientation, fl, img->bgr, out_w, out_h);
-    free(pix); /* stbi_image_free is free() in this build (no STBI_FREE) */
-    img->width = out_w;
-    img->height = out_h;
+    img->width = hd.orientation >= 5 ? h : w;
+    img->height = hd.orientation >= 5 ? w : h;
     img->had_alpha = has_alpha;
+    to_bgr(pix, w, h, n, hd.orientation, fl, img->bgr, img->width, img->height);
+    free(pix); /* stbi_image_free is free() in this build (no STBI_FREE) */
     return OCR_IMAGE_OK;
 }
 
