@@ -203,54 +203,70 @@ const uint B_LOADS = BK * BN / WG;
 shared float As[BK * A_STRIDE];
 shared float Bs[BK * BN];
 
+// The next K tile, fetched into registers while the current one is multiplied, so global
+// latency overlaps arithmetic instead of stalling every iteration.
+float a_next[A_LOADS];
+float b_next[B_LOADS];
+uint m0, n0, a_base, b_base, a_kk, a_mm, b_kk, b_nn;
+bool b_n_fast;
+int iy0, ix0;
+
+void fetch_tile(uint k0)
+{
+    for (uint l = 0; l < A_LOADS; l++) {
+        uint m = m0 + a_mm + l * (WG / BK), k = k0 + a_kk;
+        a_next[l] = m < p.M && k < p.K ? float(a[a_base + m * p.a_sm + k]) : 0.0;
+    }
+    for (uint l = 0; l < B_LOADS; l++) {
+        uint kk = b_n_fast ? b_kk + l * (WG / BN) : b_kk;
+        uint nn = b_n_fast ? b_nn : b_nn + l * (WG / BK);
+        uint k = k0 + kk, n = n0 + nn;
+        if (MODE == MODE_IM2COL)
+            b_next[l] = im2col_load(b_base, k, iy0, ix0);
+        else
+            b_next[l] = k < p.K && n < p.N ? float(b[b_base + k * p.b_sk + n * p.b_sn]) : 0.0;
+    }
+}
+
 void main()
 {
     const uint lx = gl_LocalInvocationID.x, ly = gl_LocalInvocationID.y;
     const uint tid = ly * LX + lx;
-    const uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
+    m0 = gl_WorkGroupID.y * BM;
+    n0 = gl_WorkGroupID.x * BN;
     const uint z1 = gl_WorkGroupID.z / p.zdiv, z2 = gl_WorkGroupID.z % p.zdiv;
-    const uint a_base = p.a_off + z1 * p.a_z1 + z2 * p.a_z2;
-    const uint b_base = p.b_off + z1 * p.b_z1 + z2 * p.b_z2;
+    a_base = p.a_off + z1 * p.a_z1 + z2 * p.a_z2;
+    b_base = p.b_off + z1 * p.b_z1 + z2 * p.b_z2;
 
     float acc[TM][TN];
     for (uint i = 0; i < TM; i++)
         for (uint j = 0; j < TN; j++)
             acc[i][j] = 0.0;
 
-    // A tile: 16 consecutive invocations read one row's BK consecutive k.
-    const uint a_kk = tid % BK, a_mm = tid / BK;
+    // A tile: BK consecutive invocations read one row's BK consecutive k.
+    a_kk = tid % BK;
+    a_mm = tid / BK;
     // B tile: consecutive invocations along n when n is contiguous (and always for im2col).
-    const bool b_n_fast = MODE == MODE_IM2COL || p.b_sn == 1;
-    const uint b_nn = b_n_fast ? tid % BN : tid / BK;
-    const uint b_kk = b_n_fast ? tid / BN : tid % BK;
-    int iy0 = 0, ix0 = 0;
+    b_n_fast = MODE == MODE_IM2COL || p.b_sn == 1;
+    b_nn = b_n_fast ? tid % BN : tid / BK;
+    b_kk = b_n_fast ? tid / BN : tid % BK;
+    iy0 = 0;
+    ix0 = 0;
     if (MODE == MODE_IM2COL)
         pixel_origin(n0 + b_nn, iy0, ix0);
 
+    fetch_tile(0);
     for (uint k0 = 0; k0 < p.K; k0 += BK) {
-        for (uint l = 0; l < A_LOADS; l++) {
-            uint mm = a_mm + l * (WG / BK);
-            uint m = m0 + mm, k = k0 + a_kk;
-            As[a_kk * A_STRIDE + mm] = m < p.M && k < p.K ? float(a[a_base + m * p.a_sm + k]) : 0.0;
-        }
+        for (uint l = 0; l < A_LOADS; l++)
+            As[a_kk * A_STRIDE + a_mm + l * (WG / BK)] = a_next[l];
         for (uint l = 0; l < B_LOADS; l++) {
-            uint kk, nn;
-            if (b_n_fast) {
-                kk = b_kk + l * (WG / BN);
-                nn = b_nn;
-            } else {
-                kk = b_kk;
-                nn = b_nn + l * (WG / BK);
-            }
-            uint k = k0 + kk, n = n0 + nn;
-            float v;
-            if (MODE == MODE_IM2COL)
-                v = im2col_load(b_base, k, iy0, ix0);
-            else
-                v = k < p.K && n < p.N ? float(b[b_base + k * p.b_sk + n * p.b_sn]) : 0.0;
-            Bs[kk * BN + nn] = v;
+            uint kk = b_n_fast ? b_kk + l * (WG / BN) : b_kk;
+            uint nn = b_n_fast ? b_nn : b_nn + l * (WG / BK);
+            Bs[kk * BN + nn] = b_next[l];
         }
         barrier();
+        if (k0 + BK < p.K)
+            fetch_tile(k0 + BK);
         for (uint kk = 0; kk < BK; kk++) {
             float av[TM], bv[TN];
             for (uint i = 0; i < TM; i++)

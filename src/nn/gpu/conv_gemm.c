@@ -16,6 +16,8 @@
 #define TILED_BN 64u
 #define TILED_BK 16u
 #define TILED_LX 16u
+/* Fewer big tiles than this leave an H200's 132 SMs (2 tiles each) part idle: use small ones. */
+#define SMALL_TILE_BELOW 264u
 /* CPU kernel: lavapipe turns every buffer load into one scalar load per SIMD lane, so the
  * register tile is as large as pays: 8 x 4 outputs cost 12 loads per k for 32 FMAs (4 x 4: 8 for
  * 16); larger tiles spill. */
@@ -38,53 +40,57 @@ static bool has_coopmat_16x16x16(const struct gpu_caps *caps)
     return false;
 }
 
+static int build(const struct nn_gpu_config *cfg, const struct conv_gemm_desc *d, const char *shader, uint32_t lx,
+                 uint32_t ly, uint32_t bm, uint32_t bn, uint32_t subgroup, const struct gpu_pipeline **out)
+{
+    uint32_t spec[17] = {lx, ly, bm, bn, TILED_BK, d->mode, d->bias, d->act, conv_float_bits(d->act_alpha),
+                         conv_float_bits(d->act_beta), d->residual, d->kh, d->kw, d->sh, d->sw, d->dh, d->dw};
+    struct gpu_pipeline_desc pd = {.shader = shader, .spec = spec, .spec_count = 17, .buffer_count = 5,
+                                   .push_bytes = sizeof(struct conv_gemm_push), .subgroup_size = subgroup};
+    return gpu_pipeline_get(cfg->ctx, &pd, out);
+}
+
 int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_desc *d, struct conv_gemm *out,
                      char *err, size_t err_len)
 {
     const struct gpu_caps *caps = gpu_context_caps(cfg->ctx);
     const bool f16 = cfg->act_dtype == NN_F16;
     *out = (struct conv_gemm){0};
-    uint32_t lx, ly, bm, bn, bk = TILED_BK;
-    /* PPOCR_VK_GEMM_KERNEL=tiled|cpu overrides the device class (and leaves cooperative matrices
-     * out), so that the tests run every kernel on any device. */
+    /* PPOCR_VK_GEMM_KERNEL=tiled|small|cpu overrides the device class and the tile choice (and
+     * leaves cooperative matrices out), so that the tests run every kernel on any device. */
     const char *force = getenv("PPOCR_VK_GEMM_KERNEL");
     if (force && !*force)
         force = NULL;
-    bool cpu_kernel = force && !strcmp(force, "tiled") ? false : force && !strcmp(force, "cpu") ? true : caps->is_cpu;
+    bool cpu_kernel = caps->is_cpu;
+    if (force) {
+        cpu_kernel = !strcmp(force, "cpu");
+        out->tiles = !strcmp(force, "tiled") ? 1 : !strcmp(force, "small") ? 2 : 0;
+    }
+    int rc;
     if (cpu_kernel) {
         out->shader = f16 ? "gemm_cpu_f16" : "gemm_cpu";
-        lx = CPU_LX;
-        ly = 1;
-        bm = CPU_TM;
-        bn = CPU_TN;
-        out->bm = bm;
-        out->bn = lx * bn;
+        out->bm = CPU_TM;
+        out->bn = CPU_LX * CPU_TN;
+        rc = build(cfg, d, out->shader, CPU_LX, 1, CPU_TM, CPU_TN, 0, &out->pipeline);
     } else {
         out->shader = f16 ? "gemm_f16" : "gemm";
-        bm = d->m_hint && d->m_hint <= 16 ? 16 : d->m_hint && d->m_hint <= 32 ? 32 : 64;
-        bn = TILED_BN;
-        lx = TILED_LX;
-        ly = bm / 4;
-        out->bm = bm;
-        out->bn = bn;
+        out->bm = d->m_hint && d->m_hint <= 16 ? 16 : d->m_hint && d->m_hint <= 32 ? 32 : 64;
+        out->bn = TILED_BN;
+        out->small_bm = out->bm < 32 ? out->bm : 32;
+        out->small_bn = TILED_BN / 2;
+        rc = build(cfg, d, out->shader, TILED_LX, out->bm / 4, out->bm, out->bn, 0, &out->pipeline);
+        if (rc == GPU_OK)
+            rc = build(cfg, d, out->shader, TILED_LX / 2, out->small_bm / 4, out->small_bm, out->small_bn, 0,
+                       &out->small);
     }
-    uint32_t spec[17] = {lx, ly, bm, bn, bk, d->mode, d->bias, d->act, conv_float_bits(d->act_alpha),
-                         conv_float_bits(d->act_beta), d->residual, d->kh, d->kw, d->sh, d->sw, d->dh, d->dw};
-    struct gpu_pipeline_desc pd = {.shader = out->shader, .spec = spec, .spec_count = 17, .buffer_count = 5,
-                                   .push_bytes = sizeof(struct conv_gemm_push)};
-    if (gpu_pipeline_get(cfg->ctx, &pd, &out->pipeline) != GPU_OK) {
+    if (rc != GPU_OK) {
         snprintf(err, err_len, "gemm pipeline %s: %s", out->shader, gpu_last_error());
         return -1;
     }
     if (!force && f16 && d->allow_coopmat && d->mode == CONV_GEMM_PLAIN && has_coopmat_16x16x16(caps)) {
-        uint32_t cspec[17] = {128, 1, COOPMAT_BM, COOPMAT_BN, 16, d->mode, d->bias, d->act,
-                              conv_float_bits(d->act_alpha), conv_float_bits(d->act_beta), d->residual,
-                              1, 1, 1, 1, 1, 1};
-        struct gpu_pipeline_desc cd = {.shader = "gemm_coopmat_f16", .spec = cspec, .spec_count = 17,
-                                       .buffer_count = 5, .push_bytes = sizeof(struct conv_gemm_push),
-                                       .subgroup_size = caps->subgroup_size_control ? 32 : 0};
         /* A driver that lists the extension but cannot build the kernel keeps the tiled one. */
-        if (gpu_pipeline_get(cfg->ctx, &cd, &out->coopmat) != GPU_OK) {
+        if (build(cfg, d, "gemm_coopmat_f16", 128, 1, COOPMAT_BM, COOPMAT_BN,
+                  caps->subgroup_size_control ? 32 : 0, &out->coopmat) != GPU_OK) {
             fprintf(stderr, "ppocr-vk: cooperative-matrix GEMM unavailable, using the tiled kernel: %s\n",
                     gpu_last_error());
             out->coopmat = NULL;
@@ -105,10 +111,20 @@ int conv_gemm_record(const struct conv_gemm *g, struct gpu_cmd *cmd, const struc
                  push->K, z_count);
         return -1;
     }
-    /* The cooperative-matrix kernel pays off once a tile is mostly full. */
-    bool coop = g->coopmat && push->b_sn == 1 && push->M >= 32 && push->K >= 16;
-    const struct gpu_pipeline *p = coop ? g->coopmat : g->pipeline;
-    uint32_t bm = coop ? g->coopmat_bm : g->bm, bn = coop ? g->coopmat_bn : g->bn;
+    /* Cooperative matrices pay off once tiles are mostly full and K spans a few fragments (at
+     * K = 16 the shared-memory epilogue costs more than the multiply saves). */
+    const struct gpu_pipeline *p = g->pipeline;
+    uint32_t bm = g->bm, bn = g->bn;
+    uint64_t big_groups = (uint64_t)((push->N + bn - 1) / bn) * ((push->M + bm - 1) / bm) * z_count;
+    if (g->coopmat && push->b_sn == 1 && push->M >= 32 && push->K >= 32) {
+        p = g->coopmat;
+        bm = g->coopmat_bm;
+        bn = g->coopmat_bn;
+    } else if (g->small && (g->tiles == 2 || (g->tiles == 0 && big_groups < SMALL_TILE_BELOW))) {
+        p = g->small;
+        bm = g->small_bm;
+        bn = g->small_bn;
+    }
     struct gpu_dispatch d = {.pipeline = p, .buffers = bind, .push = push,
                              .groups = {(push->N + bn - 1) / bn, (push->M + bm - 1) / bm, z_count},
                              .label = label};

@@ -43,9 +43,13 @@ struct conv_gemm_push {
 
 struct conv_gemm {
     const struct gpu_pipeline *pipeline;
+    uint32_t bm, bn;  /* outputs per workgroup along M and N */
+    /* GPUs: quarter-size tiles for GEMMs too small to give every compute unit a big tile */
+    const struct gpu_pipeline *small;
+    uint32_t small_bm, small_bn;
+    int tiles; /* 0: by size; 1: always big; 2: always small (PPOCR_VK_GEMM_KERNEL, for tests) */
     const struct gpu_pipeline *coopmat; /* NULL unless the device has fp16 cooperative matrices */
     uint32_t coopmat_bm, coopmat_bn;
-    uint32_t bm, bn;  /* outputs per workgroup along M and N */
     const char *shader;
 };
 
