@@ -33,12 +33,15 @@ void main()
     if (i >= p.n)
         return;
     uint rest = i, ai = p.a_off, bi = p.b_off;
-    for (int d = int(p.ndim) - 1; d >= 0; d--) {
+    // the outermost dim needs no division: what is left of i is its coordinate
+    for (int d = int(p.ndim) - 1; d > 0; d--) {
         uint c = rest % p.dims[d];
         rest /= p.dims[d];
         ai += c * p.as[d];
         bi += c * p.bs[d];
     }
+    ai += rest * p.as[0];
+    bi += rest * p.bs[0];
     float x = float(a[ai]);
     float v;
     switch (p.op) {

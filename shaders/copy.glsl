@@ -26,12 +26,15 @@ void main()
     if (i >= p.n)
         return;
     uint rest = i, xi = p.x_off, yi = p.y_off;
-    for (int d = int(p.ndim) - 1; d >= 0; d--) {
+    // the outermost dim needs no division: what is left of i is its coordinate
+    for (int d = int(p.ndim) - 1; d > 0; d--) {
         uint c = rest % p.dims[d];
         rest /= p.dims[d];
         xi += c * p.xs[d];
         yi += c * p.ys[d];
     }
+    xi += rest * p.xs[0];
+    yi += rest * p.ys[0];
     float v = float(x[xi]);
     if (p.act != ACT_NONE)
         v = apply_act(v, p.act, p.alpha, p.beta);

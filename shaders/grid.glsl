@@ -16,8 +16,12 @@ uint grid_item_id()
 }
 
 // Element i of a dense result written into a channel slice of a wider tensor (dst_channels).
+// Dense outputs (block == block_stride) skip the division: integer division is slow on CPUs
+// (lavapipe) and not free on GPUs.
 uint grid_out_index(uint i, uint block, uint block_stride)
 {
+    if (block == block_stride)
+        return i;
     return (i / block) * block_stride + i % block;
 }
 
