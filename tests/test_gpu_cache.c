@@ -19,7 +19,6 @@
 #include "gpu/pipeline.h"
 #include "gpu/selftest.h"
 #include "gpu/validation.h"
-#include "support/keep_libraries_loaded.h"
 #include "support/test_env.h"
 
 #define CHECK(call)                                                   \

@@ -16,7 +16,6 @@
 #include "gpu/error.h"
 #include "gpu/selftest.h"
 #include "gpu/validation.h"
-#include "support/keep_libraries_loaded.h"
 
 static bool power_of_two(uint64_t x) { return x && !(x & (x - 1)); }
 

@@ -20,7 +20,6 @@
 #include "gpu/pool.h"
 #include "gpu/transfer.h"
 #include "gpu/validation.h"
-#include "support/keep_libraries_loaded.h"
 #include "support/test_env.h"
 
 enum mode { PUSH_DESCRIPTORS, DESCRIPTOR_POOLS, STAGING };

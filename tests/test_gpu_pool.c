@@ -14,7 +14,6 @@
 #include "gpu/pool.h"
 #include "gpu/transfer.h"
 #include "gpu/validation.h"
-#include "support/keep_libraries_loaded.h"
 #include "support/test_env.h"
 
 static struct gpu_context *create(const struct gpu_options *opt)

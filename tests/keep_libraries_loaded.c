@@ -1,13 +1,10 @@
-/* Include in exactly one file of a test program that creates Vulkan instances.
+/* Linked into every test program (tests/CMakeLists.txt).
  *
  * LeakSanitizer names the frames of a leak at exit. By then the Vulkan loader has dlclose()d the
  * driver and the layers, so their own leftover allocations show as "<unknown module>" and
  * tests/lsan.supp cannot match them. A dlclose that keeps every library mapped lets the
  * suppressions work; leaks in our code are reported as before, and Vulkan objects we forget to
  * destroy are still caught by the validation layer at vkDestroyDevice / vkDestroyInstance. */
-#ifndef PPOCR_TEST_KEEP_LIBRARIES_LOADED_H
-#define PPOCR_TEST_KEEP_LIBRARIES_LOADED_H
-
 #if defined(__SANITIZE_ADDRESS__)
 #define PPOCR_TEST_ASAN 1
 #elif defined(__has_feature)
@@ -23,6 +20,4 @@ int dlclose(void *handle)
     (void)handle;
     return 0;
 }
-#endif
-
 #endif
