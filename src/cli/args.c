@@ -66,13 +66,22 @@ static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
     return 0;
 }
 
-static int parse_float(const char *opt, const char *s, float lo, float hi, float *out)
+static int parse_double(const char *opt, const char *s, double lo, double hi, double *out)
 {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
     if (errno || end == s || *end || !(v >= lo && v <= hi))
         return usage_error("%s: '%s' is not a valid number in range", opt, s);
+    *out = v;
+    return 0;
+}
+
+static int parse_float(const char *opt, const char *s, double lo, double hi, float *out)
+{
+    double v;
+    if (parse_double(opt, s, lo, hi, &v))
+        return -1;
     *out = (float)v;
     return 0;
 }
@@ -167,15 +176,15 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
         } else if (!strcmp(name, "--det-limit-side-len")) {
             rc = parse_int(name, value, 32, 8192, &args->ocr.det_limit_side_len);
         } else if (!strcmp(name, "--det-db-thresh")) {
-            rc = parse_float(name, value, 0.f, 1.f, &args->ocr.det_db_thresh);
+            rc = parse_float(name, value, 0, 1, &args->ocr.det_db_thresh);
         } else if (!strcmp(name, "--det-db-box-thresh")) {
-            rc = parse_float(name, value, 0.f, 1.f, &args->ocr.det_db_box_thresh);
+            rc = parse_double(name, value, 0, 1, &args->ocr.det_db_box_thresh);
         } else if (!strcmp(name, "--det-db-unclip-ratio")) {
-            rc = parse_float(name, value, 0.f, 100.f, &args->ocr.det_db_unclip_ratio);
+            rc = parse_double(name, value, 0, 100, &args->ocr.det_db_unclip_ratio);
         } else if (!strcmp(name, "--drop-score")) {
-            rc = parse_float(name, value, 0.f, 1.f, &args->ocr.drop_score);
+            rc = parse_float(name, value, 0, 1, &args->ocr.drop_score);
         } else if (!strcmp(name, "--cls-thresh")) {
-            rc = parse_float(name, value, 0.f, 1.f, &args->ocr.cls_thresh);
+            rc = parse_float(name, value, 0, 1, &args->ocr.cls_thresh);
         } else if (!strcmp(name, "--rec-batch-num")) {
             rc = parse_int(name, value, 1, 1024, &args->ocr.rec_batch_num);
         } else if (!strcmp(name, "--models")) {

@@ -16,8 +16,8 @@ struct ocr_options {
     int use_cls;             /* run the direction classifier */
     int det_limit_side_len;  /* 960 */
     float det_db_thresh;     /* 0.3 */
-    float det_db_box_thresh; /* 0.6 */
-    float det_db_unclip_ratio; /* 1.5 */
+    double det_db_box_thresh; /* 0.6: the mean box score (a double) is compared with it */
+    double det_db_unclip_ratio; /* 1.5 */
     float cls_thresh;        /* 0.9 */
     float drop_score;        /* 0.5 */
     int rec_batch_num;       /* 6 */

@@ -9,8 +9,8 @@ void ocr_options_default(struct ocr_options *opt)
     opt->use_cls = 1;
     opt->det_limit_side_len = 960;
     opt->det_db_thresh = 0.3f;
-    opt->det_db_box_thresh = 0.6f;
-    opt->det_db_unclip_ratio = 1.5f;
+    opt->det_db_box_thresh = 0.6;
+    opt->det_db_unclip_ratio = 1.5;
     opt->cls_thresh = 0.9f;
     opt->drop_score = 0.5f;
     opt->rec_batch_num = 6;
