@@ -1,5 +1,6 @@
-/* cv2.resize INTER_LINEAR on 8-bit data, bit-exact with OpenCV 4.6's scalar code (imgproc/resize.cpp:
- * HResizeLinear + VResizeLinear with FixedPtCast, and the INTER_AREA fast path for exact 2x). */
+/* cv2.resize INTER_LINEAR on 8-bit data, bit-exact with OpenCV 4.6 as the reference (opencv-js) runs
+ * it: imgproc/resize.cpp's HResizeLinear in 11-bit fixed point, the vertical pass as its SIMD op
+ * rounds, and the INTER_AREA fast path OpenCV takes for an exact 2x reduction. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -46,7 +47,7 @@ static inline int16_t sat16(int v) { return (int16_t)(v < -32768 ? -32768 : v > 
 /* VResizeLinear as OpenCV's 128-bit SIMD op (VResizeLinearVec_32s8u) computes it, which rounds
  * differently from the exact formula (r0*b0 + r1*b1 + 2^21) >> 22: rows are cut to 16 bits (>> 4),
  * multiplied keeping the high 16 bits, added with saturation, then (sum + 2) >> 2. opencv-js 4.6
- * gives this result for every element of a row, the last few included (checked on widths 3 to 2112). */
+ * gives this result for every element of a row, the last few included (checked on rows of 3 to 2880 values). */
 static void vresize_row(const int *r0, const int *r1, int b0, int b1, uint8_t *d, int n) {
     for (int i = 0; i < n; i++) {
         int v = sat16(((int)sat16(r0[i] >> 4) * b0) >> 16) + sat16(((int)sat16(r1[i] >> 4) * b1) >> 16);
