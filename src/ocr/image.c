@@ -206,12 +206,13 @@ static enum ocr_image_status check_header(const uint8_t *p, size_t size, const c
         return FAIL(OCR_IMAGE_ERR_CORRUPT, "%s: corrupt %s header (%dx%d pixels)", name, format_names[fmt], hd->w, hd->h);
     if (too_large((unsigned long long)hd->w, (unsigned long long)hd->h, name, err, err_len))
         return OCR_IMAGE_ERR_TOO_LARGE;
-    /* stb_image decodes a cut-off JPEG scan as if the rest were zeros (BMP and TGA pixels too): refuse
-     * it rather than read garbage */
+    /* stb_image decodes a cut-off JPEG scan as if the rest were zeros (BMP, TGA, GIF and PNM pixels
+     * too): refuse it rather than read garbage */
     if (fmt == FMT_JPEG && walk == JPEG_WALK_TRUNCATED)
         return FAIL(OCR_IMAGE_ERR_TRUNCATED, "%s: truncated JPEG (the data ends before the end-of-image marker)", name);
     struct pnm_layout pnm;
     if ((fmt == FMT_BMP && bmp_truncated(p, size)) || (fmt == FMT_TGA && tga_truncated(p, size)) ||
+        (fmt == FMT_GIF && gif_truncated(p, size)) ||
         (fmt == FMT_PNM && pnm_layout(p, size, &pnm) == 0 && size - pnm.data_offset < pnm.data_bytes))
         return FAIL(OCR_IMAGE_ERR_TRUNCATED, "%s: truncated %s (the pixel data ends early)", name, format_names[fmt]);
     if (fmt == FMT_PNG) {

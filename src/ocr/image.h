@@ -14,8 +14,8 @@
  * are identical; JPEG goes through stb_image's IDCT and upsampling instead of libjpeg-turbo's, within
  * 3 levels (mean under 0.1) on the shared corpus. CMYK JPEG uses the naive CMYK -> RGB of cv2.
  *
- * Truncated files are refused (stb_image would fill the missing part of a JPEG, BMP, TGA or PNM with
- * zeros), except RLE TGA and GIF, whose length is only known by decoding.
+ * Truncated files are refused (stb_image would fill the missing part of a JPEG, BMP, TGA, GIF or PNM
+ * with zeros or leave it unset).
  *
  * Every failure returns a status naming the reason and a one-line message; nothing aborts. */
 #ifndef PPOCR_OCR_IMAGE_H

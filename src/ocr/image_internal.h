@@ -36,7 +36,8 @@ size_t png_drop_empty_idat(const uint8_t *data, size_t size, uint8_t *out);
 
 /* Whether the data is shorter than its header says (1) or not (0, also when it cannot tell). */
 int bmp_truncated(const uint8_t *data, size_t size); /* uncompressed pixel rows missing */
-int tga_truncated(const uint8_t *data, size_t size); /* uncompressed pixels missing */
+int tga_truncated(const uint8_t *data, size_t size); /* pixels (or RLE packets) missing */
+int gif_truncated(const uint8_t *data, size_t size); /* the first image's data cut off */
 
 /* A binary PNM (P5/P6) header. */
 struct pnm_layout {

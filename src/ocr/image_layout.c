@@ -59,10 +59,47 @@ int bmp_truncated(const uint8_t *p, size_t n) {
 int tga_truncated(const uint8_t *p, size_t n) {
     if (n < 18) return 1;
     unsigned type = p[2];
-    if (type != 1 && type != 2 && type != 3) return 0; /* RLE: the size is only known by decoding */
-    unsigned long long need = 18ull + p[0] + (p[1] ? le16(p + 5) * ((p[7] + 7ull) / 8) : 0) +
-                              (unsigned long long)le16(p + 12) * le16(p + 14) * ((p[16] + 7ull) / 8);
-    return n < need;
+    unsigned long long pixels = (unsigned long long)le16(p + 12) * le16(p + 14), bytes = (p[16] + 7ull) / 8;
+    unsigned long long pos = 18ull + p[0] + (p[1] ? le16(p + 5) * ((p[7] + 7ull) / 8) : 0);
+    if (type == 1 || type == 2 || type == 3) return n < pos + pixels * bytes;
+    if (type != 9 && type != 10 && type != 11) return 0;
+    /* RLE: count the pixels the packets cover */
+    for (unsigned long long got = 0; got < pixels;) {
+        if (pos >= n) return 1;
+        unsigned c = p[pos++];
+        unsigned long long count = (c & 0x7F) + 1ull;
+        pos += c & 0x80 ? bytes : count * bytes; /* a run stores one pixel, a raw packet all of them */
+        got += count;
+    }
+    return pos > n;
+}
+
+/* The first image of a GIF (the one decoded) must be complete up to its data's terminating
+ * zero-length sub-block. */
+int gif_truncated(const uint8_t *p, size_t n) {
+    if (n < 13) return 1;
+    size_t pos = 13 + (p[10] & 0x80 ? 3u << ((p[10] & 7) + 1) : 0); /* screen descriptor, global palette */
+    for (;;) {
+        if (pos >= n) return 1;
+        uint8_t block = p[pos++];
+        if (block == 0x3B) return 0; /* trailer before any image: stb decides */
+        if (block == 0x21) {         /* extension: label, then sub-blocks */
+            pos++;
+        } else if (block == 0x2C) { /* image descriptor, local palette, LZW code size */
+            if (n - pos < 9) return 1;
+            uint8_t flags = p[pos + 8];
+            pos += 9 + (flags & 0x80 ? 3u << ((flags & 7) + 1) : 0) + 1;
+        } else {
+            return 0; /* not a GIF block: damage, stb decides */
+        }
+        for (;;) { /* sub-blocks: a length byte, then that many bytes; 0 ends them */
+            if (pos >= n) return 1;
+            uint8_t len = p[pos++];
+            if (len == 0) break;
+            pos += len;
+        }
+        if (block == 0x2C) return 0;
+    }
 }
 
 /* Skips whitespace and '#' comments, then reads a decimal number; -1 when there is none. */
