@@ -78,6 +78,10 @@ static struct pvk_op make_op(enum pvk_op_type type, enum pvk_act act, float alph
 
 /* ---- binary ---------------------------------------------------------------------------------- */
 
+/* Element offsets of the operands in their buffers: odd ones take the general kernel, multiples of
+ * 4 let contiguous cases take the four-at-a-time one. */
+static uint32_t lead_a = 5, lead_b = 3, lead_y = 7;
+
 static void binary_case(struct harness *h, enum pvk_binary_kind kind, struct pvk_shape as, struct pvk_shape bs,
                         bool const_b, enum pvk_act act, int64_t view_channels)
 {
@@ -96,18 +100,18 @@ static void binary_case(struct harness *h, enum pvk_binary_kind kind, struct pvk
     op.n_inputs = const_b ? 1 : 2;
     struct nn_gpu_weights w = {0};
     struct htensor in[2], y;
-    htensor_alloc(h, &in[0], &as, dt, 5, 0);
+    htensor_alloc(h, &in[0], &as, dt, lead_a, 0);
     htensor_write(h, &in[0], a);
     if (const_b) {
         w.data[0] = b;
         w.shape[0] = bs;
     } else {
-        htensor_alloc(h, &in[1], &bs, dt, 3, 0);
+        htensor_alloc(h, &in[1], &bs, dt, lead_b, 0);
         htensor_write(h, &in[1], b);
     }
     /* a channel view writes channels [1, 1 + C) of a tensor with view_channels channels */
     int64_t c0 = view_channels ? 1 : 0, inner = ys.ndim > 2 ? pvk_shape_numel(&ys) / ys.d[0] / ys.d[1] : 1;
-    htensor_alloc(h, &y, &ys, dt, 7 + (uint32_t)(c0 * inner), view_channels);
+    htensor_alloc(h, &y, &ys, dt, lead_y + (uint32_t)(c0 * inner), view_channels);
     harness_run_op(h, &nn_gpu_binary_impl, &op, &w, in, const_b ? 1 : 2, &y, 1, NULL);
     char what[160], s1[64], s2[64];
     snprintf(what, sizeof what, "binary kind %d %s (op) %s%s act %d view %lld", kind, pvk_shape_str(&as, s1, 64),
@@ -149,6 +153,15 @@ static void run_binary(enum nn_dtype dt)
     binary_case(&h, PVK_BIN_ADD, SHAPE(6, 1, 2, 3, 1, 5), SHAPE(4, 1, 3, 2, 5), false, PVK_ACT_NONE, 0);
     /* into channels [1, 1 + C) of a wider tensor */
     binary_case(&h, PVK_BIN_ADD, SHAPE(2, 3, 5, 7), SHAPE(2, 3, 5, 7), false, PVK_ACT_NONE, 6);
+    /* 4-aligned contiguous operands: the four-at-a-time kernel (same shape, scalar b, b offset odd) */
+    lead_a = 4, lead_b = 1, lead_y = 8;
+    for (int k = PVK_BIN_ADD; k <= PVK_BIN_DIV; k++) {
+        binary_case(&h, k, SHAPE(2, 6, 9, 10), SHAPE(2, 6, 9, 10), false, PVK_ACT_HARDSWISH, 0);
+        binary_case(&h, k, SHAPE(1, 40, 120), SHAPE(1), true, PVK_ACT_NONE, 0);
+        binary_case(&h, k, SHAPE(4), SHAPE(1, 1), false, PVK_ACT_SIGMOID, 0);
+    }
+    binary_case(&h, PVK_BIN_MUL, SHAPE(2, 4, 3, 4), SHAPE(4, 1, 1), false, PVK_ACT_NONE, 0); /* not contiguous */
+    lead_a = 5, lead_b = 3, lead_y = 7;
     harness_done(&h);
     assert_int_equal(gpu_validation_message_count(), 0);
 }
@@ -168,7 +181,7 @@ static void run_unary(enum nn_dtype dt)
     for (int k = 0; k < 2 * PVK_ACT_COUNT; k++) {
         int act = k / 2;
         bool single = k % 2;
-        struct pvk_shape s = single ? SHAPE(1, 1) : SHAPE(1, 7, 9, 13);
+        struct pvk_shape s = single ? SHAPE(1, 1) : SHAPE(1, 7, 9, 12);
         size_t n = (size_t)pvk_shape_numel(&s);
         float *x = rand_vec(n, single ? -2.0f : -5.0f, single ? 2.0f : 5.0f, dt), *want = malloc(n * sizeof *want),
               *got = malloc(n * sizeof *got);
@@ -178,9 +191,11 @@ static void run_unary(enum nn_dtype dt)
         struct pvk_op op = make_op(PVK_OP_UNARY, act, alpha, beta, "unary");
         op.n_inputs = 1;
         struct htensor in, y;
-        htensor_alloc(&h, &in, &s, dt, 1, 0);
+        /* odd offsets: general kernel; multiples of 4: the four-at-a-time one where n allows */
+        uint32_t lead = act % 2 ? 4 : 1;
+        htensor_alloc(&h, &in, &s, dt, lead, 0);
         htensor_write(&h, &in, x);
-        htensor_alloc(&h, &y, &s, dt, 2, 0);
+        htensor_alloc(&h, &y, &s, dt, 2 * lead, 0);
         harness_run_op(&h, &nn_gpu_unary_impl, &op, NULL, &in, 1, &y, 1, NULL);
         htensor_read(&h, &y, got);
         char what[64];
@@ -206,22 +221,24 @@ static void run_affine(enum nn_dtype dt)
     struct harness h;
     if (!harness_init(&h, dt))
         return;
-    const struct pvk_shape shapes[] = {SHAPE(2, 5, 7, 9), SHAPE(1, 1, 1, 1), SHAPE(3, 17)};
-    for (int k = 0; k < 3; k++) {
+    /* the last two run four elements per invocation (inner and offsets multiples of 4) */
+    const struct pvk_shape shapes[] = {SHAPE(2, 5, 7, 9), SHAPE(1, 1, 1, 1), SHAPE(3, 17), SHAPE(2, 6, 5, 4),
+                                       SHAPE(1, 3, 8)};
+    for (int k = 0; k < 5; k++) {
         const struct pvk_shape *s = &shapes[k];
         size_t n = (size_t)pvk_shape_numel(s);
         int64_t c = s->d[1], inner = (int64_t)n / s->d[0] / c;
         float *x = rand_vec(n, -3, 3, dt), *sc = rand_vec((size_t)c, -2, 2, NN_F32),
               *sh = rand_vec((size_t)c, -1, 1, NN_F32), *want = malloc(n * sizeof *want);
         ref_affine(x, s->d[0], c, inner, sc, sh, want);
-        enum pvk_act act = k == 0 ? PVK_ACT_HARDSWISH : PVK_ACT_NONE;
+        enum pvk_act act = k == 0 || k == 3 ? PVK_ACT_HARDSWISH : PVK_ACT_NONE;
         ref_act(act, 0, 0, want, n);
         struct pvk_op op = make_op(PVK_OP_AFFINE, act, 0, 0, "affine");
         op.n_inputs = 1;
         struct nn_gpu_weights w = {.data = {sc, sh}, .shape = {SHAPE(c), SHAPE(c)}};
-        int64_t view = s->ndim == 4 && k == 0 ? c + 3 : 0;
+        int64_t view = s->ndim == 4 && (k == 0 || k == 3) ? c + 3 : 0;
         struct htensor in, y;
-        htensor_alloc(&h, &in, s, dt, 9, 0);
+        htensor_alloc(&h, &in, s, dt, k >= 3 ? 4 : 9, 0);
         htensor_write(&h, &in, x);
         htensor_alloc(&h, &y, s, dt, 0, view);
         harness_run_op(&h, &nn_gpu_affine_impl, &op, &w, &in, 1, &y, 1, NULL);
@@ -393,7 +410,8 @@ static void se_case(struct harness *h, int n, int c, int cr, int ih, int iw, int
     struct nn_gpu_weights w = {.data = {w1, biases ? b1 : NULL, w2, biases ? b2 : NULL},
                                .shape = {SHAPE(cr, c), SHAPE(cr), SHAPE(c, cr), SHAPE(c)}};
     struct htensor in, y;
-    htensor_alloc(h, &in, &s, dt, 1, 0);
+    /* planes of a multiple of 4 take the four-at-a-time apply kernel when aligned */
+    htensor_alloc(h, &in, &s, dt, (ih * iw) % 4 ? 1 : 0, 0);
     htensor_write(h, &in, x);
     htensor_alloc(h, &y, &s, dt, 4, view);
     harness_run_op(h, &nn_gpu_se_impl, &op, &w, &in, 1, &y, 1, NULL);

@@ -13,18 +13,20 @@ struct affine_push {
 
 struct affine_state {
     struct nn_gpu_config cfg;
-    const struct gpu_pipeline *p;
+    struct nnh_affine_pipes p;
     struct gpu_buffer scale, shift;
     int64_t c;
 };
 
-int nnh_affine_pipeline(const struct nn_gpu_config *cfg, const struct gpu_pipeline **p, char *err, size_t err_len)
+int nnh_affine_pipeline(const struct nn_gpu_config *cfg, struct nnh_affine_pipes *p, char *err, size_t err_len)
 {
     return nnh_pipeline(cfg->ctx, "affine", false, cfg->act_dtype, NNH_WG_ELEMENTWISE, NULL, 0, 4,
-                        sizeof(struct affine_push), p, err, err_len);
+                        sizeof(struct affine_push), &p->scalar, err, err_len) ||
+           nnh_pipeline(cfg->ctx, "affine_vec4", false, cfg->act_dtype, NNH_WG_ELEMENTWISE, NULL, 0, 4,
+                        sizeof(struct affine_push), &p->vec4, err, err_len);
 }
 
-int nnh_record_affine(struct gpu_cmd *cmd, const struct gpu_pipeline *p, const struct nn_gpu_tensor *x,
+int nnh_record_affine(struct gpu_cmd *cmd, const struct nnh_affine_pipes *p, const struct nn_gpu_tensor *x,
                       const struct gpu_buffer *scale, uint32_t scale_outer_stride, float scale_add,
                       const struct gpu_buffer *shift, const struct nn_gpu_tensor *y, const struct pvk_op *op,
                       const char *label, char *err, size_t err_len)
@@ -36,10 +38,17 @@ int nnh_record_affine(struct gpu_cmd *cmd, const struct gpu_pipeline *p, const s
                              .scale_outer_stride = scale_outer_stride, .x_off = x->elem_offset,
                              .y_off = y->elem_offset};
     nnh_out_blocks(y, &pc.y_block, &pc.y_block_stride);
+    /* four elements of one channel per invocation when every index stays a multiple of 4 */
+    const struct gpu_pipeline *pipe = p->scalar;
+    if (pc.inner % 4 == 0 && pc.x_off % 4 == 0 && pc.y_off % 4 == 0 && pc.y_block % 4 == 0 &&
+        pc.y_block_stride % 4 == 0) {
+        pipe = p->vec4;
+        pc.n /= 4, pc.x_off /= 4, pc.y_off /= 4, pc.y_block /= 4, pc.y_block_stride /= 4;
+    }
     uint32_t groups[3];
     nnh_grid_1d(pc.n, NNH_WG_ELEMENTWISE, groups);
     struct gpu_binding b[4] = {gpu_bind(x->buf), gpu_bind(scale), gpu_bind(shift ? shift : scale), gpu_bind(y->buf)};
-    return nnh_dispatch(cmd, p, b, &pc, groups, label, err, err_len);
+    return nnh_dispatch(cmd, pipe, b, &pc, groups, label, err, err_len);
 }
 
 static void affine_destroy(void *state)
@@ -86,7 +95,7 @@ static int affine_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
         return -1;
     if (in[0].shape.ndim < 2 || in[0].shape.d[1] != s->c || !pvk_shape_equal(&in[0].shape, &out[0].shape))
         return nnh_fail(err, err_len, "%s: affine over %lld channels got another shape", op->name, (long long)s->c);
-    return nnh_record_affine(cmd, s->p, &in[0], &s->scale, 0, 0.0f, &s->shift, &out[0], op, op->name, err, err_len);
+    return nnh_record_affine(cmd, &s->p, &in[0], &s->scale, 0, 0.0f, &s->shift, &out[0], op, op->name, err, err_len);
 }
 
 const struct nn_gpu_op_impl nn_gpu_affine_impl = {affine_create, affine_record, affine_destroy};

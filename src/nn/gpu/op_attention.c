@@ -1,6 +1,8 @@
 /* ATTENTION: packed qkv [N][T][3C] -> [N][T][C], softmax(q k^T scale) v per head. One workgroup per
  * (block of ATT_WG query rows, head, n) with keys and values staged in shared memory; head dims up
- * to ATT_HD_MAX (the rec net: C = 120, 8 heads, hd = 15). */
+ * to ATT_HD_MAX (the rec net: C = 120, 8 heads, hd = 15). The head dim is a specialisation constant:
+ * it follows from the model's qkv width, which the op only learns from its first recording, so the
+ * pipeline is picked there (one per head dim, i.e. one per op in practice, never per input shape). */
 #include <stdlib.h>
 
 #include "nn/gpu/op_helpers.h"
@@ -9,7 +11,7 @@
 #define ATT_HD_MAX 64u
 
 struct attention_push {
-    uint32_t t, c, hd, act;
+    uint32_t t, c, act;
     float scale, alpha, beta;
     uint32_t x_off, y_off;
 };
@@ -17,6 +19,7 @@ struct attention_push {
 struct attention_state {
     struct nn_gpu_config cfg;
     const struct gpu_pipeline *p;
+    uint32_t hd; /* of p; 0 before the first recording */
 };
 
 static int attention_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, const struct nn_gpu_weights *w,
@@ -28,12 +31,6 @@ static int attention_create(const struct nn_gpu_config *cfg, const struct pvk_op
     if (!s)
         return nnh_fail(err, err_len, "out of memory");
     s->cfg = *cfg;
-    uint32_t hd_max = ATT_HD_MAX;
-    if (nnh_pipeline(cfg->ctx, "attention", false, cfg->act_dtype, ATT_WG, &hd_max, 1, 2,
-                     sizeof(struct attention_push), &s->p, err, err_len)) {
-        free(s);
-        return -1;
-    }
     *state = s;
     return 0;
 }
@@ -57,8 +54,14 @@ static int attention_record(void *state, const struct pvk_op *op, struct gpu_cmd
     if (hd > ATT_HD_MAX)
         return nnh_fail(err, err_len, "%s: head dim %lld exceeds the kernel's %u", op->name, (long long)hd,
                         ATT_HD_MAX);
-    struct attention_push pc = {.t = (uint32_t)xs->d[1], .c = (uint32_t)ys->d[2], .hd = (uint32_t)hd,
-                                .act = op->act, .scale = op->attr.attention.scale, .alpha = op->act_alpha,
+    if (s->hd != (uint32_t)hd) {
+        uint32_t spec = (uint32_t)hd;
+        if (nnh_pipeline(s->cfg.ctx, "attention", false, s->cfg.act_dtype, ATT_WG, &spec, 1, 2,
+                         sizeof(struct attention_push), &s->p, err, err_len))
+            return -1;
+        s->hd = spec;
+    }
+    struct attention_push pc = {.t = (uint32_t)xs->d[1], .c = (uint32_t)ys->d[2], .act = op->act, .scale = op->attr.attention.scale, .alpha = op->act_alpha,
                                 .beta = op->act_beta, .x_off = in[0].elem_offset, .y_off = out[0].elem_offset};
     uint32_t groups[3] = {(pc.t + ATT_WG - 1) / ATT_WG, (uint32_t)heads, (uint32_t)xs->d[0]};
     struct gpu_binding b[2] = {gpu_bind(in[0].buf), gpu_bind(out[0].buf)};

@@ -13,20 +13,28 @@ struct binary_push {
     uint32_t dims[6], as[6], bs[6];
 };
 
+struct binary_vec4_push {
+    uint32_t n4, op, act, b_scalar;
+    float alpha, beta;
+    uint32_t a_off4, b_off, y_off4;
+};
+
 struct binary_state {
     struct nn_gpu_config cfg;
-    const struct gpu_pipeline *p;
+    struct nnh_binary_pipes p;
     struct gpu_buffer b_const; /* zeroed when b is an input */
     struct pvk_shape b_shape;
 };
 
-int nnh_binary_pipeline(const struct nn_gpu_config *cfg, const struct gpu_pipeline **p, char *err, size_t err_len)
+int nnh_binary_pipeline(const struct nn_gpu_config *cfg, struct nnh_binary_pipes *p, char *err, size_t err_len)
 {
     return nnh_pipeline(cfg->ctx, "binary", false, cfg->act_dtype, NNH_WG_ELEMENTWISE, NULL, 0, 3,
-                        sizeof(struct binary_push), p, err, err_len);
+                        sizeof(struct binary_push), &p->generic, err, err_len) ||
+           nnh_pipeline(cfg->ctx, "binary_vec4", false, cfg->act_dtype, NNH_WG_ELEMENTWISE, NULL, 0, 3,
+                        sizeof(struct binary_vec4_push), &p->vec4, err, err_len);
 }
 
-int nnh_record_binary(struct gpu_cmd *cmd, const struct gpu_pipeline *p, uint32_t kind, const struct nn_gpu_tensor *a,
+int nnh_record_binary(struct gpu_cmd *cmd, const struct nnh_binary_pipes *p, uint32_t kind, const struct nn_gpu_tensor *a,
                       const struct gpu_buffer *b_buf, uint32_t b_off, const struct pvk_shape *b_shape,
                       const struct nn_gpu_tensor *y, const struct pvk_op *op, char *err, size_t err_len)
 {
@@ -50,6 +58,20 @@ int nnh_record_binary(struct gpu_cmd *cmd, const struct gpu_pipeline *p, uint32_
     if (b_shape)
         nnh_broadcast_strides(b_shape, ys->ndim, ys->d, v.stride[1]);
     nnh_view_collapse(&v);
+    uint32_t n = (uint32_t)pvk_shape_numel(ys), y_block, y_block_stride;
+    nnh_out_blocks(y, &y_block, &y_block_stride);
+    struct gpu_binding bind[3] = {gpu_bind(a->buf), gpu_bind(b_buf ? b_buf : a->buf), gpu_bind(y->buf)};
+    uint32_t groups[3];
+    /* contiguous a and y, b contiguous, scalar or absent, all 4-aligned: four elements at a time */
+    if (v.ndim == 1 && v.stride[0][0] == 1 && (!b_shape || v.stride[1][0] <= 1) && n % 4 == 0 &&
+        a->elem_offset % 4 == 0 && y->elem_offset % 4 == 0 && y_block == y_block_stride) {
+        struct binary_vec4_push pv = {.n4 = n / 4, .op = kind, .act = op->act,
+                                      .b_scalar = b_shape && v.stride[1][0] == 0, .alpha = op->act_alpha,
+                                      .beta = op->act_beta, .a_off4 = a->elem_offset / 4, .b_off = b_off,
+                                      .y_off4 = y->elem_offset / 4};
+        nnh_grid_1d(pv.n4, NNH_WG_ELEMENTWISE, groups);
+        return nnh_dispatch(cmd, p->vec4, bind, &pv, groups, op->name, err, err_len);
+    }
     struct binary_push pc = {.ndim = (uint32_t)v.ndim, .op = kind, .act = op->act, .alpha = op->act_alpha,
                              .beta = op->act_beta, .a_off = a->elem_offset, .b_off = b_off,
                              .y_off = y->elem_offset};
@@ -58,12 +80,11 @@ int nnh_record_binary(struct gpu_cmd *cmd, const struct gpu_pipeline *p, uint32_
         pc.as[d] = (uint32_t)v.stride[0][d];
         pc.bs[d] = (uint32_t)v.stride[1][d];
     }
-    pc.n = (uint32_t)pvk_shape_numel(ys);
-    nnh_out_blocks(y, &pc.y_block, &pc.y_block_stride);
-    uint32_t groups[3];
+    pc.n = n;
+    pc.y_block = y_block;
+    pc.y_block_stride = y_block_stride;
     nnh_grid_1d(pc.n, NNH_WG_ELEMENTWISE, groups);
-    struct gpu_binding bind[3] = {gpu_bind(a->buf), gpu_bind(b_buf ? b_buf : a->buf), gpu_bind(y->buf)};
-    return nnh_dispatch(cmd, p, bind, &pc, groups, op->name, err, err_len);
+    return nnh_dispatch(cmd, p->generic, bind, &pc, groups, op->name, err, err_len);
 }
 
 static int binary_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, const struct nn_gpu_weights *w,
@@ -105,9 +126,9 @@ static int binary_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
         nnh_check_tensor(&out[0], dt, true, "binary output", err, err_len))
         return -1;
     if (const_b)
-        return nnh_record_binary(cmd, s->p, (uint32_t)op->attr.binary.kind, &in[0], &s->b_const, 0, &s->b_shape,
+        return nnh_record_binary(cmd, &s->p, (uint32_t)op->attr.binary.kind, &in[0], &s->b_const, 0, &s->b_shape,
                                  &out[0], op, err, err_len);
-    return nnh_record_binary(cmd, s->p, (uint32_t)op->attr.binary.kind, &in[0], in[1].buf, in[1].elem_offset,
+    return nnh_record_binary(cmd, &s->p, (uint32_t)op->attr.binary.kind, &in[0], in[1].buf, in[1].elem_offset,
                              &in[1].shape, &out[0], op, err, err_len);
 }
 

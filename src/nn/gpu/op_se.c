@@ -24,7 +24,8 @@ struct se_gate_push {
 
 struct se_state {
     struct nn_gpu_config cfg;
-    const struct gpu_pipeline *gate_p, *apply_p;
+    const struct gpu_pipeline *gate_p;
+    struct nnh_affine_pipes apply_p;
     struct gpu_buffer weights;
     int64_t c, cr;
     /* per-batch scratch, grown when a larger batch is recorded; earlier recordings may still bind
@@ -170,7 +171,7 @@ static int se_record(void *state, const struct pvk_op *op, struct gpu_cmd *cmd, 
     if (nn_gpu_se_record_gate(state, op, cmd, &in[0], err, err_len))
         return -1;
     gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
-    return nnh_record_affine(cmd, s->apply_p, &in[0], &s->gate, (uint32_t)s->c, op->attr.se.residual ? 1.0f : 0.0f,
+    return nnh_record_affine(cmd, &s->apply_p, &in[0], &s->gate, (uint32_t)s->c, op->attr.se.residual ? 1.0f : 0.0f,
                              NULL, &out[0], op, "se_apply", err, err_len);
 }
 

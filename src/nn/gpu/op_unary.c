@@ -6,7 +6,7 @@
 
 struct unary_state {
     struct nn_gpu_config cfg;
-    const struct gpu_pipeline *p;
+    struct nnh_binary_pipes p;
 };
 
 static int unary_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, const struct nn_gpu_weights *w,
@@ -37,7 +37,7 @@ static int unary_record(void *state, const struct pvk_op *op, struct gpu_cmd *cm
         return -1;
     if (pvk_shape_numel(&in[0].shape) != pvk_shape_numel(&out[0].shape))
         return nnh_fail(err, err_len, "%s: input and output sizes differ", op->name);
-    return nnh_record_binary(cmd, s->p, NNH_BINARY_COPY, &in[0], NULL, 0, NULL, &out[0], op, err, err_len);
+    return nnh_record_binary(cmd, &s->p, NNH_BINARY_COPY, &in[0], NULL, 0, NULL, &out[0], op, err, err_len);
 }
 
 static void unary_destroy(void *state) { free(state); }
