@@ -172,6 +172,22 @@ static void test_matrix_and_degenerate_boxes(void **state) {
     assert_int_equal(ocr_crop_plan_make(flat, &plan), -1);
     const float line_box[4][2] = {{0, 0}, {10, 10}, {20, 20}, {30, 30}}; /* collinear */
     assert_int_equal(ocr_crop_plan_make(line_box, &plan), -1);
+    const float huge[4][2] = {{0, 0}, {30000, 0}, {30000, 30000}, {0, 30000}}; /* 900 megapixels */
+    assert_int_equal(ocr_crop_plan_make(huge, &plan), -1);
+    const float nan_box[4][2] = {{0, 0}, {NAN, 0}, {10, 10}, {0, 10}};
+    assert_int_equal(ocr_crop_plan_make(nan_box, &plan), -1);
+
+    /* a box far outside a 2x2 image: every sample is the replicated border */
+    uint8_t px[2 * 2 * 3] = {9, 9, 9, 9, 9, 9, 9, 9, 9, 200, 100, 50};
+    struct ocr_image tiny = {2, 2, px, 0}, crop;
+    const float outside[4][2] = {{100, 100}, {140, 100}, {140, 120}, {100, 120}};
+    assert_int_equal(ocr_crop_box(&tiny, outside, &crop), 0);
+    assert_int_equal(crop.width, 40);
+    assert_int_equal(crop.height, 20);
+    for (int i = 0; i < 40 * 20; i++) assert_memory_equal(crop.bgr + 3 * i, px + 9, 3); /* bottom-right pixel */
+    ocr_image_free(&crop);
+    struct ocr_image empty = {0, 0, NULL, 0};
+    assert_int_equal(ocr_crop_box(&empty, outside, &crop), -1);
 }
 
 static void test_rotate90_ccw(void **state) {

@@ -57,7 +57,8 @@ struct ocr_crop_plan {
 };
 
 /* Plans the crop of a 4-point box (clockwise from top-left, as PaddleOCR orders them).
- * Returns 0, or -1 when the box is degenerate (a side shorter than 1 pixel, or a singular matrix). */
+ * Returns 0, or -1 when the box is degenerate (a side shorter than 1 pixel, a singular matrix) or
+ * its crop would exceed the image limits of ocr/image.h. */
 int ocr_crop_plan_make(const float box[4][2], struct ocr_crop_plan *plan);
 
 /* cv2.getPerspectiveTransform: the 3x3 matrix taking src[i] to dst[i], solved in double as OpenCV
@@ -67,7 +68,7 @@ int ocr_perspective_transform(const float src[4][2], const float dst[4][2], doub
 int ocr_invert_3x3(const double m[9], double inv[9]);
 
 /* cv2.warpPerspective(src, M, (dst_w, dst_h), INTER_CUBIC, BORDER_REPLICATE) on 3-channel 8-bit
- * data, given src_from_dst = inverse of M: coordinates quantised to 1/32 pixel and 15-bit
+ * data (all sizes > 0), given src_from_dst = inverse of M: coordinates quantised to 1/32 pixel and 15-bit
  * fixed-point cubic weights, in OpenCV's block order so the double rounding matches too. */
 void ocr_warp_perspective_cubic(const uint8_t *src, int src_w, int src_h, const double src_from_dst[9], uint8_t *dst,
                                 int dst_w, int dst_h);

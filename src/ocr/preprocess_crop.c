@@ -191,9 +191,13 @@ static float dist_f32(const float a[2], const float b[2]) {
 
 int ocr_crop_plan_make(const float box[4][2], struct ocr_crop_plan *plan) {
     memset(plan, 0, sizeof *plan);
+    for (int i = 0; i < 4; i++)
+        if (!isfinite(box[i][0]) || !isfinite(box[i][1])) return -1;
     float w = fmaxf(dist_f32(box[0], box[1]), dist_f32(box[2], box[3]));
     float h = fmaxf(dist_f32(box[0], box[3]), dist_f32(box[1], box[2]));
-    if (!(w >= 1 && h >= 1 && w < OCR_IMAGE_MAX_SIDE && h < OCR_IMAGE_MAX_SIDE)) return -1;
+    if (!(w >= 1 && h >= 1 && w <= OCR_IMAGE_MAX_SIDE && h <= OCR_IMAGE_MAX_SIDE) ||
+        (double)(int)w * (int)h > OCR_IMAGE_MAX_PIXELS)
+        return -1;
     plan->width = (int)w;
     plan->height = (int)h;
     const float rect[4][2] = {{0, 0}, {(float)plan->width, 0}, {(float)plan->width, (float)plan->height},
@@ -209,7 +213,7 @@ int ocr_crop_plan_make(const float box[4][2], struct ocr_crop_plan *plan) {
 int ocr_crop_box(const struct ocr_image *img, const float box[4][2], struct ocr_image *out) {
     memset(out, 0, sizeof *out);
     struct ocr_crop_plan plan;
-    if (ocr_crop_plan_make(box, &plan) != 0) return -1;
+    if (!img->bgr || img->width <= 0 || img->height <= 0 || ocr_crop_plan_make(box, &plan) != 0) return -1;
     size_t bytes = (size_t)plan.width * plan.height * 3;
     uint8_t *warped = malloc(bytes);
     if (!warped) return -1;
