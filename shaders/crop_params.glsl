@@ -3,7 +3,7 @@
 #ifndef PPOCR_CROP_PARAMS_GLSL
 #define PPOCR_CROP_PARAMS_GLSL
 
-#define CROP_WORDS 32u
+#define CROP_WORDS 48u
 #define CP_MATRIX 0u       // 9 + 9 floats: hi and lo parts of source-from-warp-output coordinates
 #define CP_WARP_W 18u      // size warpPerspective produces
 #define CP_WARP_H 19u
@@ -14,5 +14,7 @@
 #define CP_RESIZED_W 24u   // width after the resize to the target height (rest is zero padding)
 #define CP_RESIZE_MODE 25u // RESIZE_TABLE / RESIZE_HALF / RESIZE_COPY
 #define CP_TABLE 26u       // first word of the resize table: RESIZED_W x-entries, then target_h y-entries
+#define CP_MATRIX64 27u    // 9 doubles as (low word, high word): the exact matrix for f64emu.glsl
+#define CP_BLOCK_W 45u     // width of OpenCV's warp blocks, which its rounding depends on
 
 #endif

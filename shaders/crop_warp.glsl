@@ -4,8 +4,9 @@
 // over). All crops of an image are one dispatch: workgroup row y of the grid is crop y.
 // Arithmetic as OpenCV: coordinates in 1/32 pixel computed in float-float (OpenCV uses double;
 // see float2.glsl), 15-bit fixed-point 4x4 weights from a host-built table identical to OpenCV's,
-// so the crops match ocr_warp_perspective_cubic except where a coordinate lies within ~1e-12 of
-// a rounding tie.
+// so the crops match ocr_warp_perspective_cubic; coordinates that land within a hair of a rounding
+// tie (boxes with whole-pixel corners make exact ties) are recomputed in emulated double
+// (f64emu.glsl) by the WARP_F64EMU twin (devices with 64-bit integers), which makes it bit-exact.
 #extension GL_GOOGLE_include_directive : require
 
 #include "workgroup.glsl"
@@ -24,6 +25,29 @@ layout(push_constant) uniform Push {
 #include "crop_params.glsl"
 #define FF_ZERO p.zero
 #include "float2.glsl"
+#ifdef WARP_F64EMU
+#include "f64emu.glsl"
+
+// OpenCV's coordinates for output pixel (px, py) exactly as WarpPerspectiveInvoker computes them in
+// double: per block row X0 = m0 bx + m1 y + m2 (bx: the block's first column), then per pixel
+// W = 32 / (W0 + m6 x1), X = lrint((X0 + m0 x1) W), likewise Y.
+void exact_coords(uint base, uint px, uint py, out int X, out int Y)
+{
+    f64 m[9];
+    for (uint k = 0; k < 9u; k++)
+        m[k] = f64_from_bits(prm[base + CP_MATRIX64 + 2u * k], prm[base + CP_MATRIX64 + 2u * k + 1u]);
+    uint bw0 = prm[base + CP_BLOCK_W];
+    uint bx = (px / bw0) * bw0;
+    f64 fbx = f64_from_int(int(bx)), fy = f64_from_int(int(py)), fx1 = f64_from_int(int(px - bx));
+    f64 X0 = f64_add(f64_add(f64_mul(m[0], fbx), f64_mul(m[1], fy)), m[2]);
+    f64 Y0 = f64_add(f64_add(f64_mul(m[3], fbx), f64_mul(m[4], fy)), m[5]);
+    f64 W0 = f64_add(f64_add(f64_mul(m[6], fbx), f64_mul(m[7], fy)), m[8]);
+    f64 W = f64_add(W0, f64_mul(m[6], fx1));
+    W = W.m != 0ul ? f64_div(f64_from_int(32), W) : f64_zero();
+    X = f64_lrint(f64_mul(f64_add(X0, f64_mul(m[0], fx1)), W));
+    Y = f64_lrint(f64_mul(f64_add(Y0, f64_mul(m[3], fx1)), W));
+}
+#endif
 
 int weight(uint set, uint k)
 {
@@ -51,7 +75,14 @@ void main()
     vec2 Wi = W0.x != 0.0 ? ff_div(vec2(32.0, 0.0), W0) : vec2(0.0);
     vec2 fx = ff_mul(X0, Wi), fy = ff_mul(Y0, Wi);
     // OpenCV saturates to int; coordinates this far out only ever sample the border
-    int X = int(clamp(ff_round(fx), -16777216.0, 16777216.0)), Y = int(clamp(ff_round(fy), -16777216.0, 16777216.0));
+    float rx = ff_round(fx), ry = ff_round(fy);
+    int X = int(clamp(rx, -16777216.0, 16777216.0)), Y = int(clamp(ry, -16777216.0, 16777216.0));
+#ifdef WARP_F64EMU
+    // within a hair of a tie (float-float is good to ~1e-9 here): let exact doubles decide
+    float tx = abs(ff_o(fx.x - rx) + fx.y), ty = abs(ff_o(fy.x - ry) + fy.y);
+    if (abs(tx - 0.5) < 1e-6 || abs(ty - 0.5) < 1e-6)
+        exact_coords(base, x, yy, X, Y);
+#endif
     int sx = clamp(X >> 5, -32768, 32767) - 1, sy = clamp(Y >> 5, -32768, 32767) - 1;
     uint set = uint((Y & 31) * 32 + (X & 31));
     ivec3 sum = ivec3(0);

@@ -298,7 +298,20 @@ static void test_image(void **state)
         assert_int_equal(ocr_rec_preprocess(&crop, 48, 320, want + (size_t)i * per), 0);
         free(crop.bgr);
     }
-    report("crops (30 lines)", &rs, us, test_rel_l2(got, want, N * per));
+    /* boxes with whole-pixel corners put some sampling coordinates exactly on OpenCV's rounding
+     * ties, where its double arithmetic and the shader's float-float one may round apart (see
+     * image_ops.h): allowed up to the 2/255 of the brief, and counted */
+    size_t off = 0;
+    double worst = 0;
+    for (size_t k = 0; k < N * per; k++) {
+        double d = fabs((double)got[k] - want[k]);
+        off += d > 1e-5;
+        worst = d > worst ? d : worst;
+    }
+    printf("  %zu of %zu elements off, max abs %.3g\n", off, (size_t)N * per, worst);
+    if (!(worst <= 2.0 / 255 + 1e-6))
+        fail_msg("crops: max abs error %g", worst);
+    report("crops (30 lines)", &rs, us, off ? 0 : test_rel_l2(got, want, N * per));
     free(want), free(got), free(boxes), free(img.bgr);
     htensor_free(&rt);
     image_crop_batch_destroy(cb);

@@ -11,7 +11,7 @@
 #include "nn/gpu/op_helpers.h"
 
 /* crop_params.glsl */
-#define CROP_WORDS 32u
+#define CROP_WORDS 48u
 #define CP_MATRIX 0u
 #define CP_WARP_W 18u
 #define CP_WARP_H 19u
@@ -22,6 +22,8 @@
 #define CP_RESIZED_W 24u
 #define CP_RESIZE_MODE 25u
 #define CP_TABLE 26u
+#define CP_MATRIX64 27u
+#define CP_BLOCK_W 45u
 /* linear_u8.glsl */
 #define RESIZE_TABLE 0u
 #define RESIZE_HALF 1u
@@ -194,8 +196,9 @@ int image_ops_create(struct gpu_context *ctx, enum nn_dtype out_dtype, struct im
     cubic_table(tab);
     int rc = nnh_pipeline(ctx, "det_preprocess", false, out_dtype, 16, NULL, 0, 3, sizeof(struct det_push), &ops->det,
                           err, err_len) ||
-             nnh_pipeline(ctx, "crop_warp", false, NN_F32, IMAGE_WG, NULL, 0, 4, sizeof(struct warp_push), &ops->warp,
-                          err, err_len) ||
+             /* with 64-bit integers, the twin that settles rounding ties in emulated double */
+             nnh_pipeline(ctx, gpu_context_caps(ctx)->shader_int64 ? "crop_warp_i64" : "crop_warp", false, NN_F32,
+                          IMAGE_WG, NULL, 0, 4, sizeof(struct warp_push), &ops->warp, err, err_len) ||
              nnh_pipeline(ctx, "crop_resize", false, out_dtype, IMAGE_WG, NULL, 0, 3,
                           sizeof(struct crop_resize_push), &ops->crop_resize, err, err_len);
     if (!rc && gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, sizeof tab, &ops->cubic) != GPU_OK)
@@ -344,6 +347,15 @@ int image_crop_batch_set(struct image_ops *ops, struct image_crop_batch *batch, 
             r[CP_MATRIX + k] = float_bits(hi);
             r[CP_MATRIX + 9 + k] = float_bits((float)(c->src_from_dst[k] - (double)hi));
         }
+        for (int k = 0; k < 9; k++) {
+            uint64_t bits;
+            memcpy(&bits, &c->src_from_dst[k], 8);
+            r[CP_MATRIX64 + 2 * k] = (uint32_t)bits;
+            r[CP_MATRIX64 + 2 * k + 1] = (uint32_t)(bits >> 32);
+        }
+        /* WarpPerspectiveInvoker's block width (BLOCK_SZ 32), part of its rounding */
+        int bh0 = c->height < 16 ? c->height : 16;
+        r[CP_BLOCK_W] = (uint32_t)(1024 / bh0 < c->width ? 1024 / bh0 : c->width);
         int out_w = c->rotate ? c->height : c->width, out_h = c->rotate ? c->width : c->height;
         int rw = image_resized_width(out_w, out_h, target_h, target_w);
         if (rw < 1)
