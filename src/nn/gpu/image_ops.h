@@ -7,6 +7,12 @@
  *         over), cv2.resize to the target height and (x/255 - 0.5)/0.5 with zero padding, straight
  *         into batch slots of the cls input [N][3][48][192] or the rec input [N][3][48][W]; all
  *         crops of an image in two dispatches.
+ * Exactness: the det resize and the crop resize use OpenCV's fixed-point coefficients, computed on
+ * the host in double exactly as src/ocr/preprocess.c does, and its integer arithmetic: bit-exact.
+ * The crop warp computes OpenCV's double-precision coordinates in float-float, and where a
+ * coordinate lands within a hair of a rounding tie recomputes it in emulated double when the
+ * device has 64-bit integers (the crop_warp_i64 variant): bit-exact as well. Without 64-bit
+ * integers a tie may round the other way: a sample 1/32 pixel off, a level or two of difference.
  * Outputs are fp32 or fp16 (the nets' storage precision). The image buffer holds the packed BGR
  * bytes rounded up to whole 32-bit words (image_bgr_buffer_bytes); shaders read words and unpack,
  * so devices without 8-bit storage run the same code. */
