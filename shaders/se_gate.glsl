@@ -29,10 +29,18 @@ void main()
 {
     uint ch = gl_WorkGroupID.x, n = gl_WorkGroupID.y, l = gl_LocalInvocationID.x;
     uint base = p.x_off + (n * p.c + ch) * p.plane;
-    float s = 0.0;
-    for (uint k = l; k < p.plane; k += WG_SIZE)
-        s += float(x[base + k]);
-    s = wg_sum(s);
+    // four independent partial sums keep several loads in flight per invocation
+    float s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    uint k = l;
+    for (; k + 3u * WG_SIZE < p.plane; k += 4u * WG_SIZE) {
+        s0 += float(x[base + k]);
+        s1 += float(x[base + k + WG_SIZE]);
+        s2 += float(x[base + k + 2u * WG_SIZE]);
+        s3 += float(x[base + k + 3u * WG_SIZE]);
+    }
+    for (; k < p.plane; k += WG_SIZE)
+        s0 += float(x[base + k]);
+    float s = wg_sum((s0 + s1) + (s2 + s3));
     if (l == 0u) {
         means[n * p.c + ch] = s / float(p.plane);
         memoryBarrierBuffer();

@@ -30,6 +30,7 @@
 #define RESIZE_COPY 2u
 
 #define IMAGE_WG 64u
+#define DET_WG 64u
 #define CUBIC_TAB 32 /* 1/32-pixel steps (INTER_TAB_SIZE) */
 
 struct det_push {
@@ -194,7 +195,7 @@ int image_ops_create(struct gpu_context *ctx, enum nn_dtype out_dtype, struct im
     ops->dtype = out_dtype;
     static int16_t tab[CUBIC_TAB * CUBIC_TAB][16];
     cubic_table(tab);
-    int rc = nnh_pipeline(ctx, "det_preprocess", false, out_dtype, 16, NULL, 0, 3, sizeof(struct det_push), &ops->det,
+    int rc = nnh_pipeline(ctx, "det_preprocess", false, out_dtype, DET_WG, NULL, 0, 3, sizeof(struct det_push), &ops->det,
                           err, err_len) ||
              /* with 64-bit integers, the twin that settles rounding ties in emulated double */
              nnh_pipeline(ctx, gpu_context_caps(ctx)->shader_int64 ? "crop_warp_i64" : "crop_warp", false, NN_F32,
@@ -268,8 +269,8 @@ int image_det_record(struct image_ops *ops, const struct image_det_job *job, str
     struct det_push pc = {(uint32_t)job->src_w, (uint32_t)job->src_h, (uint32_t)job->dst_w, (uint32_t)job->dst_h,
                           job->mode, dst->elem_offset, {0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}};
     struct gpu_binding b[3] = {gpu_bind(bgr), gpu_bind(&job->table), gpu_bind(dst->buf)};
-    /* 16 x 1 workgroups over (x, y): rows of the output stay contiguous per workgroup */
-    uint32_t groups[3] = {((uint32_t)job->dst_w + 15) / 16, (uint32_t)job->dst_h, 1};
+    /* DET_WG x 1 workgroups over (x, y): rows of the output stay contiguous per workgroup */
+    uint32_t groups[3] = {((uint32_t)job->dst_w + DET_WG - 1) / DET_WG, (uint32_t)job->dst_h, 1};
     return nnh_dispatch(cmd, ops->det, b, &pc, groups, "det_preprocess", err, err_len);
 }
 
