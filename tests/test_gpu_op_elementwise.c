@@ -312,6 +312,7 @@ static void run_resize(enum nn_dtype dt)
     resize_case(&h, PVK_RESIZE_NEAREST, 2, 2, 3, 5, 8, 8, 0);
     resize_case(&h, PVK_RESIZE_NEAREST, 1, 1, 1, 1, 2, 2, 0);
     resize_case(&h, PVK_RESIZE_NEAREST, 1, 2, 9, 7, 1.5f, 0.5f, 0);
+    resize_case(&h, PVK_RESIZE_NEAREST, 1, 2, 4, 5, 3, 2, 0); /* integer, not a power of two */
     for (int m = PVK_RESIZE_BILINEAR_HALF_PIXEL; m <= PVK_RESIZE_BILINEAR_ALIGN_CORNERS; m++) {
         resize_case(&h, m, 1, 3, 7, 9, 2, 2, 0);
         resize_case(&h, m, 2, 2, 5, 6, 1.7f, 0.6f, 0);

@@ -7,16 +7,16 @@
 
 struct resize_push {
     uint32_t h, w, oh, ow, mode;
-    uint32_t int_scale_h, int_scale_w;
+    uint32_t int_mode, int_h, int_w;
     float scale_h, scale_w;
     uint32_t act;
     float alpha, beta;
     uint32_t x_off, y_off, c, y_block, y_block_stride;
 };
 
-/* 2-D workgroups: 32 columns x 4 rows (one row of 32 where rows are short) */
+/* workgroups of RESIZE_WG_X x RESIZE_WG_Y invocations, each writing 4 outputs of a row */
 #define RESIZE_WG_X 64u
-#define RESIZE_WG_Y 1u
+#define RESIZE_WG_Y 4u
 
 struct resize_state {
     struct nn_gpu_config cfg;
@@ -46,8 +46,8 @@ static int resize_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
     return 0;
 }
 
-/* The scale as an integer when it is one (2, 4, 8 in the det FPN): nearest then copies each input
- * pixel to a block of outputs. */
+/* The scale as an integer when it is one (2, 4, 8 in the det FPN): nearest then takes the source
+ * index by integer division, or by a shift for powers of two. */
 static uint32_t integral(float scale)
 {
     return scale >= 1.0f && scale == floorf(scale) && scale < 65536.0f ? (uint32_t)scale : 0;
@@ -66,19 +66,27 @@ static int resize_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     if (is->ndim != 4 || os->ndim != 4 || is->d[0] != os->d[0] || is->d[1] != os->d[1])
         return nnh_fail(err, err_len, "%s: resize needs NCHW input and output of the same N and C", op->name);
     float sh = op->attr.resize.scale_h, sw = op->attr.resize.scale_w;
-    bool blocks = op->attr.resize.mode == PVK_RESIZE_NEAREST && integral(sh) && integral(sw);
+    uint32_t ih = op->attr.resize.mode == PVK_RESIZE_NEAREST ? integral(sh) : 0;
+    uint32_t iw = op->attr.resize.mode == PVK_RESIZE_NEAREST ? integral(sw) : 0;
+    uint32_t int_mode = ih && iw ? ((ih & (ih - 1)) == 0 && (iw & (iw - 1)) == 0 ? 1 : 2) : 0;
+    if (int_mode == 1) { /* log2 */
+        uint32_t a = 0, b = 0;
+        while ((1u << a) < ih)
+            a++;
+        while ((1u << b) < iw)
+            b++;
+        ih = a, iw = b;
+    }
     struct resize_push pc = {.h = (uint32_t)is->d[2], .w = (uint32_t)is->d[3], .oh = (uint32_t)os->d[2],
-                             .ow = (uint32_t)os->d[3], .mode = (uint32_t)op->attr.resize.mode,
-                             .int_scale_h = blocks ? integral(sh) : 0, .int_scale_w = blocks ? integral(sw) : 0,
-                             .scale_h = sh, .scale_w = sw, .act = op->act, .alpha = op->act_alpha,
-                             .beta = op->act_beta, .x_off = in[0].elem_offset, .y_off = out[0].elem_offset,
-                             .c = (uint32_t)is->d[1]};
+                             .ow = (uint32_t)os->d[3], .mode = (uint32_t)op->attr.resize.mode, .int_mode = int_mode,
+                             .int_h = ih, .int_w = iw, .scale_h = sh, .scale_w = sw, .act = op->act,
+                             .alpha = op->act_alpha, .beta = op->act_beta, .x_off = in[0].elem_offset,
+                             .y_off = out[0].elem_offset, .c = (uint32_t)is->d[1]};
     nnh_out_blocks(&out[0], &pc.y_block, &pc.y_block_stride);
-    uint32_t gx = blocks ? pc.w : pc.ow, gy = blocks ? pc.h : pc.oh;
     uint64_t planes = (uint64_t)is->d[0] * is->d[1];
     if (planes > 65535)
         return nnh_fail(err, err_len, "%s: %llu planes exceed the grid", op->name, (unsigned long long)planes);
-    uint32_t groups[3] = {(gx + RESIZE_WG_X - 1) / RESIZE_WG_X, (gy + RESIZE_WG_Y - 1) / RESIZE_WG_Y,
+    uint32_t groups[3] = {((pc.ow + 3) / 4 + RESIZE_WG_X - 1) / RESIZE_WG_X, (pc.oh + RESIZE_WG_Y - 1) / RESIZE_WG_Y,
                           (uint32_t)planes};
     struct gpu_binding b[2] = {gpu_bind(in[0].buf), gpu_bind(out[0].buf)};
     return nnh_dispatch(cmd, s->p, b, &pc, groups, op->name, err, err_len);
