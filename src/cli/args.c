@@ -31,6 +31,7 @@ void cli_print_help(const char *prog)
            "  --cls-thresh F           score above which a line is turned over (0.9)\n"
            "  --rec-batch-num N        lines recognised per batch (6)\n"
            "  --drop-score F           drop lines scoring below this (0.5)\n"
+           "  --paddle-parity          reproduce PaddleOCR's pipeline exactly, its limits included\n"
            "\n"
            "Device and models:\n"
            "  --models DIR             folder with det.pvk, cls.pvk, rec.pvk\n"
@@ -131,6 +132,7 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
         if (!strcmp(a, "--no-cls")) { args->ocr.use_cls = 0; continue; }
         if (!strcmp(a, "--fp32")) { args->ocr.force_fp32 = 1; continue; }
         if (!strcmp(a, "--profile")) { args->ocr.profile = 1; continue; }
+        if (!strcmp(a, "--paddle-parity")) { args->ocr.paddle_parity = 1; continue; }
 
         /* Options with a value: "--opt VALUE" or "--opt=VALUE". */
         char name[64];

@@ -410,10 +410,10 @@ static int run_cls(struct ocr_engine *e, const struct ocr_image *img, struct lin
     return 0;
 }
 
-/* The rec input width of a line: 320, or the line's own width at height 48 rounded up to a
+/* The rec input width of a line on its own: 320, or the line's width at height 48 rounded up to a
  * multiple of 32. A line's width depends on the line alone, so its text does not depend on which
  * lines share its batch. */
-static int rec_width(const struct image_crop *c)
+static int rec_bucket_width(const struct image_crop *c)
 {
     int w = c->rotate ? c->height : c->width, h = c->rotate ? c->width : c->height;
     int resized = (int)ceil((double)REC_HEIGHT * w / (h > 0 ? h : 1));
@@ -422,12 +422,51 @@ static int rec_width(const struct image_crop *c)
     return (resized + REC_WIDTH_STEP - 1) / REC_WIDTH_STEP * REC_WIDTH_STEP;
 }
 
+static double line_ratio(const struct line *l)
+{
+    const struct image_crop *c = &l->crop;
+    int w = c->rotate ? c->height : c->width, h = c->rotate ? c->width : c->height;
+    return (double)w / (h > 0 ? h : 1);
+}
+
 static int compare_lines_by_width(const void *a, const void *b)
 {
     const struct line *la = *(const struct line *const *)a, *lb = *(const struct line *const *)b;
     if (la->width != lb->width)
         return la->width < lb->width ? -1 : 1;
     return la->box - lb->box;
+}
+
+static int compare_lines_by_ratio(const void *a, const void *b)
+{
+    const struct line *la = *(const struct line *const *)a, *lb = *(const struct line *const *)b;
+    double ra = line_ratio(la), rb = line_ratio(lb);
+    if (ra != rb)
+        return ra < rb ? -1 : 1;
+    return la->box - lb->box; /* a stable argsort, as the reference's */
+}
+
+/* Orders the lines for recognition and gives each its input width. Default: by width bucket.
+ * PaddleOCR (parity): by aspect ratio, and every batch of rec_batch_num lines padded to
+ * trunc(48 * max(320/48, widest ratio of the batch)). */
+static void plan_rec_batches(struct line **order, int n_lines, int batch_max, int parity)
+{
+    if (!parity) {
+        for (int i = 0; i < n_lines; i++)
+            order[i]->width = rec_bucket_width(&order[i]->crop);
+        qsort(order, (size_t)n_lines, sizeof(*order), compare_lines_by_width);
+        return;
+    }
+    qsort(order, (size_t)n_lines, sizeof(*order), compare_lines_by_ratio);
+    for (int beg = 0; beg < n_lines; beg += batch_max) {
+        int end = beg + batch_max < n_lines ? beg + batch_max : n_lines;
+        double max_ratio = (double)REC_MIN_WIDTH / REC_HEIGHT;
+        for (int k = beg; k < end; k++)
+            max_ratio = fmax(max_ratio, line_ratio(order[k]));
+        int width = (int)(REC_HEIGHT * max_ratio);
+        for (int k = beg; k < end; k++)
+            order[k]->width = width;
+    }
 }
 
 static int ensure_rec_outputs(struct ocr_engine *e, size_t rows, char *err, size_t err_len)
@@ -452,13 +491,10 @@ static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct lin
     struct line **order = malloc((size_t)n_lines * sizeof(*order));
     if (!order)
         return fail(err, err_len, "%s", "out of memory");
-    for (int i = 0; i < n_lines; i++) {
-        lines[i].width = rec_width(&lines[i].crop);
-        order[i] = &lines[i];
-    }
-    qsort(order, (size_t)n_lines, sizeof(*order), compare_lines_by_width);
-
     int rc = 0, batch_max = e->opt.rec_batch_num > 0 ? e->opt.rec_batch_num : 1;
+    for (int i = 0; i < n_lines; i++)
+        order[i] = &lines[i];
+    plan_rec_batches(order, n_lines, batch_max, e->opt.paddle_parity);
     int32_t *index = NULL;
     float *prob = NULL;
     for (int start = 0; start < n_lines && rc == 0;) {

@@ -22,6 +22,10 @@ struct ocr_options {
     float drop_score;        /* 0.5 */
     int rec_batch_num;       /* 6 */
     int profile;             /* collect per-stage timings into each result */
+    /* Reproduce PaddleOCR's pipeline exactly, limits included: recognition batches of
+     * rec_batch_num lines sorted by aspect ratio, each padded to its widest line (so a line's
+     * text depends on its batch), alpha dropped, no orientation check by the recogniser. */
+    int paddle_parity;
 };
 
 /* PaddleOCR 2.x's defaults. */
