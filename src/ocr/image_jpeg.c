@@ -37,15 +37,18 @@ static int exif_orientation(const uint8_t *p, size_t n) {
     return 0;
 }
 
-/* The tables of one DHT segment: each a class/id byte, 16 code counts summing to at most 256, then
- * that many symbols. */
-static int huffman_tables_ok(const uint8_t *p, size_t n) {
+/* The tables of one DHT segment of n bytes: each a class/id byte, 16 code counts summing to at most
+ * 256, then that many symbols. Only the first `avail` bytes may be there: stb_image reads the rest
+ * of a segment cut off by the end of the data as zeros, so the counts that are there must be
+ * checked all the same (a cut-off segment is otherwise left to the truncation check). */
+static int huffman_tables_ok(const uint8_t *p, size_t n, size_t avail) {
     size_t pos = 0;
     while (pos < n) {
-        if (n - pos < 17) return 0;
+        if (n - pos < 17) return avail < n;
         size_t codes = 0;
-        for (int i = 1; i <= 16; i++) codes += p[pos + i];
-        if (codes > 256 || n - pos - 17 < codes) return 0;
+        for (int i = 1; i <= 16; i++) codes += pos + i < avail ? p[pos + i] : 0;
+        if (codes > 256) return 0;
+        if (n - pos - 17 < codes) return avail < n;
         pos += 17 + codes;
     }
     return 1;
@@ -70,6 +73,9 @@ enum jpeg_walk_result jpeg_walk(const uint8_t *data, size_t size, int *orientati
         if (size - pos < 2) return JPEG_WALK_TRUNCATED;
         size_t len = (size_t)data[pos] << 8 | data[pos + 1];
         if (len < 2) return JPEG_WALK_MALFORMED;
+        /* before the truncation check: stb_image's header parse reads a cut-off DHT too */
+        if (marker == 0xC4 && !huffman_tables_ok(data + pos + 2, len - 2, size - pos < len ? size - pos - 2 : len - 2))
+            return JPEG_WALK_BAD_HUFFMAN;
         if (size - pos < len) return JPEG_WALK_TRUNCATED;
         int is_sof = marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
         if (is_sof && !*sof) *sof = marker;
@@ -80,7 +86,6 @@ enum jpeg_walk_result jpeg_walk(const uint8_t *data, size_t size, int *orientati
                 found_exif = 1;
             }
         }
-        if (marker == 0xC4 && !huffman_tables_ok(data + pos + 2, len - 2)) return JPEG_WALK_BAD_HUFFMAN;
         pos += len;
         if (marker != 0xDA) continue;
         /* entropy-coded data runs to the next marker that is neither a stuffed 0xFF00 nor RSTn */
