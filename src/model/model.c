@@ -89,11 +89,11 @@ static int check_tensor(const struct pvk_file_header *h, const struct pvk_tensor
         int64_t s = t->shape[d];
         if (s < (t->kind == PVK_TENSOR_ACTIVATION ? -1 : 0) || s > ((int64_t)1 << 31))
             return fail(err, err_len, "tensor %d (%s): invalid dimension %lld", id, t->name, (long long)s);
-        if (s > 0) {
+        /* compared before multiplying: numel (up to 2^40) times s (up to 2^31) overflows int64 */
+        if (s > 0 && numel > ((int64_t)1 << 40) / s)
+            return fail(err, err_len, "tensor %d (%s): too large", id, t->name);
+        if (s > 0)
             numel *= s;
-            if (numel > ((int64_t)1 << 40))
-                return fail(err, err_len, "tensor %d (%s): too large", id, t->name);
-        }
     }
     if (t->kind == PVK_TENSOR_ACTIVATION)
         return t->nbytes || t->offset ? fail(err, err_len, "tensor %d (%s): an activation with data", id, t->name) : 0;
@@ -111,21 +111,38 @@ static int check_ref(const struct pvk_file_header *h, const struct pvk_tensor *t
     return id >= 0 && (uint32_t)id < h->n_tensors && tensors[id].kind == kind;
 }
 
+/* Kernel sizes, strides, dilations and pads: far above any real net's (PP-OCR's are under 10), and
+ * low enough that the shape arithmetic in int (pads + dilation * (kernel - 1)) cannot overflow. */
+#define PVK_ATTR_MAX 4096
+
+/* Every one of the n ints at v is in [lo, PVK_ATTR_MAX]. */
+static int all_in_range(const int32_t *v, int n, int32_t lo)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] < lo || v[i] > PVK_ATTR_MAX)
+            return 0;
+    return 1;
+}
+
 static int check_attr(const struct pvk_op *op)
 {
     const union pvk_op_attr *a = &op->attr;
     switch (op->type) {
     case PVK_OP_CONV2D:
-    case PVK_OP_CONV_TRANSPOSE2D:
-        if (a->conv.kh < 1 || a->conv.kw < 1 || a->conv.sh < 1 || a->conv.sw < 1 || a->conv.dh < 1 || a->conv.dw < 1 ||
-            a->conv.group < 1 || a->conv.pad_t < 0 || a->conv.pad_l < 0 || a->conv.pad_b < 0 || a->conv.pad_r < 0 ||
-            a->conv.residual < 0 || a->conv.residual > PVK_RESIDUAL_BEFORE_ACT)
+    case PVK_OP_CONV_TRANSPOSE2D: {
+        const int32_t sizes[] = {a->conv.kh, a->conv.kw, a->conv.sh, a->conv.sw, a->conv.dh, a->conv.dw};
+        const int32_t pads[] = {a->conv.pad_t, a->conv.pad_l, a->conv.pad_b, a->conv.pad_r};
+        if (!all_in_range(sizes, 6, 1) || !all_in_range(pads, 4, 0) || a->conv.group < 1 || a->conv.residual < 0 ||
+            a->conv.residual > PVK_RESIDUAL_BEFORE_ACT)
             return 0;
         return (a->conv.residual != PVK_RESIDUAL_NONE) == (op->n_inputs == 2) && op->weights[0] >= 0;
-    case PVK_OP_POOL2D:
+    }
+    case PVK_OP_POOL2D: {
+        const int32_t sizes[] = {a->pool.kh, a->pool.kw, a->pool.sh, a->pool.sw};
+        const int32_t pads[] = {a->pool.pad_t, a->pool.pad_l, a->pool.pad_b, a->pool.pad_r};
         return a->pool.kind >= 0 && a->pool.kind <= PVK_POOL_GLOBAL_AVG &&
-               (a->pool.kind == PVK_POOL_GLOBAL_AVG || (a->pool.kh > 0 && a->pool.kw > 0 && a->pool.sh > 0 && a->pool.sw > 0 &&
-                                                        a->pool.pad_t >= 0 && a->pool.pad_l >= 0 && a->pool.pad_b >= 0 && a->pool.pad_r >= 0));
+               (a->pool.kind == PVK_POOL_GLOBAL_AVG || (all_in_range(sizes, 4, 1) && all_in_range(pads, 4, 0)));
+    }
     case PVK_OP_RESIZE:
         return a->resize.mode >= 0 && a->resize.mode <= PVK_RESIZE_BILINEAR_ALIGN_CORNERS && a->resize.scale_h > 0 &&
                a->resize.scale_w > 0;
