@@ -53,12 +53,18 @@ layout(constant_id = 13) const uint SH = 1;
 layout(constant_id = 14) const uint SW = 1;
 layout(constant_id = 15) const uint DH = 1;
 layout(constant_id = 16) const uint DW = 1;
+// Tiled kernel: A (and B unless im2col) are 4-element aligned, so tiles load as vec4s (the
+// caller checks offsets and strides; edges fall back to scalars).
+layout(constant_id = 17) const bool VEC4 = false;
 
 layout(std430, binding = 0) readonly buffer BufA { SFLOAT a[]; };
 layout(std430, binding = 1) readonly buffer BufB { SFLOAT b[]; };
 layout(std430, binding = 2) writeonly buffer BufC { SFLOAT c[]; };
 layout(std430, binding = 3) readonly buffer BufBias { float bias[]; };
 layout(std430, binding = 4) readonly buffer BufR { SFLOAT r[]; };
+// The same A and B bindings seen as 4-vectors, for VEC4.
+layout(std430, binding = 0) readonly buffer BufA4 { SFLOAT4 a4[]; };
+layout(std430, binding = 1) readonly buffer BufB4 { SFLOAT4 b4[]; };
 
 layout(push_constant) uniform Push {
     uint M, N, K, zdiv;
@@ -203,21 +209,63 @@ const uint B_LOADS = BK * BN / WG;
 shared float As[BK * A_STRIDE];
 shared float Bs[BK * BN];
 
+const uint A4_LOADS = BM * BK / 4 / WG;
+const uint B4_LOADS = BK * BN / 4 / WG;
+const bool B_VEC4 = VEC4 && MODE != MODE_IM2COL;
+
 // The next K tile, fetched into registers while the current one is multiplied, so global
 // latency overlaps arithmetic instead of stalling every iteration.
 float a_next[A_LOADS];
 float b_next[B_LOADS];
-uint m0, n0, a_base, b_base, a_kk, a_mm, b_kk, b_nn;
+vec4 a_next4[A4_LOADS];
+vec4 b_next4[B4_LOADS];
+uint m0, n0, a_base, b_base, a_kk, a_mm, b_kk, b_nn, a4_kq, a4_mm, b4_nq, b4_kk;
 bool b_n_fast;
 int iy0, ix0;
 
+// Four k of row m of A from k (a multiple of 4); zeros past the edges.
+vec4 load_a4(uint m, uint k)
+{
+    uint i = a_base + m * p.a_sm + k;
+    if (m < p.M && k + 3 < p.K)
+        return vec4(a4[i / 4]);
+    vec4 v = vec4(0.0);
+    for (uint c = 0; c < 4; c++)
+        if (m < p.M && k + c < p.K)
+            v[c] = float(a[i + c]);
+    return v;
+}
+
+// Four n of row k of B from n (a multiple of 4); zeros past the edges.
+vec4 load_b4(uint k, uint n)
+{
+    uint i = b_base + k * p.b_sk + n;
+    if (k < p.K && n + 3 < p.N)
+        return vec4(b4[i / 4]);
+    vec4 v = vec4(0.0);
+    for (uint c = 0; c < 4; c++)
+        if (k < p.K && n + c < p.N)
+            v[c] = float(b[i + c]);
+    return v;
+}
+
 void fetch_tile(uint k0)
 {
-    for (uint l = 0; l < A_LOADS; l++) {
+    if (VEC4) {
+        for (uint l = 0; l < A4_LOADS; l++)
+            a_next4[l] = load_a4(m0 + a4_mm + l * (WG / (BK / 4)), k0 + 4 * a4_kq);
+    }
+    if (B_VEC4) {
+        for (uint l = 0; l < B4_LOADS; l++)
+            b_next4[l] = load_b4(k0 + b4_kk + l * (WG / (BN / 4)), n0 + 4 * b4_nq);
+        if (VEC4)
+            return;
+    }
+    for (uint l = 0; l < A_LOADS && !VEC4; l++) {
         uint m = m0 + a_mm + l * (WG / BK), k = k0 + a_kk;
         a_next[l] = m < p.M && k < p.K ? float(a[a_base + m * p.a_sm + k]) : 0.0;
     }
-    for (uint l = 0; l < B_LOADS; l++) {
+    for (uint l = 0; l < B_LOADS && !B_VEC4; l++) {
         uint kk = b_n_fast ? b_kk + l * (WG / BN) : b_kk;
         uint nn = b_n_fast ? b_nn : b_nn + l * (WG / BK);
         uint k = k0 + kk, n = n0 + nn;
@@ -250,6 +298,10 @@ void main()
     b_n_fast = MODE == MODE_IM2COL || p.b_sn == 1;
     b_nn = b_n_fast ? tid % BN : tid / BK;
     b_kk = b_n_fast ? tid / BN : tid % BK;
+    a4_kq = tid % (BK / 4);
+    a4_mm = tid / (BK / 4);
+    b4_nq = tid % (BN / 4);
+    b4_kk = tid / (BN / 4);
     iy0 = 0;
     ix0 = 0;
     if (MODE == MODE_IM2COL)
@@ -257,12 +309,24 @@ void main()
 
     fetch_tile(0);
     for (uint k0 = 0; k0 < p.K; k0 += BK) {
-        for (uint l = 0; l < A_LOADS; l++)
-            As[a_kk * A_STRIDE + a_mm + l * (WG / BK)] = a_next[l];
-        for (uint l = 0; l < B_LOADS; l++) {
-            uint kk = b_n_fast ? b_kk + l * (WG / BN) : b_kk;
-            uint nn = b_n_fast ? b_nn : b_nn + l * (WG / BK);
-            Bs[kk * BN + nn] = b_next[l];
+        if (VEC4) {
+            for (uint l = 0; l < A4_LOADS; l++)
+                for (uint c = 0; c < 4; c++)
+                    As[(4 * a4_kq + c) * A_STRIDE + a4_mm + l * (WG / (BK / 4))] = a_next4[l][c];
+        } else {
+            for (uint l = 0; l < A_LOADS; l++)
+                As[a_kk * A_STRIDE + a_mm + l * (WG / BK)] = a_next[l];
+        }
+        if (B_VEC4) {
+            for (uint l = 0; l < B4_LOADS; l++)
+                for (uint c = 0; c < 4; c++)
+                    Bs[(b4_kk + l * (WG / (BN / 4))) * BN + 4 * b4_nq + c] = b_next4[l][c];
+        } else {
+            for (uint l = 0; l < B_LOADS; l++) {
+                uint kk = b_n_fast ? b_kk + l * (WG / BN) : b_kk;
+                uint nn = b_n_fast ? b_nn : b_nn + l * (WG / BK);
+                Bs[kk * BN + nn] = b_next[l];
+            }
         }
         barrier();
         if (k0 + BK < p.K)

@@ -28,6 +28,7 @@
 #include "support/test_env.h"
 
 static struct gpu_context *ctx;
+static bool aligned_offsets; /* tensors start at multiples of 4 elements */
 
 static int setup(void **s)
 {
@@ -215,8 +216,9 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
     if (impl->create(&cfg, &op, &w, &state, err, sizeof err))
         fail_msg("create: %s", err);
 
-    /* tensors at odd element offsets; the output is a channel slice of a wider tensor */
-    const size_t x_off = 3, r_off = 5, y_base = 7;
+    /* tensors at odd element offsets (or at multiples of 4, where the GEMM loads vec4s); the
+     * output is a channel slice of a wider tensor */
+    const size_t x_off = aligned_offsets ? 4 : 3, r_off = aligned_offsets ? 8 : 5, y_base = aligned_offsets ? 12 : 7;
     const int dc = cc->oc + cc->slice_before + cc->slice_after;
     const size_t ohw = (size_t)oh * ow, y_total = y_base + (size_t)cc->n * dc * ohw + 2;
     struct gpu_buffer bx, by, br = {0};
@@ -299,6 +301,7 @@ static void run_cases(const struct conv_case *cases, size_t count)
         /* lavapipe runs the GPU kernels' barriers slowly: there they take one precision per case */
         const bool alternate = gpu_context_caps(ctx)->is_cpu && strcmp(kernels[kernel], "cpu");
         for (size_t i = 0; i < count; i++) {
+            aligned_offsets = (i / 2) % 2;
             if (!alternate || i % 2 == 0)
                 conv_case_run(&cases[i], NN_F32, 1);
             if (!alternate || i % 2 == 1)
@@ -306,6 +309,7 @@ static void run_cases(const struct conv_case *cases, size_t count)
         }
     }
     unsetenv("PPOCR_VK_GEMM_KERNEL");
+    aligned_offsets = false;
 }
 
 #define RUN(cases) run_cases(cases, sizeof cases / sizeof cases[0])
@@ -321,6 +325,9 @@ static void test_pointwise(void **s)
         {3, 40, 5, 7, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0},
         {1, 96, 17, 19, 130, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, 0, 0, 0},
         {1, 1, 4, 4, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0},
+        /* H W a multiple of 4, at indices run_cases places at aligned offsets: vec4 B loads */
+        {2, 12, 4, 6, 20, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0},
+        {1, 33, 8, 9, 65, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0},
     };
     RUN(cases);
 }
@@ -417,6 +424,7 @@ static void test_transpose(void **s)
         {2, 4, 5, 3, 6, 4, 4, 2, 2, 1, 1, 1, 1, 1, 1, 2, PVK_ACT_RELU6, 0, 0, 0, 0, 1},
         {1, 3, 4, 4, 2, 3, 2, 1, 3, 2, 1, 0, 1, 2, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1},
         {1, 4, 3, 5, 3, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1},
+        {2, 9, 4, 5, 6, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1}, /* aligned: vec4 */
     };
     RUN(cases);
 }
@@ -448,7 +456,9 @@ static void test_timings(void **s)
         double macs = cc->transpose ? (double)cc->c * cc->oc * cc->h * cc->w * cc->kh * cc->kw
                                     : (double)cc->oc * oh * ow * (cc->c / cc->group) * cc->kh * cc->kw;
         for (int dt = NN_F32; dt <= NN_F16; dt++) {
+            aligned_offsets = true;
             double us = conv_case_run(cc, (enum nn_dtype)dt, gpu_context_caps(ctx)->is_cpu ? 3 : 20);
+            aligned_offsets = false;
             if (isfinite(us))
                 fprintf(stderr, "timing %-32s %s: %8.0f us, %6.2f GFLOP/s\n", cases[i].what,
                         dt == NN_F16 ? "f16" : "f32", us, 2 * macs * cc->n / (us * 1e3));

@@ -41,11 +41,11 @@ static bool has_coopmat_16x16x16(const struct gpu_caps *caps)
 }
 
 static int build(const struct nn_gpu_config *cfg, const struct conv_gemm_desc *d, const char *shader, uint32_t lx,
-                 uint32_t ly, uint32_t bm, uint32_t bn, uint32_t subgroup, const struct gpu_pipeline **out)
+                 uint32_t ly, uint32_t bm, uint32_t bn, bool vec4, uint32_t subgroup, const struct gpu_pipeline **out)
 {
-    uint32_t spec[17] = {lx, ly, bm, bn, TILED_BK, d->mode, d->bias, d->act, conv_float_bits(d->act_alpha),
-                         conv_float_bits(d->act_beta), d->residual, d->kh, d->kw, d->sh, d->sw, d->dh, d->dw};
-    struct gpu_pipeline_desc pd = {.shader = shader, .spec = spec, .spec_count = 17, .buffer_count = 5,
+    uint32_t spec[18] = {lx, ly, bm, bn, TILED_BK, d->mode, d->bias, d->act, conv_float_bits(d->act_alpha),
+                         conv_float_bits(d->act_beta), d->residual, d->kh, d->kw, d->sh, d->sw, d->dh, d->dw, vec4};
+    struct gpu_pipeline_desc pd = {.shader = shader, .spec = spec, .spec_count = 18, .buffer_count = 5,
                                    .push_bytes = sizeof(struct conv_gemm_push), .subgroup_size = subgroup};
     return gpu_pipeline_get(cfg->ctx, &pd, out);
 }
@@ -66,22 +66,26 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
         cpu_kernel = !strcmp(force, "cpu");
         out->tiles = !strcmp(force, "tiled") ? 1 : !strcmp(force, "small") ? 2 : 0;
     }
-    int rc;
+    int rc = GPU_OK;
+    out->mode = d->mode;
     if (cpu_kernel) {
         out->shader = f16 ? "gemm_cpu_f16" : "gemm_cpu";
         out->bm = CPU_TM;
         out->bn = CPU_LX * CPU_TN;
-        rc = build(cfg, d, out->shader, CPU_LX, 1, CPU_TM, CPU_TN, 0, &out->pipeline);
+        rc = build(cfg, d, out->shader, CPU_LX, 1, CPU_TM, CPU_TN, false, 0, &out->pipeline);
     } else {
         out->shader = f16 ? "gemm_f16" : "gemm";
         out->bm = d->m_hint && d->m_hint <= 16 ? 16 : d->m_hint && d->m_hint <= 32 ? 32 : 64;
         out->bn = TILED_BN;
         out->small_bm = out->bm < 32 ? out->bm : 32;
         out->small_bn = TILED_BN / 2;
-        rc = build(cfg, d, out->shader, TILED_LX, out->bm / 4, out->bm, out->bn, 0, &out->pipeline);
-        if (rc == GPU_OK)
-            rc = build(cfg, d, out->shader, TILED_LX / 2, out->small_bm / 4, out->small_bm, out->small_bn, 0,
-                       &out->small);
+        for (int v = 0; v < 2 && rc == GPU_OK; v++) {
+            rc = build(cfg, d, out->shader, TILED_LX, out->bm / 4, out->bm, out->bn, v, 0,
+                       v ? &out->pipeline_vec4 : &out->pipeline);
+            if (rc == GPU_OK)
+                rc = build(cfg, d, out->shader, TILED_LX / 2, out->small_bm / 4, out->small_bm, out->small_bn, v,
+                           0, v ? &out->small_vec4 : &out->small);
+        }
     }
     if (rc != GPU_OK) {
         snprintf(err, err_len, "gemm pipeline %s: %s", out->shader, gpu_last_error());
@@ -89,7 +93,7 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
     }
     if (!force && f16 && d->allow_coopmat && d->mode == CONV_GEMM_PLAIN && has_coopmat_16x16x16(caps)) {
         /* A driver that lists the extension but cannot build the kernel keeps the tiled one. */
-        if (build(cfg, d, "gemm_coopmat_f16", 128, 1, COOPMAT_BM, COOPMAT_BN,
+        if (build(cfg, d, "gemm_coopmat_f16", 128, 1, COOPMAT_BM, COOPMAT_BN, false,
                   caps->subgroup_size_control ? 32 : 0, &out->coopmat) != GPU_OK) {
             fprintf(stderr, "ppocr-vk: cooperative-matrix GEMM unavailable, using the tiled kernel: %s\n",
                     gpu_last_error());
@@ -120,10 +124,20 @@ int conv_gemm_record(const struct conv_gemm *g, struct gpu_cmd *cmd, const struc
         p = g->coopmat;
         bm = g->coopmat_bm;
         bn = g->coopmat_bn;
-    } else if (g->small && (g->tiles == 2 || (g->tiles == 0 && big_groups < SMALL_TILE_BELOW))) {
-        p = g->small;
-        bm = g->small_bm;
-        bn = g->small_bn;
+    } else {
+        /* vec4 tile loads need every row and batch of A (and of a plain B) to start on a multiple
+         * of 4 elements; the bound buffers themselves are 16-byte aligned */
+        const struct conv_gemm_push *q = push;
+        bool a4 = (q->a_off | q->a_sm | q->a_z1 | q->a_z2) % 4 == 0;
+        bool b4 = g->mode == CONV_GEMM_IM2COL || (q->b_sn == 1 && (q->b_off | q->b_sk | q->b_z1 | q->b_z2) % 4 == 0);
+        bool vec4 = g->pipeline_vec4 && a4 && b4 && bind[0].offset % 16 == 0 && bind[1].offset % 16 == 0;
+        if (g->small && (g->tiles == 2 || (g->tiles == 0 && big_groups < SMALL_TILE_BELOW))) {
+            p = vec4 ? g->small_vec4 : g->small;
+            bm = g->small_bm;
+            bn = g->small_bn;
+        } else if (vec4) {
+            p = g->pipeline_vec4;
+        }
     }
     struct gpu_dispatch d = {.pipeline = p, .buffers = bind, .push = push,
                              .groups = {(push->N + bn - 1) / bn, (push->M + bm - 1) / bm, z_count},

@@ -42,10 +42,13 @@ struct conv_gemm_push {
 };
 
 struct conv_gemm {
+    enum conv_gemm_mode mode;
     const struct gpu_pipeline *pipeline;
     uint32_t bm, bn;  /* outputs per workgroup along M and N */
     /* GPUs: quarter-size tiles for GEMMs too small to give every compute unit a big tile */
     const struct gpu_pipeline *small;
+    /* GPUs: the same two with vec4 tile loads, for 4-element aligned operands */
+    const struct gpu_pipeline *pipeline_vec4, *small_vec4;
     uint32_t small_bm, small_bn;
     int tiles; /* 0: by size; 1: always big; 2: always small (PPOCR_VK_GEMM_KERNEL, for tests) */
     const struct gpu_pipeline *coopmat; /* NULL unless the device has fp16 cooperative matrices */
@@ -66,6 +69,9 @@ int conv_gemm_record(const struct conv_gemm *g, struct gpu_cmd *cmd, const struc
  * when force_f32 (biases). */
 int conv_upload(const struct nn_gpu_config *cfg, const float *data, size_t n, bool force_f32,
                 struct gpu_buffer *out, char *err, size_t err_len);
+
+/* Row length of packed weights: K rounded up to 4 (zero padded) so vec4 tile loads stay aligned. */
+static inline uint32_t conv_gemm_row(uint32_t k) { return (k + 3) & ~3u; }
 
 /* Bytes per element of an activation dtype. */
 static inline size_t conv_dtype_size(enum nn_dtype t) { return t == NN_F16 ? 2 : 4; }

@@ -5,10 +5,12 @@
  *   general (full and grouped convolutions): implicit GEMM over (OC/g) x (OH OW) with
  *   K = IC/g KH KW, the im2col matrix gathered on the fly, one batch per (image, group).
  * Weights stay in their model layout (OC rows of IC/g KH KW, k-contiguous as the kernels read
- * them), in the net's storage precision; the bias stays fp32. */
+ * them; GEMM rows zero-padded to a multiple of 4), in the net's storage precision; the bias
+ * stays fp32. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gpu/context.h"
 #include "gpu/error.h"
@@ -93,9 +95,25 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
     else
         s->kind = CONV_GENERAL;
 
-    size_t wn = (size_t)s->oc * s->icg * a->kh * a->kw;
-    if (conv_upload(cfg, w->data[0], wn, false, &s->weight, err, err_len))
-        goto fail;
+    const size_t k = (size_t)s->icg * a->kh * a->kw;
+    if (s->kind == CONV_DEPTHWISE) {
+        if (conv_upload(cfg, w->data[0], (size_t)s->oc * k, false, &s->weight, err, err_len))
+            goto fail;
+    } else {
+        /* GEMM rows padded to a multiple of 4 with zeros, for aligned vec4 loads */
+        const size_t row = conv_gemm_row((uint32_t)k);
+        float *packed = calloc((size_t)s->oc * row, sizeof *packed);
+        if (!packed) {
+            snprintf(err, err_len, "conv2d %s: out of memory", op->name);
+            goto fail;
+        }
+        for (size_t o = 0; o < (size_t)s->oc; o++)
+            memcpy(packed + o * row, w->data[0] + o * k, k * sizeof *packed);
+        int rc = conv_upload(cfg, packed, (size_t)s->oc * row, false, &s->weight, err, err_len);
+        free(packed);
+        if (rc)
+            goto fail;
+    }
     s->has_bias = w->data[1] != NULL;
     if (s->has_bias && conv_upload(cfg, w->data[1], (size_t)s->oc, true, &s->bias, err, err_len))
         goto fail;
@@ -206,7 +224,7 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     const uint32_t k = icg * (uint32_t)(a->kh * a->kw);
     struct conv_gemm_push p = {
         .M = ocg, .N = ohw, .K = k, .zdiv = (uint32_t)s->group,
-        .a_off = 0, .a_sm = k, .a_z1 = 0, .a_z2 = ocg * k,
+        .a_off = 0, .a_sm = conv_gemm_row(k), .a_z1 = 0, .a_z2 = ocg * conv_gemm_row(k),
         .b_off = x->elem_offset, .b_sk = hw, .b_sn = 1, .b_z1 = (uint32_t)ic * hw, .b_z2 = icg * hw,
         .c_off = y->elem_offset, .c_sm = ohw, .c_z1 = (uint32_t)dc * ohw, .c_z2 = ocg * ohw,
         .r_off = r ? r->elem_offset : 0, .r_sm = ohw, .r_z1 = (uint32_t)s->oc * ohw, .r_z2 = ocg * ohw,

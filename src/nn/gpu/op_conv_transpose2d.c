@@ -80,15 +80,17 @@ static int deconv_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
                  !a.pad_l && !a.pad_b && !a.pad_r;
     const size_t taps = (size_t)a.kh * a.kw, wn = (size_t)s->ic * s->ocg * taps;
     if (s->one_tap) {
-        float *packed = malloc(wn * sizeof *packed);
+        /* rows (oc, a, b) of IC, zero-padded to a multiple of 4 for aligned vec4 loads */
+        const size_t row = conv_gemm_row((uint32_t)s->ic), rows = (size_t)s->oc * taps;
+        float *packed = calloc(rows * row, sizeof *packed);
         if (!packed) {
             snprintf(err, err_len, "conv_transpose2d %s: out of memory", op->name);
             goto fail;
         }
         for (size_t i = 0; i < (size_t)s->ic; i++)
-            for (size_t o = 0; o < (size_t)s->oc * taps; o++)
-                packed[o * s->ic + i] = w->data[0][i * s->oc * taps + o];
-        int rc = conv_upload(cfg, packed, wn, false, &s->weight, err, err_len);
+            for (size_t o = 0; o < rows; o++)
+                packed[o * row + i] = w->data[0][i * rows + o];
+        int rc = conv_upload(cfg, packed, rows * row, false, &s->weight, err, err_len);
         free(packed);
         if (rc)
             goto fail;
@@ -165,7 +167,7 @@ static int deconv_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
                                       gpu_bind(&s->weight)};
         struct conv_gemm_push p = {
             .M = (uint32_t)(s->oc * a.kh * a.kw), .N = hw, .K = (uint32_t)s->ic, .zdiv = 1,
-            .a_sm = (uint32_t)s->ic,
+            .a_sm = conv_gemm_row((uint32_t)s->ic),
             .b_off = x->elem_offset, .b_sk = hw, .b_sn = 1, .b_z1 = (uint32_t)s->ic * hw,
             .c_off = y->elem_offset, .c_sm = ohw, .c_z1 = (uint32_t)dc * ohw,
             .H = (uint32_t)h, .W = (uint32_t)wd, .OW = (uint32_t)ow,

@@ -1,6 +1,7 @@
 /* MATMUL: a [.., M, K] times a constant B (w[0]: [K][N], or [N][K] with trans_b) or a second input
  * b [.., K, N] ([.., N, K] with trans_b), + bias[N] (w[1]) + activation, on the GEMM kernel of the
- * convolutions (conv_gemm). A constant B is repacked to [K][N] so the kernel reads it along N, and
+ * convolutions (conv_gemm). A constant B is repacked to [K][N] (rows padded to a multiple of 4)
+ * so the kernel reads it along N, and
  * every row of a, whatever its batch dims, is one row of a single GEMM. Two inputs: the batch dims
  * broadcast numpy-style; after merging dims that step alike they must fit the kernel's two batch
  * levels (z = z1 zdiv + z2). */
@@ -68,19 +69,18 @@ static int matmul_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
         int64_t r = bs->d[bs->ndim - 2], c = bs->d[bs->ndim - 1];
         s->k = trans_b ? c : r;
         s->n = trans_b ? r : c;
-        size_t count = (size_t)(s->k * s->n);
-        float *packed = NULL;
-        if (trans_b) {
-            packed = malloc(count * sizeof *packed);
-            if (!packed) {
-                snprintf(err, err_len, "matmul %s: out of memory", op->name);
-                goto fail;
-            }
-            for (int64_t i = 0; i < s->n; i++)
-                for (int64_t q = 0; q < s->k; q++)
-                    packed[q * s->n + i] = w->data[0][i * s->k + q];
+        /* [K][N] rows padded to a multiple of 4 with zeros, for aligned vec4 loads */
+        const int64_t row = conv_gemm_row((uint32_t)s->n);
+        size_t count = (size_t)(s->k * row);
+        float *packed = calloc(count, sizeof *packed);
+        if (!packed) {
+            snprintf(err, err_len, "matmul %s: out of memory", op->name);
+            goto fail;
         }
-        int rc = conv_upload(cfg, packed ? packed : w->data[0], count, false, &s->weight, err, err_len);
+        for (int64_t i = 0; i < s->n; i++)
+            for (int64_t q = 0; q < s->k; q++)
+                packed[q * row + i] = trans_b ? w->data[0][i * s->k + q] : w->data[0][q * s->n + i];
+        int rc = conv_upload(cfg, packed, count, false, &s->weight, err, err_len);
         free(packed);
         if (rc)
             goto fail;
@@ -182,6 +182,7 @@ static int matmul_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     };
     if (s->const_b) {
         p.M = (uint32_t)(pvk_shape_numel(&a->shape) / k);
+        p.b_sk = conv_gemm_row((uint32_t)n);
         return conv_gemm_record(&s->gemm, cmd, bind, &p, 1, label, err, err_len) ? -1 : 0;
     }
 
