@@ -40,8 +40,12 @@ struct det_push {
 
 struct warp_push {
     uint32_t src_w, src_h, n_crops;
-    uint32_t zero; /* keeps the shader's float-float arithmetic from being optimised away */
+    uint32_t zero;    /* keeps the shader's float-float arithmetic from being optimised away */
+    uint32_t tie_cap; /* (crop, pixel) pairs the tie list holds */
 };
+
+/* Workgroups of the tie fix-up pass, which walks the (short) list with a fixed grid. */
+#define FIX_GROUPS 16u
 
 struct crop_resize_push {
     uint32_t n_crops, target_h, target_w, y_off;
@@ -51,6 +55,7 @@ struct image_ops {
     struct gpu_context *ctx;
     enum nn_dtype dtype;
     const struct gpu_pipeline *det, *warp, *crop_resize;
+    const struct gpu_pipeline *fix; /* NULL without 64-bit integers: ties keep float-float's rounding */
     struct gpu_buffer cubic; /* 1024 sets of 16 int16 weights */
 };
 
@@ -61,8 +66,9 @@ struct image_det_job {
 };
 
 struct image_crop_batch {
-    struct gpu_buffer params, scratch;
-    size_t params_cap, scratch_cap; /* bytes */
+    struct gpu_buffer params, scratch, ties;
+    size_t params_cap, scratch_cap, ties_cap; /* bytes */
+    uint32_t tie_pairs;
     int n, target_h, target_w;
     uint32_t max_pixels; /* largest warp output, for the grid */
     int max_slot;
@@ -197,9 +203,13 @@ int image_ops_create(struct gpu_context *ctx, enum nn_dtype out_dtype, struct im
     cubic_table(tab);
     int rc = nnh_pipeline(ctx, "det_preprocess", false, out_dtype, DET_WG, NULL, 0, 3, sizeof(struct det_push), &ops->det,
                           err, err_len) ||
-             /* with 64-bit integers, the twin that settles rounding ties in emulated double */
-             nnh_pipeline(ctx, gpu_context_caps(ctx)->shader_int64 ? "crop_warp_i64" : "crop_warp", false, NN_F32,
-                          IMAGE_WG, NULL, 0, 4, sizeof(struct warp_push), &ops->warp, err, err_len) ||
+             /* with 64-bit integers: the twin that lists near-tie pixels, and the pass that settles them
+              * in emulated double */
+             nnh_pipeline(ctx, gpu_context_caps(ctx)->shader_int64 ? "crop_warp_ties" : "crop_warp", false, NN_F32,
+                          IMAGE_WG, NULL, 0, 5, sizeof(struct warp_push), &ops->warp, err, err_len) ||
+             (gpu_context_caps(ctx)->shader_int64 &&
+              nnh_pipeline(ctx, "crop_fix", false, NN_F32, IMAGE_WG, NULL, 0, 5, sizeof(struct warp_push), &ops->fix,
+                           err, err_len)) ||
              nnh_pipeline(ctx, "crop_resize", false, out_dtype, IMAGE_WG, NULL, 0, 3,
                           sizeof(struct crop_resize_push), &ops->crop_resize, err, err_len);
     if (!rc && gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, sizeof tab, &ops->cubic) != GPU_OK)
@@ -282,6 +292,7 @@ void image_crop_batch_destroy(struct image_crop_batch *batch)
         return;
     gpu_buffer_free(&batch->params);
     gpu_buffer_free(&batch->scratch);
+    gpu_buffer_free(&batch->ties);
     free(batch);
 }
 
@@ -376,8 +387,12 @@ int image_crop_batch_set(struct image_ops *ops, struct image_crop_batch *batch, 
         scratch_at += (size_t)c->width * (size_t)c->height;
     }
     words = table_at;
+    /* ties are rare (exact ones come from whole-pixel box edges): room for one pixel in 16 */
+    size_t tie_pairs = 256 + pixels / 16;
     int rc = reserve(ops->ctx, &batch->params, &batch->params_cap, words * 4, "crop parameters", err, err_len) ||
-             reserve(ops->ctx, &batch->scratch, &batch->scratch_cap, pixels * 4, "crop scratch", err, err_len);
+             reserve(ops->ctx, &batch->scratch, &batch->scratch_cap, pixels * 4, "crop scratch", err, err_len) ||
+             reserve(ops->ctx, &batch->ties, &batch->ties_cap, (1 + 2 * tie_pairs) * 4, "crop tie list", err, err_len);
+    batch->tie_pairs = (uint32_t)((batch->ties_cap / 4 - 1) / 2);
     if (!rc && gpu_upload(ops->ctx, &batch->params, 0, w, words * 4) != GPU_OK)
         rc = nnh_fail(err, err_len, "crop parameters: %s", gpu_last_error());
     free(w);
@@ -406,13 +421,24 @@ int image_crop_record(struct image_ops *ops, struct image_crop_batch *batch, str
         return nnh_fail(err, err_len, "crop image buffer too small for %dx%d", src_w, src_h);
     if (batch->max_slot >= s->d[0])
         return nnh_fail(err, err_len, "crop slot %d outside a batch of %lld", batch->max_slot, (long long)s->d[0]);
-    struct warp_push wp = {(uint32_t)src_w, (uint32_t)src_h, (uint32_t)batch->n, 0};
-    struct gpu_binding wb[4] = {gpu_bind(bgr), gpu_bind(&batch->params), gpu_bind(&ops->cubic),
-                                gpu_bind(&batch->scratch)};
+    struct warp_push wp = {(uint32_t)src_w, (uint32_t)src_h, (uint32_t)batch->n, 0, batch->tie_pairs};
+    struct gpu_binding wb[5] = {gpu_bind(bgr), gpu_bind(&batch->params), gpu_bind(&ops->cubic),
+                                gpu_bind(&batch->scratch), gpu_bind(&batch->ties)};
+    if (ops->fix) {
+        if (gpu_cmd_fill(cmd, &batch->ties, 0, 4, 0) != GPU_OK)
+            return nnh_fail(err, err_len, "crop tie list: %s", gpu_last_error());
+        gpu_cmd_barrier(cmd, GPU_STAGE_TRANSFER, GPU_STAGE_COMPUTE);
+    }
     uint32_t wg[3] = {(batch->max_pixels + IMAGE_WG - 1) / IMAGE_WG, (uint32_t)batch->n, 1};
     if (nnh_dispatch(cmd, ops->warp, wb, &wp, wg, "crop_warp", err, err_len))
         return -1;
     gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
+    if (ops->fix) {
+        uint32_t fg[3] = {FIX_GROUPS, 1, 1};
+        if (nnh_dispatch(cmd, ops->fix, wb, &wp, fg, "crop_fix", err, err_len))
+            return -1;
+        gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
+    }
     struct crop_resize_push rp = {(uint32_t)batch->n, (uint32_t)batch->target_h, (uint32_t)batch->target_w,
                                   dst->elem_offset};
     struct gpu_binding rb[3] = {gpu_bind(&batch->scratch), gpu_bind(&batch->params), gpu_bind(dst->buf)};

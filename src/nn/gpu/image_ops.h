@@ -9,9 +9,9 @@
  *         crops of an image in two dispatches.
  * Exactness: the det resize and the crop resize use OpenCV's fixed-point coefficients, computed on
  * the host in double exactly as src/ocr/preprocess.c does, and its integer arithmetic: bit-exact.
- * The crop warp computes OpenCV's double-precision coordinates in float-float, and where a
- * coordinate lands within a hair of a rounding tie recomputes it in emulated double when the
- * device has 64-bit integers (the crop_warp_i64 variant): bit-exact as well. Without 64-bit
+ * The crop warp computes OpenCV's double-precision coordinates in float-float, lists the pixels
+ * whose coordinates land within a hair of a rounding tie, and a small second pass recomputes those
+ * in emulated double when the device has 64-bit integers: bit-exact as well. Without 64-bit
  * integers a tie may round the other way: a sample 1/32 pixel off, a level or two of difference.
  * Outputs are fp32 or fp16 (the nets' storage precision). The image buffer holds the packed BGR
  * bytes rounded up to whole 32-bit words (image_bgr_buffer_bytes); shaders read words and unpack,
@@ -73,7 +73,8 @@ void image_crop_batch_destroy(struct image_crop_batch *batch);
 int image_crop_batch_set(struct image_ops *ops, struct image_crop_batch *batch, const struct image_crop *crops,
                          int n, int target_h, int target_w, char *err, size_t err_len);
 
-/* Records the two dispatches (warp + turn into scratch, barrier, resize + normalise into dst) for
+/* Records the dispatches (warp + turn into scratch, the tie fix-up where the device has 64-bit
+ * integers (after zeroing its list with a transfer), resize + normalise into dst) for
  * the crops of the last set: bgr is the src_w x src_h image, dst [N][3][target_h][target_w] with
  * every crop's slot < N. Slots without a crop are left as they were. */
 int image_crop_record(struct image_ops *ops, struct image_crop_batch *batch, struct gpu_cmd *cmd,

@@ -1,4 +1,4 @@
 #version 450
-#define WARP_F64EMU
+#define CROP_FIX
 #extension GL_GOOGLE_include_directive : require
 #include "crop_warp.glsl"
