@@ -45,7 +45,7 @@ struct warp_push {
 };
 
 /* Workgroups of the tie fix-up pass, which walks the (short) list with a fixed grid. */
-#define FIX_GROUPS 16u
+#define FIX_GROUPS 64u
 
 struct crop_resize_push {
     uint32_t n_crops, target_h, target_w, y_off;
