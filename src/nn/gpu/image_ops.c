@@ -44,8 +44,10 @@ struct warp_push {
     uint32_t tie_cap; /* (crop, pixel) pairs the tie list holds */
 };
 
-/* Workgroups of the tie fix-up pass, which walks the (short) list with a fixed grid. */
+/* Workgroups of the tie fix-up pass, which walks the (short) list with a fixed grid: enough to
+ * spread a GPU's emulated-double work, few on CPUs where each workgroup has a fixed cost. */
 #define FIX_GROUPS 64u
+#define FIX_GROUPS_CPU 4u
 
 struct crop_resize_push {
     uint32_t n_crops, target_h, target_w, y_off;
@@ -434,7 +436,7 @@ int image_crop_record(struct image_ops *ops, struct image_crop_batch *batch, str
         return -1;
     gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
     if (ops->fix) {
-        uint32_t fg[3] = {FIX_GROUPS, 1, 1};
+        uint32_t fg[3] = {gpu_context_caps(ops->ctx)->is_cpu ? FIX_GROUPS_CPU : FIX_GROUPS, 1, 1};
         if (nnh_dispatch(cmd, ops->fix, wb, &wp, fg, "crop_fix", err, err_len))
             return -1;
         gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
