@@ -2,10 +2,10 @@
 // 44 significant bits from fp32 operations alone (Vulkan rounds fp32 add and mul correctly; fma is
 // not guaranteed fused, so products use Dekker's split). The crop warp uses it to reproduce
 // OpenCV's double-precision coordinate arithmetic on devices without fp64.
-// Compilers that optimise floating point as if it were real arithmetic (lavapipe's LLVM does:
-// `precise` alone did not keep (a + b) - a from becoming b) would reduce these to plain fp32, so
-// every intermediate passes through ff_o(), an XOR with a push-constant zero (FF_ZERO, defined by
-// the includer) that no optimiser can see through.
+// A compiler that treated floating point as real arithmetic would fold (a + b) - a into b and
+// reduce all of this to plain fp32; `precise` forbids that, and as a second guard every
+// intermediate passes through ff_o(), an XOR with a push-constant zero (FF_ZERO, defined by the
+// includer) that no optimiser can see through.
 #ifndef PPOCR_FLOAT2_GLSL
 #define PPOCR_FLOAT2_GLSL
 
