@@ -361,8 +361,61 @@ void main()
 const uint TM = BM;
 const uint TN = BN;
 
+// VEC4 with plain B (4-aligned rows; the caller guarantees rows are readable up to N rounded up
+// to 4): each invocation owns 4 neighbouring columns, so a k row of B is one 4-vector load and
+// one load of A brings 4 k. lavapipe pays per load instruction and per lane, so this quarters
+// the loads of the scalar kernel.
+void main_vec4()
+{
+    const uint lx = gl_LocalInvocationID.x;
+    const uint m0 = gl_WorkGroupID.y * TM;
+    const uint nb = (gl_WorkGroupID.x * LX + lx) * 4;
+    const uint z1 = gl_WorkGroupID.z / p.zdiv, z2 = gl_WorkGroupID.z % p.zdiv;
+    const uint a_base = p.a_off + z1 * p.a_z1 + z2 * p.a_z2;
+    const uint b_base = p.b_off + z1 * p.b_z1 + z2 * p.b_z2;
+    const uint n4 = (p.N + 3) & ~3u;
+    const uint nl = min(nb, n4 - 4); // invocations past the edge load the last group, store nothing
+
+    vec4 acc[TM];
+    uint a_row[TM];
+    for (uint i = 0; i < TM; i++) {
+        acc[i] = vec4(0.0);
+        a_row[i] = a_base + min(m0 + i, p.M - 1) * p.a_sm;
+    }
+    uint k = 0;
+    for (; k + 4 <= p.K; k += 4) {
+        vec4 bv[4];
+        for (uint q = 0; q < 4; q++)
+            bv[q] = vec4(b4[(b_base + (k + q) * p.b_sk + nl) / 4]);
+        for (uint i = 0; i < TM; i++) {
+            vec4 av = vec4(a4[(a_row[i] + k) / 4]);
+            acc[i] = fma(vec4(av.x), bv[0], acc[i]);
+            acc[i] = fma(vec4(av.y), bv[1], acc[i]);
+            acc[i] = fma(vec4(av.z), bv[2], acc[i]);
+            acc[i] = fma(vec4(av.w), bv[3], acc[i]);
+        }
+    }
+    for (; k < p.K; k++) {
+        vec4 bv = vec4(b4[(b_base + k * p.b_sk + nl) / 4]);
+        for (uint i = 0; i < TM; i++)
+            acc[i] = fma(vec4(float(a[a_row[i] + k])), bv, acc[i]);
+    }
+    for (uint i = 0; i < TM; i++) {
+        uint m = m0 + i;
+        if (m >= p.M)
+            break;
+        for (uint c = 0; c < 4; c++)
+            if (nb + c < p.N)
+                store_c(z1, z2, m, nb + c, acc[i][c]);
+    }
+}
+
 void main()
 {
+    if (VEC4 && MODE != MODE_IM2COL) {
+        main_vec4();
+        return;
+    }
     const uint lx = gl_LocalInvocationID.x;
     const uint m0 = gl_WorkGroupID.y * TM;
     const uint nb = gl_WorkGroupID.x * LX * TN + lx;

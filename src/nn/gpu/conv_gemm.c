@@ -73,6 +73,8 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
         out->bm = CPU_TM;
         out->bn = CPU_LX * CPU_TN;
         rc = build(cfg, d, out->shader, CPU_LX, 1, CPU_TM, CPU_TN, false, 0, &out->pipeline);
+        if (rc == GPU_OK && d->mode != CONV_GEMM_IM2COL)
+            rc = build(cfg, d, out->shader, CPU_LX, 1, CPU_TM, CPU_TN, true, 0, &out->pipeline_vec4);
     } else {
         out->shader = f16 ? "gemm_f16" : "gemm";
         out->bm = d->m_hint && d->m_hint <= 16 ? 16 : d->m_hint && d->m_hint <= 32 ? 32 : 64;
@@ -126,7 +128,9 @@ int conv_gemm_record(const struct conv_gemm *g, struct gpu_cmd *cmd, const struc
         bn = g->coopmat_bn;
     } else {
         /* vec4 tile loads need every row and batch of A (and of a plain B) to start on a multiple
-         * of 4 elements; the bound buffers themselves are 16-byte aligned */
+         * of 4 elements; the bound buffers themselves are 16-byte aligned. The CPU kernel also
+         * reads B rows up to N rounded up to 4: with a 4-aligned row stride that is N itself for
+         * activations, and a constant B is stored padded. */
         const struct conv_gemm_push *q = push;
         bool a4 = (q->a_off | q->a_sm | q->a_z1 | q->a_z2) % 4 == 0;
         bool b4 = g->mode == CONV_GEMM_IM2COL || (q->b_sn == 1 && (q->b_off | q->b_sk | q->b_z1 | q->b_z2) % 4 == 0);
