@@ -1,0 +1,110 @@
+#!/bin/sh
+# Output integrity: -o writes each file under a temporary name and renames it (a reader never sees
+# half a file); SIGTERM and SIGINT finish the current image, keep what was written, and exit
+# non-zero; a full disk, a full or closed stdout and a reader that went away are reported, not
+# ignored. Needs the models ($PPOCR_MODELS, else SRC/models).
+. "$(dirname "$0")/lib/common.sh"
+
+WORDS=$SRC/tests/data/corpus/paddleocr
+export PPOCR_MODELS="${PPOCR_MODELS:-$SRC/models}"
+[ -f "$PPOCR_MODELS/rec.pvk" ] || { echo "FAIL: no models in $PPOCR_MODELS (run tools/fetch-models.sh)" >&2; exit 1; }
+# a tmpfs mounted below (full disk case) must go before $TMP itself
+trap 'umount "$TMP/full" 2>/dev/null; rm -rf "$TMP"' EXIT
+
+# expect_complete_json DIR DESCRIPTION: every file in DIR is a finished .json (one object ending
+# the line), and no temporary file is left.
+expect_complete_json() {
+    bad=""
+    for f in "$1"/*; do
+        [ -e "$f" ] || continue
+        case $f in
+        *.json) [ "$(tail -c 2 "$f" | od -An -c | tr -d ' ')" = '}\n' ] && grep -q '^{"file":.*"lines":\[' "$f" || bad="$bad $(basename "$f")" ;;
+        *) bad="$bad $(basename "$f")" ;;
+        esac
+    done
+    [ -z "$bad" ] && pass || fail "$2: unfinished or stray files:$bad"
+}
+
+count_files() { find "$1" -type f | wc -l | tr -d ' '; }
+
+# 20 small images: a batch long enough to be interrupted in the middle.
+mkdir "$TMP/in"
+for i in 01 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16 17 18 19 20; do
+    cp "$WORDS/en_word_$((1 + ${i#0} % 5)).png" "$TMP/in/w$i.png"
+done
+
+# ---- -o: complete files, nothing else -------------------------------------------------------
+expect_exit 0 "-o DIR" -- "$BIN" --format json -o "$TMP/o1" "$TMP/in/w01.png" "$TMP/in/w02.png"
+[ "$(count_files "$TMP/o1")" -eq 2 ] && pass || fail "-o DIR: $(count_files "$TMP/o1") files, expected 2"
+expect_complete_json "$TMP/o1" "-o DIR"
+[ -s "$TMP/out" ] && fail "-o DIR: also printed on stdout" || pass
+
+# ---- SIGTERM in the middle of a batch written with -o ------------------------------------------
+# wait_for_file DIR: until DIR holds a file (at most 120 s)
+wait_for_file() {
+    n=0
+    while [ "$(find "$1" -type f 2>/dev/null | wc -l)" -eq 0 ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n + 1)); done
+}
+"$BIN" --format json -o "$TMP/o2" "$TMP/in" >"$TMP/out" 2>"$TMP/err" &
+pid=$!
+wait_for_file "$TMP/o2"
+before=$(count_files "$TMP/o2")
+kill -TERM $pid
+wait $pid
+rc=$?
+after=$(count_files "$TMP/o2")
+[ "$rc" -eq 1 ] && pass || fail "SIGTERM: exit $rc, expected 1"
+expect_grep "interrupted" "$TMP/err" "SIGTERM: says the remaining inputs were not processed"
+[ "$before" -ge 1 ] && [ "$after" -ge "$before" ] && [ "$after" -lt 20 ] && pass ||
+    fail "SIGTERM: $before files when sent, $after at exit (expected at least as many, and fewer than 20)"
+expect_complete_json "$TMP/o2" "SIGTERM with -o"
+
+# ---- SIGINT while printing to stdout: whole JSON lines only --------------------------------------
+"$BIN" --format json "$TMP/in" >"$TMP/o3.jsonl" 2>"$TMP/err" &
+pid=$!
+n=0
+while [ ! -s "$TMP/o3.jsonl" ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n + 1)); done
+kill -INT $pid
+wait $pid
+rc=$?
+[ "$rc" -eq 1 ] && pass || fail "SIGINT: exit $rc, expected 1"
+lines=$(wc -l <"$TMP/o3.jsonl" | tr -d ' ')
+whole=$(grep -c '^{"file":.*"lines":\[.*\]}$' "$TMP/o3.jsonl")
+[ "$lines" -ge 1 ] && [ "$lines" -lt 20 ] && [ "$whole" -eq "$lines" ] && [ "$(tail -c 1 "$TMP/o3.jsonl" | od -An -c | tr -d ' ')" = '\n' ] &&
+    pass || fail "SIGINT: $lines lines, $whole of them whole JSON objects (expected 1-19, all whole)"
+
+# ---- stdout that cannot be written --------------------------------------------------------------
+expect_exit 1 "stdout is /dev/full" -- sh -c 'exec "$0" "$1" >/dev/full' "$BIN" "$WORDS/en_word_1.png"
+expect_grep "cannot write to standard output" "$TMP/err" "stdout is /dev/full: reported"
+expect_lines 1 "$TMP/err" "stdout is /dev/full: one line"
+
+expect_exit 1 "stdout closed" -- sh -c 'exec "$0" "$1" >&-' "$BIN" "$WORDS/en_word_1.png"
+expect_grep "cannot write to standard output" "$TMP/err" "stdout closed: reported"
+
+# the reader goes away before anything is written (SIGPIPE is ignored: the write error is reported)
+{ "$BIN" "$WORDS/en_word_1.png" "$WORDS/en_word_2.png" 2>"$TMP/err"; echo $? >"$TMP/rc"; } | head -c 0
+rc=$(cat "$TMP/rc")
+[ "$rc" -eq 1 ] && pass || fail "closed pipe: exit $rc, expected 1"
+expect_grep "cannot write to standard output" "$TMP/err" "closed pipe: reported"
+
+# ---- -o where files cannot be written ------------------------------------------------------------
+: >"$TMP/a_file"
+expect_exit 1 "-o is a file" -- "$BIN" --format json -o "$TMP/a_file" "$WORDS/en_word_1.png" "$WORDS/en_word_2.png"
+expect_lines 2 "$TMP/err" "-o is a file: one line per image"
+expect_grep "en_word_2.png: cannot write" "$TMP/err" "-o is a file: the second image tried too"
+
+# A full disk: a 64 KB tmpfs, filled. Needs mount rights (root with CAP_SYS_ADMIN).
+mkdir "$TMP/full"
+if mount -t tmpfs -o size=64k tmpfs "$TMP/full" 2>/dev/null; then
+    mkdir "$TMP/full/o"
+    dd if=/dev/zero of="$TMP/full/fill" bs=1024 2>/dev/null
+    expect_exit 1 "full disk" -- "$BIN" --format json -o "$TMP/full/o" "$WORDS/en_word_1.png" "$WORDS/en_word_2.png"
+    expect_grep "No space left on device" "$TMP/err" "full disk: reported"
+    expect_lines 2 "$TMP/err" "full disk: one line per image"
+    [ "$(count_files "$TMP/full/o")" -eq 0 ] && pass || fail "full disk: files left behind: $(ls "$TMP/full/o")"
+    umount "$TMP/full"
+else
+    echo "SKIP: full disk (cannot mount a tmpfs here)" >&2
+fi
+
+finish
