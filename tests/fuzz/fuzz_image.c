@@ -30,9 +30,15 @@ static void crop_and_rec(const struct ocr_image *img, const uint8_t *data, size_
     float box[4][2];
     for (int k = 0; k < 4; k++)
         corner(tail + 2 * k, img->width, img->height, box[k]);
+    /* A quad of arbitrary corners can ask for a crop far larger than the image (the engine's boxes
+     * are rectangles inside it); over a megapixel the warp only costs time, at the same
+     * arithmetic. */
+    struct ocr_crop_plan plan;
+    if (ocr_crop_plan_make(box, &plan) || (long long)plan.width * plan.height > (1 << 20))
+        return; /* a degenerate or oversized box is refused, which is fine */
     struct ocr_image crop;
     if (ocr_crop_box(img, box, &crop))
-        return; /* a degenerate or oversized box is refused, which is fine */
+        return;
     float *rec = malloc(sizeof(float) * 3 * OCR_REC_HEIGHT * REC_WIDTH);
     if (rec)
         ocr_rec_preprocess(&crop, OCR_REC_HEIGHT, REC_WIDTH, rec);
