@@ -76,9 +76,11 @@ static int keep_layer(void *user, int op_index, const struct pvk_op *op, int slo
     return 0;
 }
 
+/* fp32: the per-op bound. fp16: every layer here sees the GPU's own fp16 inputs, so rounding
+ * compounds over some 80 layers; each op alone meets 1e-2 in its own test. */
 static double tolerance(enum nn_dtype dt)
 {
-    return dt == NN_F16 ? 1e-2 : 1e-4;
+    return dt == NN_F16 ? 3e-2 : 1e-4;
 }
 
 static void run_net(const char *file, const int64_t in_shape[4], enum nn_dtype dt)

@@ -39,6 +39,12 @@ void cli_print_help(const char *prog)
            "  --list-devices           list Vulkan devices and exit\n"
            "  --fp32                   never use fp16\n"
            "  --self-check             run a small computation on the GPU and compare with the CPU\n"
+           "\n"
+           "Benchmarks (tables on stdout; see BENCHMARKS.md):\n"
+           "  --bench [IMAGE...]       per-stage medians, throughput, memory and cold start\n"
+           "                           (default: the bundled sample and a 960x960 page made from it)\n"
+           "  --bench-ops              every op of the nets at PP-OCR's shapes: GPU time, GFLOP/s, GB/s\n"
+           "  --bench-runs N           timed runs per image or net (10)\n"
            "  --version, --help\n"
            "\n"
            "Exit status: 0 all inputs processed; 1 some inputs failed (the rest are still processed);\n"
@@ -128,6 +134,8 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
         if (!strcmp(a, "--version")) { args->action = CLI_VERSION; continue; }
         if (!strcmp(a, "--list-devices")) { args->action = CLI_LIST_DEVICES; continue; }
         if (!strcmp(a, "--self-check")) { args->action = CLI_SELF_CHECK; continue; }
+        if (!strcmp(a, "--bench")) { args->action = CLI_BENCH; continue; }
+        if (!strcmp(a, "--bench-ops")) { args->action = CLI_BENCH_OPS; continue; }
         if (!strcmp(a, "--boxes")) { args->boxes = 1; continue; }
         if (!strcmp(a, "--no-cls")) { args->ocr.use_cls = 0; continue; }
         if (!strcmp(a, "--fp32")) { args->ocr.force_fp32 = 1; continue; }
@@ -151,7 +159,7 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
         static const char *const valued[] = {
             "--format", "-o", "--output", "--draw", "--shard", "--det-limit-side-len",
             "--det-db-thresh", "--det-db-box-thresh", "--det-db-unclip-ratio", "--drop-score",
-            "--cls-thresh", "--rec-batch-num", "--models", "--device", NULL};
+            "--cls-thresh", "--rec-batch-num", "--models", "--device", "--bench-runs", NULL};
         int known = 0;
         for (int k = 0; valued[k]; k++)
             known |= strcmp(name, valued[k]) == 0;
@@ -191,6 +199,8 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
             rc = parse_int(name, value, 1, 1024, &args->ocr.rec_batch_num);
         } else if (!strcmp(name, "--models")) {
             args->ocr.models_dir = value;
+        } else if (!strcmp(name, "--bench-runs")) {
+            rc = parse_int(name, value, 1, 10000, &args->bench_runs);
         } else if (!strcmp(name, "--device")) {
             rc = parse_int(name, value, 0, 1024, &args->ocr.device_index);
         }

@@ -5,7 +5,7 @@
 #include "ocr/engine.h"
 
 enum cli_format { CLI_FORMAT_TEXT, CLI_FORMAT_JSON, CLI_FORMAT_TSV };
-enum cli_action { CLI_RUN, CLI_HELP, CLI_VERSION, CLI_LIST_DEVICES, CLI_SELF_CHECK };
+enum cli_action { CLI_RUN, CLI_HELP, CLI_VERSION, CLI_LIST_DEVICES, CLI_SELF_CHECK, CLI_BENCH, CLI_BENCH_OPS };
 
 struct cli_args {
     enum cli_action action;
@@ -14,6 +14,7 @@ struct cli_args {
     const char *output_dir; /* -o: one output file per image */
     const char *draw_dir;   /* --draw: PNG with the boxes drawn */
     int shard_index, shard_count; /* --shard K/N, 1-based K; 1/1 when not given */
+    int bench_runs;               /* --bench-runs: timed runs per image (10) */
     struct ocr_options ocr;
     int n_inputs;
     char **inputs; /* points into argv */

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/args.h"
+#include "cli/bench.h"
 #include "cli/inputs.h"
 #include "cli/output.h"
 #include "ocr/engine.h"
@@ -180,6 +181,10 @@ int main(int argc, char **argv)
             fprintf(stderr, "ppocr-vk: self-check failed: %s\n", err);
             rc = EXIT_NO_DEVICE_OR_MODELS;
         }
+        break;
+    case CLI_BENCH:
+    case CLI_BENCH_OPS:
+        rc = cli_bench(&args, stdout);
         break;
     case CLI_RUN:
         rc = run_ocr(&args);

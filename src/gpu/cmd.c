@@ -379,6 +379,11 @@ int gpu_cmd_run(struct gpu_cmd *cmd)
     return st ? st : gpu_cmd_wait(cmd);
 }
 
+unsigned gpu_cmd_timed_count(const struct gpu_cmd *cmd)
+{
+    return cmd->timed;
+}
+
 void gpu_cmd_timings(const struct gpu_cmd *cmd, const struct gpu_timing **out, unsigned *count)
 {
     *out = cmd->timings;

@@ -80,6 +80,9 @@ int gpu_cmd_submit(struct gpu_cmd *cmd);
 int gpu_cmd_wait(struct gpu_cmd *cmd);
 int gpu_cmd_run(struct gpu_cmd *cmd);
 
+/* Timed dispatches recorded so far: lets a caller attribute timings[first .. next) to the
+ * dispatches it recorded in between. */
+unsigned gpu_cmd_timed_count(const struct gpu_cmd *cmd);
 /* The timed dispatches of the last finished submission, in recording order. */
 void gpu_cmd_timings(const struct gpu_cmd *cmd, const struct gpu_timing **out, unsigned *count);
 

@@ -46,6 +46,7 @@ struct net_slot {
 
 struct ocr_engine {
     struct ocr_options opt;
+    char device[320];
     struct gpu_context *ctx;
     struct nn_gpu_config cfg;
     struct net_slot det, cls, rec;
@@ -218,6 +219,9 @@ struct ocr_engine *ocr_engine_create(const struct ocr_options *opt, int *err_kin
     e->cfg.ctx = e->ctx;
     e->cfg.act_dtype = gpu_prefers_fp16(e->ctx) ? NN_F16 : NN_F32;
     e->cfg.fp16_math = false;
+    const struct gpu_caps *caps = gpu_context_caps(e->ctx);
+    snprintf(e->device, sizeof(e->device), "%s (%s), %s", caps->device_name, gpu_device_kind_name(caps->kind),
+             e->cfg.act_dtype == NN_F16 ? "fp16" : "fp32");
 
     if (slot_create_net(e, &e->det, err, err_len) || slot_create_net(e, &e->rec, err, err_len) ||
         (opt->use_cls && slot_create_net(e, &e->cls, err, err_len)))
@@ -631,6 +635,22 @@ int ocr_engine_run(struct ocr_engine *e, const struct ocr_image *img, struct ocr
     if (rc)
         ocr_result_free(r);
     return rc;
+}
+
+void ocr_engine_memory(const struct ocr_engine *e, struct ocr_engine_memory *out)
+{
+    struct gpu_pool_stats dev, host;
+    gpu_pool_stats(e->ctx, GPU_MEMORY_DEVICE, &dev);
+    gpu_pool_stats(e->ctx, GPU_MEMORY_HOST, &host);
+    out->device_in_use = dev.in_use;
+    out->device_peak = dev.peak;
+    out->host_in_use = host.in_use;
+    out->host_peak = host.peak;
+}
+
+const char *ocr_engine_device(const struct ocr_engine *e)
+{
+    return e->device;
 }
 
 void ocr_result_free(struct ocr_result *r)

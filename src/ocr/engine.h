@@ -63,6 +63,15 @@ void ocr_engine_destroy(struct ocr_engine *engine);
 
 const char *ocr_stage_name(enum ocr_stage stage);
 
+/* GPU memory the engine holds, from its buffer pools: now and at the most since creation. */
+struct ocr_engine_memory {
+    uint64_t device_in_use, device_peak; /* device-local pool */
+    uint64_t host_in_use, host_peak;     /* host-visible (staging) pool */
+};
+void ocr_engine_memory(const struct ocr_engine *engine, struct ocr_engine_memory *out);
+/* Describes the device the engine runs on: "<name> (<kind>), <fp16|fp32>". */
+const char *ocr_engine_device(const struct ocr_engine *engine);
+
 /* Prints every Vulkan device with its index (what --device takes). Returns the device count, or
  * -1 with a one-line reason. */
 int ocr_list_devices(FILE *out, char *err, size_t err_len);

@@ -44,6 +44,7 @@ struct nn_gpu_plan {
      * the driver and the synchronization validator see which bytes each dispatch touches. */
     struct gpu_buffer *views;
     uint64_t align;
+    unsigned *op_timing; /* op i's timed dispatches: [op_timing[i], op_timing[i + 1]) */
     uint64_t arena_bytes, unshared_bytes;
 };
 
@@ -233,7 +234,8 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
     plan->is_view = calloc((size_t)no + 1, sizeof(bool));
     plan->tensors = calloc((size_t)nt + 1, sizeof(*plan->tensors));
     plan->storages = calloc((size_t)nt + 1, sizeof(*plan->storages));
-    if (!plan->shapes || !plan->root || !plan->is_view || !plan->tensors || !plan->storages)
+    plan->op_timing = calloc((size_t)no + 1, sizeof(*plan->op_timing));
+    if (!plan->shapes || !plan->root || !plan->is_view || !plan->tensors || !plan->storages || !plan->op_timing)
         goto oom;
     if (pvk_infer_shapes(m, input_nchw, plan->shapes, err, err_len))
         goto fail;
@@ -354,6 +356,7 @@ void nn_gpu_plan_destroy(struct nn_gpu_plan *plan)
             gpu_buffer_free(&plan->arenas[a]);
     free(plan->arenas);
     free(plan->views);
+    free(plan->op_timing);
     free(plan->shapes);
     free(plan->root);
     free(plan->is_view);
@@ -406,6 +409,8 @@ int nn_gpu_plan_record(struct nn_gpu_plan *plan, struct gpu_cmd *cmd, char *err,
     int rc = 0;
     for (uint32_t i = 0; i < m->n_ops && rc == 0; i++) {
         const struct pvk_op *op = &m->ops[i];
+        plan->op_timing[i] = gpu_cmd_timed_count(cmd);
+        plan->op_timing[i + 1] = plan->op_timing[i];
         if (plan->is_view[i])
             continue;
         struct nn_gpu_tensor ins[PVK_MAX_INPUTS], outs[2];
@@ -447,6 +452,7 @@ int nn_gpu_plan_record(struct nn_gpu_plan *plan, struct gpu_cmd *cmd, char *err,
             snprintf(err, err_len, "%s: %s", where, why);
             rc = -1;
         }
+        plan->op_timing[i + 1] = gpu_cmd_timed_count(cmd);
     }
     free(hz.reads);
     free(hz.writes);
@@ -468,6 +474,61 @@ const struct nn_gpu_tensor *nn_gpu_plan_input(const struct nn_gpu_plan *plan)
 const struct nn_gpu_tensor *nn_gpu_plan_output(const struct nn_gpu_plan *plan)
 {
     return nn_gpu_plan_tensor(plan, plan->net->model->output);
+}
+
+void nn_gpu_plan_op_timings(const struct nn_gpu_plan *plan, int op_index, unsigned *first, unsigned *end)
+{
+    *first = plan->op_timing[op_index];
+    *end = plan->op_timing[op_index + 1];
+}
+
+const struct pvk_shape *nn_gpu_plan_shape(const struct nn_gpu_plan *plan, int32_t tensor_id)
+{
+    return &plan->shapes[tensor_id];
+}
+
+void nn_gpu_plan_op_cost(const struct nn_gpu_plan *plan, int op_index, double *flops, double *bytes)
+{
+    const struct pvk_model *m = plan->net->model;
+    const struct pvk_op *op = &m->ops[op_index];
+    double es = (double)nn_dtype_size(plan->net->cfg.act_dtype);
+    *flops = 0;
+    *bytes = 0;
+    if (plan->is_view[op_index])
+        return;
+    for (uint32_t k = 0; k < op->n_inputs; k++)
+        if (op->inputs[k] >= 0)
+            *bytes += (double)pvk_shape_numel(&plan->shapes[op->inputs[k]]) * es;
+    for (uint32_t k = 0; k < op->n_outputs; k++)
+        if (op->outputs[k] >= 0)
+            *bytes += (double)pvk_shape_numel(&plan->shapes[op->outputs[k]]) * es;
+    for (int k = 0; k < PVK_MAX_WEIGHTS; k++)
+        if (op->weights[k] >= 0)
+            *bytes += (double)m->tensors[op->weights[k]].nbytes;
+    if (op->outputs[0] < 0 || op->inputs[0] < 0)
+        return;
+    const struct pvk_shape *x = &plan->shapes[op->inputs[0]], *y = &plan->shapes[op->outputs[0]];
+    const struct pvk_tensor *w = op->weights[0] >= 0 ? &m->tensors[op->weights[0]] : NULL;
+    switch (op->type) {
+    case PVK_OP_CONV2D: /* each output: IC/g * KH * KW multiply-adds */
+        if (w && w->ndim == 4)
+            *flops = 2.0 * (double)pvk_shape_numel(y) * (double)(w->shape[1] * w->shape[2] * w->shape[3]);
+        break;
+    case PVK_OP_CONV_TRANSPOSE2D: /* each input: OC/g * KH * KW */
+        if (w && w->ndim == 4)
+            *flops = 2.0 * (double)pvk_shape_numel(x) * (double)(w->shape[1] * w->shape[2] * w->shape[3]);
+        break;
+    case PVK_OP_MATMUL: /* each output: K */
+        *flops = 2.0 * (double)pvk_shape_numel(y) * (double)x->d[x->ndim - 1];
+        break;
+    case PVK_OP_ATTENTION: { /* q k^T and p v: 2 T^2 C per image */
+        double t = (double)x->d[1], c = (double)x->d[2] / 3.0;
+        *flops = 2.0 * 2.0 * (double)x->d[0] * t * t * c;
+        break;
+    }
+    default:
+        break;
+    }
 }
 
 uint64_t nn_gpu_plan_arena_bytes(const struct nn_gpu_plan *plan)

@@ -54,6 +54,16 @@ uint64_t nn_gpu_plan_arena_bytes(const struct nn_gpu_plan *plan);
 /* Bytes the activations would take without sharing. */
 uint64_t nn_gpu_plan_unshared_bytes(const struct nn_gpu_plan *plan);
 
+/* Timed dispatches of op `op_index` in the last recording: timings[*first .. *end) of the command
+ * buffer (see gpu_cmd_timed_count); empty for views and ops recorded without timestamps. */
+void nn_gpu_plan_op_timings(const struct nn_gpu_plan *plan, int op_index, unsigned *first, unsigned *end);
+/* Work of op `op_index` at this plan's shapes, for profiles: 2 x multiply-adds of convolutions,
+ * matrix products and attention (0 for the other ops), and bytes of activations read and written
+ * plus weights read. */
+void nn_gpu_plan_op_cost(const struct nn_gpu_plan *plan, int op_index, double *flops, double *bytes);
+/* The shape of a tensor in this plan. */
+const struct pvk_shape *nn_gpu_plan_shape(const struct nn_gpu_plan *plan, int32_t tensor_id);
+
 /* Copies between host fp32 and a GPU tensor of any storage precision (converting fp16). No
  * recorded work may be using the tensor. */
 int nn_gpu_tensor_write(struct gpu_context *ctx, const struct nn_gpu_tensor *t, const float *src, char *err,

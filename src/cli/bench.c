@@ -1,0 +1,287 @@
+/* `ppocr-vk --bench [IMAGES...]`: per-stage wall and GPU medians per image, end-to-end latency,
+ * throughput over the set, memory peaks, and cold start with and without the pipeline cache.
+ * Speed is shown by this table, never asserted by a test. */
+#include "cli/bench.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/output.h"
+#include "ocr/bench.h"
+#include "ocr/engine.h"
+#include "ocr/image.h"
+
+#define SAMPLE_PATH PPOCR_SOURCE_DIR "/tests/data/sample.png"
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(const double *v, int n)
+{
+    double *s = malloc((size_t)n * sizeof(*s));
+    if (!s || n == 0) {
+        free(s);
+        return 0;
+    }
+    memcpy(s, v, (size_t)n * sizeof(*s));
+    qsort(s, (size_t)n, sizeof(*s), compare_double);
+    double m = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+    free(s);
+    return m;
+}
+
+/* A 960x960 page made of two copies of the sample, so that the det net runs at its limit. */
+static int make_page(const struct ocr_image *sample, struct ocr_image *page)
+{
+    const int size = 960;
+    memset(page, 0, sizeof(*page));
+    page->width = page->height = size;
+    page->bgr = malloc((size_t)size * size * 3);
+    if (!page->bgr)
+        return -1;
+    memset(page->bgr, 255, (size_t)size * size * 3);
+    const int at[2][2] = {{0, 0}, {size - sample->width, size - sample->height}};
+    for (int k = 0; k < 2; k++)
+        for (int y = 0; y < sample->height && at[k][1] + y < size; y++) {
+            int w = sample->width < size - at[k][0] ? sample->width : size - at[k][0];
+            if (at[k][0] < 0 || at[k][1] < 0 || w <= 0)
+                continue;
+            memcpy(page->bgr + ((size_t)(at[k][1] + y) * size + at[k][0]) * 3,
+                   sample->bgr + (size_t)y * sample->width * 3, (size_t)w * 3);
+        }
+    return 0;
+}
+
+struct bench_image {
+    char name[256];
+    struct ocr_image img;
+    char *path; /* NULL for the generated page */
+};
+
+/* Runs `exe` once on `image` with the pipeline cache in `cache_dir`; returns wall ms or -1. */
+static double timed_child(const char *exe, const struct cli_args *args, const char *cache_dir, const char *image)
+{
+    char device[32];
+    const char *argv[16];
+    int n = 0;
+    argv[n++] = exe;
+    argv[n++] = "--format";
+    argv[n++] = "json";
+    if (args->ocr.models_dir) {
+        argv[n++] = "--models";
+        argv[n++] = args->ocr.models_dir;
+    }
+    if (args->ocr.device_index >= 0) {
+        snprintf(device, sizeof(device), "%d", args->ocr.device_index);
+        argv[n++] = "--device";
+        argv[n++] = device;
+    }
+    if (args->ocr.force_fp32)
+        argv[n++] = "--fp32";
+    argv[n++] = image;
+    argv[n] = NULL;
+    fflush(NULL);
+    double t0 = now_ms();
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        setenv("PPOCR_CACHE_DIR", cache_dir, 1);
+        if (!freopen("/dev/null", "w", stdout))
+            _exit(127);
+        execv(exe, (char *const *)argv);
+        _exit(127);
+    }
+    int status;
+    if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return -1;
+    return now_ms() - t0;
+}
+
+static void print_cold_start(const struct cli_args *args, const char *image, FILE *out)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0) {
+        fprintf(out, "cold start: unknown (cannot find the executable)\n");
+        return;
+    }
+    exe[n] = 0;
+    char dir[] = "/tmp/ppocr-vk-bench-XXXXXX";
+    if (!mkdtemp(dir)) {
+        fprintf(out, "cold start: unknown (no temporary folder: %s)\n", strerror(errno));
+        return;
+    }
+    double cold = timed_child(exe, args, dir, image);
+    double warm = timed_child(exe, args, dir, image);
+    char cmd[sizeof(dir) + 16];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "ppocr-vk: could not remove %s\n", dir);
+    fprintf(out, "cold start to first result (%s): %.0f ms without pipeline cache, %.0f ms with it\n", image, cold,
+            warm);
+}
+
+int cli_bench(const struct cli_args *args, FILE *out)
+{
+    int runs = args->bench_runs > 0 ? args->bench_runs : 10;
+    char err[1024];
+    if (args->action == CLI_BENCH_OPS) {
+        if (ocr_bench_ops(&args->ocr, runs, out, err, sizeof(err))) {
+            fprintf(stderr, "ppocr-vk: %s\n", err);
+            return 3;
+        }
+        return 0;
+    }
+
+    /* The images: those given, else the bundled sample and a 960x960 page made from it. */
+    int n_images = args->n_inputs ? args->n_inputs : 2;
+    struct bench_image *images = calloc((size_t)n_images, sizeof(*images));
+    if (!images)
+        return 1;
+    int rc = 0;
+    double decode_ms[64] = {0};
+    for (int i = 0; i < (args->n_inputs ? n_images : 1); i++) {
+        const char *path = args->n_inputs ? args->inputs[i] : SAMPLE_PATH;
+        images[i].path = (char *)path;
+        snprintf(images[i].name, sizeof(images[i].name), "%s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
+        int k = 0;
+        for (; k < runs && k < 64; k++) {
+            struct ocr_image tmp;
+            double t0 = now_ms();
+            if (ocr_image_load_file(path, OCR_ALPHA_IGNORE, &tmp, err, sizeof(err)) != OCR_IMAGE_OK) {
+                fprintf(stderr, "ppocr-vk: %s\n", err);
+                rc = 1;
+                break;
+            }
+            decode_ms[k] = now_ms() - t0;
+            if (k == 0)
+                images[i].img = tmp;
+            else
+                ocr_image_free(&tmp);
+        }
+        if (rc)
+            break;
+        fprintf(out, "decode %s: %.2f ms median\n", images[i].name, median(decode_ms, k));
+    }
+    if (rc == 0 && !args->n_inputs) {
+        if (make_page(&images[0].img, &images[1].img)) {
+            fprintf(stderr, "ppocr-vk: out of memory\n");
+            rc = 1;
+        }
+        snprintf(images[1].name, sizeof(images[1].name), "generated 960x960 page");
+    }
+
+    struct ocr_options opt = args->ocr;
+    opt.profile = 1;
+    int err_kind;
+    struct ocr_engine *engine = rc ? NULL : ocr_engine_create(&opt, &err_kind, err, sizeof(err));
+    if (!rc && !engine) {
+        fprintf(stderr, "ppocr-vk: %s\n", err);
+        rc = 3;
+    }
+    if (engine)
+        fprintf(out, "device: %s; %d runs per image after one warm-up\n\n", ocr_engine_device(engine), runs);
+
+    double *wall = calloc((size_t)runs * OCR_STAGE_COUNT, sizeof(double));
+    double *gpu = calloc((size_t)runs * OCR_STAGE_COUNT, sizeof(double));
+    double *total = calloc((size_t)runs, sizeof(double));
+    if (!wall || !gpu || !total)
+        rc = 1;
+    for (int i = 0; i < n_images && rc == 0; i++) {
+        int lines = 0;
+        for (int r = -1; r < runs && rc == 0; r++) {
+            struct ocr_result res;
+            double t0 = now_ms();
+            if (ocr_engine_run(engine, &images[i].img, &res, err, sizeof(err))) {
+                fprintf(stderr, "ppocr-vk: %s: %s\n", images[i].name, err);
+                rc = 1;
+                break;
+            }
+            /* End to end means to the formatted result, as a caller would get it. */
+            struct cli_buf buf = {0};
+            cli_format_result(&buf, args, images[i].name, &res);
+            cli_buf_free(&buf);
+            double t = now_ms() - t0;
+            lines = res.n_lines;
+            if (r >= 0) {
+                total[r] = t;
+                for (int s = 0; s < OCR_STAGE_COUNT; s++) {
+                    wall[s * runs + r] = res.wall_ms[s];
+                    gpu[s * runs + r] = res.gpu_ms[s];
+                }
+            }
+            ocr_result_free(&res);
+        }
+        if (rc)
+            break;
+        fprintf(out, "%s (%dx%d, %d lines)\n", images[i].name, images[i].img.width, images[i].img.height, lines);
+        fprintf(out, "  %-10s %12s %12s\n", "stage", "wall ms", "GPU ms");
+        for (int s = 0; s < OCR_STAGE_COUNT; s++)
+            fprintf(out, "  %-10s %12.3f %12.3f\n", ocr_stage_name(s), median(wall + s * runs, runs),
+                    median(gpu + s * runs, runs));
+        fprintf(out, "  %-10s %12.3f\n\n", "end-to-end", median(total, runs));
+    }
+
+    /* Throughput: the whole set, decode included where the image came from a file. */
+    if (rc == 0) {
+        int done = 0;
+        double t0 = now_ms();
+        for (int r = 0; r < runs && rc == 0; r++)
+            for (int i = 0; i < n_images && rc == 0; i++) {
+                struct ocr_image tmp, *img = &images[i].img;
+                if (images[i].path) {
+                    if (ocr_image_load_file(images[i].path, OCR_ALPHA_IGNORE, &tmp, err, sizeof(err)) != OCR_IMAGE_OK) {
+                        rc = 1;
+                        break;
+                    }
+                    img = &tmp;
+                }
+                struct ocr_result res;
+                rc = ocr_engine_run(engine, img, &res, err, sizeof(err)) ? 1 : 0;
+                if (rc == 0)
+                    ocr_result_free(&res);
+                if (images[i].path)
+                    ocr_image_free(&tmp);
+                done++;
+            }
+        double secs = (now_ms() - t0) / 1e3;
+        fprintf(out, "throughput: %.2f images/s over %d images (one image in flight at a time)\n",
+                secs > 0 ? done / secs : 0, done);
+        struct ocr_engine_memory mem;
+        ocr_engine_memory(engine, &mem);
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        fprintf(out, "peak device memory: %.1f MiB device-local pool, %.1f MiB staging pool; peak RSS %.1f MiB\n",
+                mem.device_peak / 1048576.0, mem.host_peak / 1048576.0, ru.ru_maxrss / 1024.0);
+    }
+    ocr_engine_destroy(engine);
+    if (rc == 0) {
+        const char *image = args->n_inputs ? args->inputs[0] : SAMPLE_PATH;
+        print_cold_start(args, image, out);
+    }
+    for (int i = 0; i < n_images; i++)
+        ocr_image_free(&images[i].img);
+    free(images);
+    free(wall);
+    free(gpu);
+    free(total);
+    return rc;
+}
