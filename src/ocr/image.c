@@ -191,6 +191,10 @@ static enum ocr_image_status check_header(const uint8_t *p, size_t size, const c
         unsigned long long ph = (unsigned long long)p[20] << 24 | p[21] << 16 | p[22] << 8 | p[23];
         if (too_large(pw, ph, name, err, err_len)) return OCR_IMAGE_ERR_TOO_LARGE;
     }
+    /* stb_image 2.27 reads the numbers of a PNM header into an int with no overflow check (2.28 has
+     * one): a number that does not fit is refused here first */
+    if (fmt == FMT_PNM && pnm_number_overflows(p, size))
+        return FAIL(OCR_IMAGE_ERR_CORRUPT, "%s: corrupt PNM header (a number out of range)", name);
     if (!stb_format_info(fmt == FMT_UNKNOWN ? FMT_TGA : fmt, p, (int)size, &hd->w, &hd->h, &hd->channels)) {
         if (fmt == FMT_UNKNOWN) return FAIL(OCR_IMAGE_ERR_UNKNOWN_FORMAT, "%s: not an image (unknown format)", name);
         const char *r = stbi_failure_reason();

@@ -46,6 +46,8 @@ struct pnm_layout {
     unsigned long long data_bytes;
 };
 int pnm_layout(const uint8_t *data, size_t size, struct pnm_layout *layout);
+/* Whether the width, height or maxval of a P5/P6 header is over INT_MAX. */
+int pnm_number_overflows(const uint8_t *data, size_t size);
 
 /* Reads fd to its end into a malloc'd buffer (at most OCR_IMAGE_MAX_FILE_BYTES). */
 enum ocr_image_status read_fd_bytes(int fd, const char *name, uint8_t **data, size_t *size, char *err, size_t err_len);

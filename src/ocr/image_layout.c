@@ -1,5 +1,6 @@
 /* Size checks on container layouts: stb_image reads missing bytes of BMP, TGA and PNM files as
  * zeros (or leaves them unwritten), so a cut-off file would decode "successfully" to garbage. */
+#include <limits.h>
 #include <string.h>
 
 #include "ocr/image_internal.h"
@@ -128,5 +129,13 @@ int pnm_layout(const uint8_t *p, size_t n, struct pnm_layout *out) {
     out->bytes_per_sample = maxval > 255 ? 2 : 1;
     out->data_offset = pos + 1; /* one whitespace byte ends the header */
     out->data_bytes = (unsigned long long)w * h * out->channels * out->bytes_per_sample;
+    return 0;
+}
+
+int pnm_number_overflows(const uint8_t *p, size_t n) {
+    if (n < 3 || p[0] != 'P' || (p[1] != '5' && p[1] != '6')) return 0;
+    size_t pos = 2; /* the numbers are read as stb_image reads them: same spaces and comments */
+    for (int i = 0; i < 3; i++)
+        if (pnm_number(p, n, &pos) > INT_MAX) return 1;
     return 0;
 }
