@@ -10,6 +10,8 @@
 //   GEMM_CPU  no shared memory and no barriers (lavapipe runs a barrier as a coroutine switch):
 //             each invocation keeps a TM x TN register tile and streams K straight from memory;
 //             neighbouring invocations own neighbouring columns so SIMD lanes load contiguously;
+//             with VEC4 (4-aligned operands) A rows come 4 k per load and a plain B 4 columns per
+//             load, since lavapipe pays per load instruction and lane rather than per byte;
 //   GEMM_COOPMAT  fp16 cooperative matrices (GL_NV_cooperative_matrix, 16x16x16, fp32
 //             accumulators): 2 x 2 subgroups of 32 each own 32 x 32 outputs of a 64 x 64 tile;
 //             tiles are staged through shared memory so global data needs no alignment, and the
@@ -410,9 +412,66 @@ void main_vec4()
     }
 }
 
+// VEC4 with im2col B: A rows are the conv weights, zero-padded to a multiple of 4, so one load
+// brings 4 taps and the K tail needs no special case (its taps gather zeros).
+void main_im2col_vec4()
+{
+    const uint lx = gl_LocalInvocationID.x;
+    const uint m0 = gl_WorkGroupID.y * TM;
+    const uint nb = gl_WorkGroupID.x * LX * TN + lx;
+    const uint z1 = gl_WorkGroupID.z / p.zdiv, z2 = gl_WorkGroupID.z % p.zdiv;
+    const uint a_base = p.a_off + z1 * p.a_z1 + z2 * p.a_z2;
+    const uint b_base = p.b_off + z1 * p.b_z1 + z2 * p.b_z2;
+
+    float acc[TM][TN];
+    uint a_row[TM];
+    for (uint i = 0; i < TM; i++) {
+        a_row[i] = a_base + min(m0 + i, p.M - 1) * p.a_sm;
+        for (uint j = 0; j < TN; j++)
+            acc[i][j] = 0.0;
+    }
+    int iy0[TN], ix0[TN];
+    for (uint j = 0; j < TN; j++)
+        pixel_origin(nb + j * LX, iy0[j], ix0[j]);
+    for (uint k = 0; k < p.K; k += 4) {
+        float bv[4][TN];
+        for (uint q = 0; q < 4; q++) {
+            uint kq = k + q;
+            uint ic = kq / (KH * KW), tap = kq % (KH * KW);
+            uint plane = b_base + ic * p.H * p.W;
+            int dy = int((tap / KW) * DH), dx = int((tap % KW) * DW);
+            for (uint j = 0; j < TN; j++) {
+                int iy = iy0[j] + dy, ix = ix0[j] + dx;
+                bool inside = kq < p.K && uint(iy) < p.H && uint(ix) < p.W;
+                bv[q][j] = inside ? float(b[plane + uint(iy) * p.W + uint(ix)]) : 0.0;
+            }
+        }
+        for (uint i = 0; i < TM; i++) {
+            vec4 av = vec4(a4[(a_row[i] + k) / 4]);
+            for (uint q = 0; q < 4; q++)
+                for (uint j = 0; j < TN; j++)
+                    acc[i][j] = fma(av[q], bv[q][j], acc[i][j]);
+        }
+    }
+    for (uint i = 0; i < TM; i++) {
+        uint m = m0 + i;
+        if (m >= p.M)
+            break;
+        for (uint j = 0; j < TN; j++) {
+            uint n = nb + j * LX;
+            if (n < p.N)
+                store_c(z1, z2, m, n, acc[i][j]);
+        }
+    }
+}
+
 void main()
 {
-    if (VEC4 && MODE != MODE_IM2COL) {
+    if (VEC4 && MODE == MODE_IM2COL) {
+        main_im2col_vec4();
+        return;
+    }
+    if (VEC4) {
         main_vec4();
         return;
     }

@@ -73,7 +73,7 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
         out->bm = CPU_TM;
         out->bn = CPU_LX * CPU_TN;
         rc = build(cfg, d, out->shader, CPU_LX, 1, CPU_TM, CPU_TN, false, 0, &out->pipeline);
-        if (rc == GPU_OK && d->mode != CONV_GEMM_IM2COL)
+        if (rc == GPU_OK)
             rc = build(cfg, d, out->shader, CPU_LX, 1, CPU_TM, CPU_TN, true, 0, &out->pipeline_vec4);
     } else {
         out->shader = f16 ? "gemm_f16" : "gemm";
