@@ -67,6 +67,8 @@ layout(std430, binding = 4) readonly buffer BufR { SFLOAT r[]; };
 // The same A and B bindings seen as 4-vectors, for VEC4.
 layout(std430, binding = 0) readonly buffer BufA4 { SFLOAT4 a4[]; };
 layout(std430, binding = 1) readonly buffer BufB4 { SFLOAT4 b4[]; };
+layout(std430, binding = 2) writeonly buffer BufC4 { SFLOAT4 c4[]; };
+layout(std430, binding = 4) readonly buffer BufR4 { SFLOAT4 r4[]; };
 
 layout(push_constant) uniform Push {
     uint M, N, K, zdiv;
@@ -76,6 +78,7 @@ layout(push_constant) uniform Push {
     uint r_off, r_sm, r_z1, r_z2;
     uint bias_z2;
     uint H, W, OW, pad_t, pad_l; // im2col: input H W, output width; deconv: input H W, output width
+    uint c_vec4; // C (and the residual) rows and batches start on multiples of 4 elements
 } p;
 
 void store_c(uint z1, uint z2, uint m, uint n, float v)
@@ -401,6 +404,31 @@ void main_vec4()
         vec4 bv = vec4(b4[(b_base + k * p.b_sk + nl) / 4]);
         for (uint i = 0; i < TM; i++)
             acc[i] = fma(vec4(float(a[a_row[i] + k])), bv, acc[i]);
+    }
+    // Whole workgroups inside N with aligned C store 4-vectors (the condition is uniform, so
+    // no lane runs both paths).
+    if (MODE == MODE_PLAIN && p.c_vec4 != 0u && (gl_WorkGroupID.x + 1) * LX * 4 <= p.N) {
+        for (uint i = 0; i < TM; i++) {
+            uint m = m0 + i;
+            if (m >= p.M)
+                break;
+            vec4 v = acc[i];
+            if (BIAS == BIAS_ROW)
+                v += vec4(bias[z2 * p.bias_z2 + m]);
+            else if (BIAS == BIAS_COL)
+                v += vec4(bias[nb], bias[nb + 1], bias[nb + 2], bias[nb + 3]);
+            vec4 res = vec4(0.0);
+            if (RESIDUAL != RES_NONE)
+                res = vec4(r4[(p.r_off + z1 * p.r_z1 + z2 * p.r_z2 + m * p.r_sm + nb) / 4]);
+            if (RESIDUAL == RES_BEFORE_ACT)
+                v += res;
+            for (uint c = 0; c < 4; c++)
+                v[c] = apply_act(v[c], ACT, ALPHA, BETA);
+            if (RESIDUAL == RES_AFTER_ACT)
+                v += res;
+            c4[(p.c_off + z1 * p.c_z1 + z2 * p.c_z2 + m * p.c_sm + nb) / 4] = TO_S4(v);
+        }
+        return;
     }
     for (uint i = 0; i < TM; i++) {
         uint m = m0 + i;

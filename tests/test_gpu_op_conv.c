@@ -328,6 +328,11 @@ static void test_pointwise(void **s)
         /* H W a multiple of 4, at indices run_cases places at aligned offsets: vec4 B loads */
         {2, 12, 4, 6, 20, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0},
         {1, 33, 8, 9, 65, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0},
+        /* wider than a CPU workgroup (128 columns): 8, 9 at odd offsets, 10, 11 aligned (vec4 C) */
+        {1, 8, 12, 20, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0},
+        {2, 5, 16, 16, 7, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0},
+        {1, 24, 16, 20, 40, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0},
+        {2, 7, 8, 32, 13, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU6, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0},
     };
     RUN(cases);
 }

@@ -138,7 +138,7 @@ static double mm_run(const struct mm_case *mc, enum nn_dtype dt, int reps)
             b[i] = nn_half_to_float(nn_float_to_half(b[i]));
 
     /* odd offsets, or multiples of 4 where the GEMM loads vec4s */
-    const size_t a_off = aligned_offsets ? 4 : 1, b_off = aligned_offsets ? 8 : 6, y_off = 5;
+    const size_t a_off = aligned_offsets ? 4 : 1, b_off = aligned_offsets ? 8 : 6, y_off = aligned_offsets ? 8 : 5;
     struct gpu_buffer ba, bb = {0}, by;
     upload_tensor(dt, a, an, a_off, &ba);
     if (!mc->const_b)
@@ -269,6 +269,9 @@ static void test_wide_n(void **s)
     static const struct mm_case cases[] = {
         {S3(1, 3, 120), S2(120, 6625), 1, 0, 1, PVK_ACT_NONE},
         {S2(2, 96), S2(6625, 96), 1, 1, 1, PVK_ACT_NONE},
+        /* at aligned offsets (indices 2, 3): vec4 loads and stores */
+        {S3(2, 5, 40), S2(40, 300), 1, 0, 1, PVK_ACT_HARDSWISH},
+        {S2(9, 64), S2(258, 64), 1, 1, 1, PVK_ACT_NONE},
     };
     RUN(cases);
 }

@@ -143,7 +143,12 @@ int conv_gemm_record(const struct conv_gemm *g, struct gpu_cmd *cmd, const struc
             p = g->pipeline_vec4;
         }
     }
-    struct gpu_dispatch d = {.pipeline = p, .buffers = bind, .push = push,
+    /* C rows, batches and bindings (and the residual's) 4-aligned: the CPU kernel's vec4 variant
+     * stores 4-vectors */
+    struct conv_gemm_push q = *push;
+    q.c_vec4 = (q.c_off | q.c_sm | q.c_z1 | q.c_z2 | q.r_off | q.r_sm | q.r_z1 | q.r_z2) % 4 == 0 &&
+               bind[2].offset % 16 == 0 && bind[4].offset % 16 == 0;
+    struct gpu_dispatch d = {.pipeline = p, .buffers = bind, .push = &q,
                              .groups = {(push->N + bn - 1) / bn, (push->M + bm - 1) / bm, z_count},
                              .label = label};
     if (gpu_cmd_dispatch(cmd, &d) != GPU_OK) {

@@ -39,6 +39,7 @@ struct conv_gemm_push {
     uint32_t r_off, r_sm, r_z1, r_z2;
     uint32_t bias_z2;
     uint32_t H, W, OW, pad_t, pad_l;
+    uint32_t c_vec4; /* set by conv_gemm_record */
 };
 
 struct conv_gemm {
