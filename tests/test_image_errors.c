@@ -222,7 +222,8 @@ static void test_corrupt_data(void **state) {
     expect_error(load_mem(bad, n, err, sizeof err), err, OCR_IMAGE_ERR_CORRUPT, "mem", "PNG");
 }
 
-/* Inputs that stb_image 2.27 mishandles are checked before it sees them. */
+/* Inputs that stb_image 2.27 mishandles are checked before it sees them (and a JPEG DHT table that
+ * libjpeg refuses too, named before any decoder runs). */
 static void test_inputs_guarded_before_stb(void **state) {
     (void)state;
     uint8_t buf[8192], edited[8192];
@@ -348,6 +349,99 @@ static void test_random_damage_never_crashes(void **state) {
     assert_true(failures > 0);
 }
 
+/* libjpeg's errors come back through longjmp: every damaged JPEG must give a status and one line,
+ * never exit, and free all it allocated (the ASan build checks leaks and memory errors). Bit flips,
+ * byte overwrites, cuts, and cuts with an end-of-image marker put back (so that the marker walk sees
+ * a complete file and only libjpeg notices the missing data). */
+static void test_damaged_jpegs_never_crash(void **state) {
+    (void)state;
+    const char *names[] = {"quad_baseline.jpg", "quad_progressive.jpg", "quad_cmyk.jpg", "quad_gray.jpg",
+                           "quad_exif6.jpg", "word_2.jpg"};
+    static uint8_t buf[16384], bad[16384 + 2];
+    char err[512];
+    int runs = 0, ok = 0, truncated = 0, corrupt = 0, other = 0;
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        size_t n = read_fixture(names[k], buf, sizeof buf);
+        for (int round = 0; round < 100; round++) {
+            memcpy(bad, buf, n);
+            size_t len = n;
+            int kind = round % 4;
+            if (kind == 0) { /* flip a few bits */
+                for (int i = 0, flips = 1 + (int)(test_rand_u32() % 3); i < flips; i++)
+                    bad[test_rand_u32() % n] ^= (uint8_t)(1u << (test_rand_u32() % 8));
+            } else if (kind == 1) { /* overwrite a few bytes */
+                for (int i = 0, hits = 1 + (int)(test_rand_u32() % 4); i < hits; i++)
+                    bad[test_rand_u32() % n] = (uint8_t)test_rand_u32();
+            } else { /* cut, and for kind 3 close the file again with EOI */
+                len = 3 + test_rand_u32() % (n - 3);
+                if (kind == 3) bad[len] = 0xFF, bad[len + 1] = 0xD9, len += 2;
+            }
+            struct ocr_image img;
+            enum ocr_image_status st = ocr_image_load_memory(bad, len, "jpeg", OCR_ALPHA_IGNORE, &img, err, sizeof err);
+            runs++;
+            if (st == OCR_IMAGE_OK) {
+                assert_true(img.width > 0 && img.height > 0 && img.bgr);
+                ocr_image_free(&img);
+                ok++;
+                continue;
+            }
+            assert_null(img.bgr);
+            if (strchr(err, '\n') || strncmp(err, "jpeg: ", 6) != 0)
+                fail_msg("%s (round %d): not one line: [%s]", names[k], round, err);
+            if (st == OCR_IMAGE_ERR_TRUNCATED) truncated++;
+            else if (st == OCR_IMAGE_ERR_CORRUPT) corrupt++;
+            else other++;
+            if (kind == 2 && st != OCR_IMAGE_ERR_TRUNCATED) fail_msg("%s cut at %zu: [%s]", names[k], len, err);
+        }
+    }
+    printf("%d damaged JPEGs: %d decoded, %d truncated, %d corrupt, %d other\n", runs, ok, truncated, corrupt, other);
+    assert_true(truncated > 0 && corrupt > 0);
+}
+
+/* A cut inside the tables after the frame header: libjpeg's own "premature end" warning is turned
+ * into the truncation it is. */
+static void test_jpeg_cut_inside_tables(void **state) {
+    (void)state;
+    uint8_t buf[8192];
+    char err[512];
+    size_t n = read_fixture("quad_baseline.jpg", buf, sizeof buf);
+    size_t sof = 0, dht = 0;
+    for (size_t i = 2; i + 1 < n; i++) {
+        if (buf[i] == 0xFF && buf[i + 1] == 0xC0 && !sof) sof = i;
+        if (buf[i] == 0xFF && buf[i + 1] == 0xC4 && sof && !dht) dht = i;
+    }
+    assert_true(sof > 0 && dht > sof);
+    expect_error(load_mem(buf, dht + 10, err, sizeof err), err, OCR_IMAGE_ERR_TRUNCATED, "mem", "truncated JPEG");
+}
+
+/* A progressive JPEG whose last scan repeats 600 times: each repeat is another pass over the whole
+ * coefficient buffer, so scans are limited (libjpeg only warns about the bogus progression). */
+static void test_jpeg_too_many_scans(void **state) {
+    (void)state;
+    uint8_t buf[8192];
+    char err[512];
+    size_t n = read_fixture("quad_progressive.jpg", buf, sizeof buf);
+    size_t last_sos = 0;
+    for (size_t i = 2; i + 1 < n; i++)
+        if (buf[i] == 0xFF && buf[i + 1] == 0xDA) last_sos = i;
+    assert_true(last_sos > 0 && buf[n - 2] == 0xFF && buf[n - 1] == 0xD9);
+    size_t scan = n - 2 - last_sos, repeats = 600, len = last_sos + scan * repeats + 2;
+    uint8_t *many = malloc(len);
+    assert_non_null(many);
+    memcpy(many, buf, last_sos);
+    for (size_t r = 0; r < repeats; r++) memcpy(many + last_sos + r * scan, buf + last_sos, scan);
+    many[len - 2] = 0xFF, many[len - 1] = 0xD9;
+    expect_error(load_mem(many, len, err, sizeof err), err, OCR_IMAGE_ERR_CORRUPT, "mem", "scans");
+    /* a few repeats are only a warning: decoded, as cv2.imread does */
+    len = last_sos + scan * 3 + 2;
+    many[len - 2] = 0xFF, many[len - 1] = 0xD9;
+    struct ocr_image img;
+    assert_int_equal(ocr_image_load_memory(many, len, "mem", OCR_ALPHA_IGNORE, &img, err, sizeof err), OCR_IMAGE_OK);
+    assert_int_equal(img.width, 32);
+    ocr_image_free(&img);
+    free(many);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_files_that_cannot_be_read),
@@ -359,6 +453,9 @@ int main(void) {
         cmocka_unit_test(test_unsupported_formats),
         cmocka_unit_test(test_too_large_refused_from_header),
         cmocka_unit_test(test_random_damage_never_crashes),
+        cmocka_unit_test(test_damaged_jpegs_never_crash),
+        cmocka_unit_test(test_jpeg_cut_inside_tables),
+        cmocka_unit_test(test_jpeg_too_many_scans),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

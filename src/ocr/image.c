@@ -1,4 +1,5 @@
-/* Decoding encoded image bytes to BGR with stb_image, mirroring cv2.imread(IMREAD_COLOR). */
+/* Decoding encoded image bytes to BGR, mirroring cv2.imread(IMREAD_COLOR): JPEG with libjpeg-turbo
+ * (image_libjpeg.c, the library cv2.imread uses), the other formats with stb_image. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,7 +117,7 @@ static struct flatten choose_flatten(const uint8_t *pix, size_t count, int n) {
     return fl;
 }
 
-/* stb's n-channel RGB(A)/gray(A) pixels -> oriented BGR, alpha folded as `fl` says. */
+/* The decoder's n-channel RGB(A)/gray(A) pixels -> oriented BGR, alpha folded as `fl` says. */
 static void to_bgr(const uint8_t *pix, int w, int h, int n, int orientation, struct flatten fl, uint8_t *out,
                    int out_w, int out_h) {
     const signed char *m = orient_map[orientation];
@@ -165,6 +166,36 @@ struct header {
 
 #define FAIL(status, ...) (snprintf(err, err_len, __VA_ARGS__), (status))
 
+/* A JPEG's header checks: the marker walk (frame size against the limits, variant, truncation),
+ * then libjpeg's own header parse. */
+static enum ocr_image_status check_jpeg_header(const uint8_t *p, size_t size, const char *name, struct header *hd,
+                                               char *err, size_t err_len) {
+    struct jpeg_frame frame;
+    enum jpeg_walk_result walk = jpeg_walk(p, size, &hd->orientation, &frame);
+    if (walk == JPEG_WALK_BAD_HUFFMAN)
+        return FAIL(OCR_IMAGE_ERR_CORRUPT, "%s: corrupt JPEG header (bad Huffman table)", name);
+    int sof = frame.marker;
+    if (sof && sof != 0xC0 && sof != 0xC1 && sof != 0xC2)
+        return FAIL(OCR_IMAGE_ERR_UNSUPPORTED, "%s: unsupported JPEG variant (SOF%d: %s)", name, sof - 0xC0,
+                    sof >= 0xC9 && sof != 0xCB ? "arithmetic coding" : "lossless or hierarchical coding");
+    /* the frame header's claim, before libjpeg allocates anything for it (even when the rest is missing) */
+    if (sof && too_large((unsigned long long)frame.width, (unsigned long long)frame.height, name, err, err_len))
+        return OCR_IMAGE_ERR_TOO_LARGE;
+    if (walk == JPEG_WALK_TRUNCATED && !sof)
+        return FAIL(OCR_IMAGE_ERR_TRUNCATED, "%s: truncated JPEG (the data ends inside the header)", name);
+    enum ocr_image_status st = libjpeg_decode(p, size, name, &hd->w, &hd->h, NULL, err, err_len);
+    if (st != OCR_IMAGE_OK) return st;
+    hd->fmt = FMT_JPEG;
+    hd->channels = 3;
+    if (too_large((unsigned long long)hd->w, (unsigned long long)hd->h, name, err, err_len))
+        return OCR_IMAGE_ERR_TOO_LARGE;
+    /* libjpeg would only warn at the end of the data and fill the rest with gray: refuse it rather
+     * than read an image that is not there */
+    if (walk == JPEG_WALK_TRUNCATED)
+        return FAIL(OCR_IMAGE_ERR_TRUNCATED, "%s: truncated JPEG (the data ends before the end-of-image marker)", name);
+    return OCR_IMAGE_OK;
+}
+
 /* Signature, container layout, size limits: everything that can be refused before decoding. */
 static enum ocr_image_status check_header(const uint8_t *p, size_t size, const char *name, struct header *hd,
                                           char *err, size_t err_len) {
@@ -175,16 +206,8 @@ static enum ocr_image_status check_header(const uint8_t *p, size_t size, const c
     if (other) return FAIL(OCR_IMAGE_ERR_UNSUPPORTED, "%s: unsupported image format: %s", name, other);
     if (size > INT_MAX) return FAIL(OCR_IMAGE_ERR_TOO_LARGE, "%s: file too large (%zu bytes)", name, size);
     enum image_format fmt = sniff_format(p, size);
-    int sof = 0, empty_idat;
-    enum jpeg_walk_result walk = JPEG_WALK_COMPLETE;
-    if (fmt == FMT_JPEG) {
-        walk = jpeg_walk(p, size, &hd->orientation, &sof);
-        if (walk == JPEG_WALK_BAD_HUFFMAN)
-            return FAIL(OCR_IMAGE_ERR_CORRUPT, "%s: corrupt JPEG header (bad Huffman table)", name);
-        if (sof && sof != 0xC0 && sof != 0xC1 && sof != 0xC2)
-            return FAIL(OCR_IMAGE_ERR_UNSUPPORTED, "%s: unsupported JPEG variant (SOF%d: %s)", name, sof - 0xC0,
-                        sof >= 0xC9 && sof != 0xCB ? "arithmetic coding" : "lossless or hierarchical coding");
-    }
+    int empty_idat;
+    if (fmt == FMT_JPEG) return check_jpeg_header(p, size, name, hd, err, err_len);
     /* stb_image refuses large PNG headers in its own words (and at its own bound): ours come first */
     if (fmt == FMT_PNG && size >= 24 && memcmp(p + 12, "IHDR", 4) == 0) {
         unsigned long long pw = (unsigned long long)p[16] << 24 | p[17] << 16 | p[18] << 8 | p[19];
@@ -199,8 +222,7 @@ static enum ocr_image_status check_header(const uint8_t *p, size_t size, const c
         if (fmt == FMT_UNKNOWN) return FAIL(OCR_IMAGE_ERR_UNKNOWN_FORMAT, "%s: not an image (unknown format)", name);
         const char *r = stbi_failure_reason();
         int specific = r && (strcmp(r, "too large") == 0 || strcmp(r, "outofmem") == 0 || is_unsupported_reason(r));
-        if (!specific && ((fmt == FMT_PNG && png_walk(p, size, &empty_idat) == PNG_WALK_TRUNCATED) ||
-                          (fmt == FMT_JPEG && walk == JPEG_WALK_TRUNCATED && !sof)))
+        if (!specific && fmt == FMT_PNG && png_walk(p, size, &empty_idat) == PNG_WALK_TRUNCATED)
             return FAIL(OCR_IMAGE_ERR_TRUNCATED, "%s: truncated %s (the data ends inside the header)", name,
                         format_names[fmt]);
         return stb_failure(fmt, name, "header", err, err_len);
@@ -210,10 +232,8 @@ static enum ocr_image_status check_header(const uint8_t *p, size_t size, const c
         return FAIL(OCR_IMAGE_ERR_CORRUPT, "%s: corrupt %s header (%dx%d pixels)", name, format_names[fmt], hd->w, hd->h);
     if (too_large((unsigned long long)hd->w, (unsigned long long)hd->h, name, err, err_len))
         return OCR_IMAGE_ERR_TOO_LARGE;
-    /* stb_image decodes a cut-off JPEG scan as if the rest were zeros (BMP, TGA, GIF and PNM pixels
-     * too): refuse it rather than read garbage */
-    if (fmt == FMT_JPEG && walk == JPEG_WALK_TRUNCATED)
-        return FAIL(OCR_IMAGE_ERR_TRUNCATED, "%s: truncated JPEG (the data ends before the end-of-image marker)", name);
+    /* stb_image decodes cut-off BMP, TGA, GIF and PNM pixels as if the rest were zeros: refuse them
+     * rather than read garbage */
     struct pnm_layout pnm;
     if ((fmt == FMT_BMP && bmp_truncated(p, size)) || (fmt == FMT_TGA && tga_truncated(p, size)) ||
         (fmt == FMT_GIF && gif_truncated(p, size)) ||
@@ -232,6 +252,7 @@ static enum ocr_image_status check_header(const uint8_t *p, size_t size, const c
 /* The stored pixels, 8 bits a sample, hd->channels interleaved (gray, gray+alpha, RGB or RGBA). */
 static enum ocr_image_status decode_pixels(const uint8_t *p, size_t size, const char *name, struct header *hd,
                                            uint8_t **pix, char *err, size_t err_len) {
+    if (hd->fmt == FMT_JPEG) return libjpeg_decode(p, size, name, &hd->w, &hd->h, pix, err, err_len);
     struct pnm_layout pnm;
     if (hd->fmt == FMT_PNM && pnm_layout(p, size, &pnm) == 0 && pnm.bytes_per_sample == 2) {
         /* stb_image 2.27 reads 16-bit PNM samples in host byte order; they are big-endian: keep the high byte */
@@ -284,7 +305,7 @@ enum ocr_image_status ocr_image_load_memory(const void *data, size_t size, const
     img->height = hd.orientation >= 5 ? w : h;
     img->had_alpha = has_alpha;
     to_bgr(pix, w, h, n, hd.orientation, fl, img->bgr, img->width, img->height);
-    free(pix); /* stbi_image_free is free() in this build (no STBI_FREE) */
+    free(pix); /* stbi_image_free is free() in this build (no STBI_FREE); libjpeg_decode's is malloc'd */
     return OCR_IMAGE_OK;
 }
 

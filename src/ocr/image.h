@@ -1,21 +1,24 @@
 /* Image decoding to the 8-bit BGR pixels PaddleOCR works on (what cv2.imread(path) returns).
  *
- * Formats (stb_image): PNG (1-16 bit; gray, gray+alpha, palette, RGB, RGBA), JPEG (baseline and
- * progressive; EXIF orientation applied as cv2.imread does), BMP, GIF (first frame), binary PNM
- * (P5/P6) and TGA. 16-bit samples keep their high byte (cv2.IMREAD_COLOR). Gray is replicated to
- * three channels.
+ * Formats: JPEG with libjpeg-turbo, the decoder of cv2.imread (baseline and progressive; gray, YCbCr,
+ * CMYK/YCCK; EXIF orientation applied as cv2.imread does); with stb_image: PNG (1-16 bit; gray,
+ * gray+alpha, palette, RGB, RGBA), BMP, GIF (first frame), binary PNM (P5/P6) and TGA. 16-bit samples
+ * keep their high byte (cv2.IMREAD_COLOR). Gray is replicated to three channels.
  *
  * Limits, checked from the header before any pixel memory is allocated: a side of at most
  * OCR_IMAGE_MAX_SIDE and at most OCR_IMAGE_MAX_PIXELS pixels; files of at most
- * OCR_IMAGE_MAX_FILE_BYTES. Peak memory of a decode is the file bytes + stb's decoded buffer
- * (up to 12 bytes a pixel for 16-bit RGBA PNG, 3-4 otherwise) + the 3-byte BGR result.
+ * OCR_IMAGE_MAX_FILE_BYTES. Peak memory of a decode is the file bytes + the decoder's buffer
+ * (up to 12 bytes a pixel for 16-bit RGBA PNG, 3-4 otherwise; a progressive JPEG adds its
+ * coefficients, 2 bytes a sample) + the 3-byte BGR result.
  *
- * Fidelity to the reference decoder (ref_ocr.mjs, = cv2.imread): PNG, BMP, PNM, TGA and GIF pixels
- * are identical; JPEG goes through stb_image's IDCT and upsampling instead of libjpeg-turbo's, within
- * 3 levels (mean under 0.1) on the shared corpus. CMYK JPEG uses the naive CMYK -> RGB of cv2.
+ * Fidelity to the reference decoder (ref_ocr.mjs, = cv2.imread): PNG, BMP, PNM, TGA, GIF and JPEG
+ * pixels are identical (JPEG: the same libjpeg-turbo settings as cv2.imread, ISLOW IDCT and fancy
+ * upsampling; checked byte for byte on every JPEG of tests/data). CMYK JPEG uses cv2's naive
+ * CMYK -> BGR formula, not colour management.
  *
- * Truncated files are refused (stb_image would fill the missing part of a JPEG, BMP, TGA, GIF or PNM
- * with zeros or leave it unset).
+ * Truncated files are refused (libjpeg would fill the missing part of a JPEG with gray, stb_image
+ * that of a BMP, TGA, GIF or PNM with zeros or leave it unset). Other JPEG damage that libjpeg only
+ * warns about (corrupt entropy data, stray bytes) is decoded as cv2.imread decodes it.
  *
  * Every failure returns a status naming the reason and a one-line message; nothing aborts. */
 #ifndef PPOCR_OCR_IMAGE_H

@@ -7,24 +7,35 @@
 
 #include "ocr/image.h"
 
-/* The containers stb_image decodes here; TGA has no signature. */
+/* The containers decoded here (JPEG by libjpeg, the others by stb_image); TGA has no signature. */
 enum image_format { FMT_UNKNOWN, FMT_PNG, FMT_JPEG, FMT_GIF, FMT_BMP, FMT_PNM, FMT_TGA };
 
 /* stb_image's header parser of one format (so that its failure reason is that format's, not the
- * last of all the parsers stbi_info tries). Returns 1 and the size, or 0. */
+ * last of all the parsers stbi_info tries). Not for JPEG. Returns 1 and the size, or 0. */
 int stb_format_info(enum image_format format, const uint8_t *data, int size, int *w, int *h, int *channels);
 
 /* How a JPEG's marker structure ends. */
 enum jpeg_walk_result {
     JPEG_WALK_COMPLETE,  /* reached EOI */
     JPEG_WALK_TRUNCATED, /* the data ends before EOI */
-    JPEG_WALK_MALFORMED, /* not the marker layout a JPEG has; stb decides */
-    JPEG_WALK_BAD_HUFFMAN, /* a DHT table with more than 256 codes: stb_image 2.27 would write past its
-                              tables (fixed in 2.28), so it must never see one */
+    JPEG_WALK_MALFORMED, /* not the marker layout a JPEG has; libjpeg decides */
+    JPEG_WALK_BAD_HUFFMAN, /* a DHT table with more than 256 codes (libjpeg refuses it too) */
+};
+/* The first SOFn frame header of a JPEG. */
+struct jpeg_frame {
+    int marker;        /* 0xC0..0xCF, 0 when none was seen */
+    int width, height; /* as the frame header says them */
 };
 /* Walks the markers of a JPEG (SOI already checked); reports the EXIF orientation (1-8, else 1)
- * and the first SOFn marker (0xC0..0xCF, 0 when none was seen). */
-enum jpeg_walk_result jpeg_walk(const uint8_t *data, size_t size, int *orientation, int *sof);
+ * and the first frame header. */
+enum jpeg_walk_result jpeg_walk(const uint8_t *data, size_t size, int *orientation, struct jpeg_frame *frame);
+
+/* Decodes a JPEG with libjpeg-turbo as cv2.imread does (image_libjpeg.c). With rgb NULL, only reads
+ * the header and gives its size in *w, *h; otherwise the header must say *w x *h (already checked
+ * against the limits) and *rgb gets w*h*3 malloc'd RGB bytes. Every libjpeg error, and the data
+ * ending early, becomes a status and a one-line message. */
+enum ocr_image_status libjpeg_decode(const uint8_t *data, size_t size, const char *name, int *w, int *h,
+                                     uint8_t **rgb, char *err, size_t err_len);
 
 /* A PNG's chunk list, walked before stb_image sees it: a chunk running past the end would make it
  * allocate what the length field claims. */

@@ -1,5 +1,6 @@
-/* JPEG marker walk: finds the EXIF orientation (stb_image ignores it, cv2.imread applies it) and
- * notices a file cut short (stb_image pads missing entropy-coded data with zeros and "succeeds"). */
+/* JPEG marker walk, before libjpeg runs: finds the EXIF orientation (cv2.imread applies it; libjpeg
+ * does not), the frame size (checked against the limits before libjpeg allocates anything) and a
+ * file cut short (libjpeg only warns, and fills the missing part with gray). */
 #include <string.h>
 
 #include "ocr/image_internal.h"
@@ -38,9 +39,9 @@ static int exif_orientation(const uint8_t *p, size_t n) {
 }
 
 /* The tables of one DHT segment of n bytes: each a class/id byte, 16 code counts summing to at most
- * 256, then that many symbols. Only the first `avail` bytes may be there: stb_image reads the rest
- * of a segment cut off by the end of the data as zeros, so the counts that are there must be
- * checked all the same (a cut-off segment is otherwise left to the truncation check). */
+ * 256, then that many symbols. Only the first `avail` bytes may be there: the counts that are there
+ * are checked all the same (a cut-off segment is otherwise left to the truncation check). libjpeg
+ * refuses the same tables; checking here names the reason before any decoder runs. */
 static int huffman_tables_ok(const uint8_t *p, size_t n, size_t avail) {
     size_t pos = 0;
     while (pos < n) {
@@ -54,14 +55,14 @@ static int huffman_tables_ok(const uint8_t *p, size_t n, size_t avail) {
     return 1;
 }
 
-enum jpeg_walk_result jpeg_walk(const uint8_t *data, size_t size, int *orientation, int *sof) {
+enum jpeg_walk_result jpeg_walk(const uint8_t *data, size_t size, int *orientation, struct jpeg_frame *frame) {
     *orientation = 1;
-    *sof = 0;
+    memset(frame, 0, sizeof *frame);
     int found_exif = 0;
     size_t pos = 2; /* after SOI */
     for (;;) {
-        /* stb_image skips stray bytes between segments to the next 0xFF; so do we, so that every
-         * segment it will read is checked here */
+        /* libjpeg skips stray bytes between segments to the next 0xFF (with a warning); so do we, so
+         * that every segment it will read is checked here */
         while (pos < size && data[pos] != 0xFF) pos++;
         if (pos >= size) return JPEG_WALK_TRUNCATED;
         while (pos < size && data[pos] == 0xFF) pos++; /* fill bytes */
@@ -73,12 +74,18 @@ enum jpeg_walk_result jpeg_walk(const uint8_t *data, size_t size, int *orientati
         if (size - pos < 2) return JPEG_WALK_TRUNCATED;
         size_t len = (size_t)data[pos] << 8 | data[pos + 1];
         if (len < 2) return JPEG_WALK_MALFORMED;
-        /* before the truncation check: stb_image's header parse reads a cut-off DHT too */
+        /* before the truncation check: a cut-off DHT's counts are refused as such */
         if (marker == 0xC4 && !huffman_tables_ok(data + pos + 2, len - 2, size - pos < len ? size - pos - 2 : len - 2))
             return JPEG_WALK_BAD_HUFFMAN;
         if (size - pos < len) return JPEG_WALK_TRUNCATED;
         int is_sof = marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
-        if (is_sof && !*sof) *sof = marker;
+        if (is_sof && !frame->marker) {
+            frame->marker = marker;
+            if (len >= 7) { /* length, precision, height, width */
+                frame->height = data[pos + 3] << 8 | data[pos + 4];
+                frame->width = data[pos + 5] << 8 | data[pos + 6];
+            }
+        }
         if (marker == 0xE1 && !found_exif) {
             int o = exif_orientation(data + pos + 2, len - 2);
             if (o) {
@@ -103,7 +110,8 @@ enum jpeg_walk_result jpeg_walk(const uint8_t *data, size_t size, int *orientati
 }
 
 int ocr_jpeg_exif_orientation(const uint8_t *data, size_t size) {
-    int orientation = 1, sof;
-    if (size >= 3 && data[0] == 0xFF && data[1] == 0xD8) jpeg_walk(data, size, &orientation, &sof);
+    int orientation = 1;
+    struct jpeg_frame frame;
+    if (size >= 3 && data[0] == 0xFF && data[1] == 0xD8) jpeg_walk(data, size, &orientation, &frame);
     return orientation;
 }

@@ -1,8 +1,7 @@
-/* The one definition of stb_image, limited to the formats ocr/image.c accepts, so that a hostile
- * PSD/HDR/PIC file never reaches a decoder nobody checked. */
+/* The one definition of stb_image, limited to the formats ocr/image.c gives it, so that a hostile
+ * PSD/HDR/PIC file never reaches a decoder nobody checked. JPEG goes to libjpeg (image_libjpeg.c). */
 #define STB_IMAGE_IMPLEMENTATION
 #define STBI_ONLY_PNG
-#define STBI_ONLY_JPEG
 #define STBI_ONLY_BMP
 #define STBI_ONLY_GIF
 #define STBI_ONLY_PNM
@@ -28,7 +27,6 @@ int stb_format_info(enum image_format format, const uint8_t *data, int size, int
     stbi__start_mem(&s, data, size);
     switch (format) {
     case FMT_PNG: return stbi__png_info(&s, w, h, channels);
-    case FMT_JPEG: return stbi__jpeg_info(&s, w, h, channels);
     case FMT_GIF: return stbi__gif_info(&s, w, h, channels);
     case FMT_BMP: return stbi__bmp_info(&s, w, h, channels);
     case FMT_PNM: return stbi__pnm_info(&s, w, h, channels);

@@ -121,7 +121,7 @@ async function writeJpegFixtures() {
   for (let o = 1; o <= 8; o++) {
     out(`quad_exif${o}.jpg`, await img().jpeg({ quality: 95, progressive: o % 2 === 0 }).withMetadata({ orientation: o }).toBuffer());
   }
-  // word_2.jpg as the reference decodes it (sharp/libjpeg-turbo): stb_image's IDCT and upsampling differ a little
+  // word_2.jpg as the reference decodes it (sharp/libjpeg-turbo): ppocr-vk's libjpeg-turbo decode must equal it
   const bgr = await refDecode(path.join(dir, 'word_2.jpg'));
   out('word_2.jpg.bgr', Buffer.from(bgr.data));
   bgr.delete();

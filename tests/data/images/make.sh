@@ -8,3 +8,5 @@
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 REF_HOME=${REF_HOME:-$HOME/.cache/ppocr-ref} node "$here/make.mjs" "$here"
+# checksums of the reference's decode of every JPEG in tests/data (test_image_decode.c)
+REF_HOME=${REF_HOME:-$HOME/.cache/ppocr-ref} node "$here/jpeg_ref.mjs" > "$here/jpeg_ref.txt"
