@@ -72,8 +72,12 @@ static int scan_dir(const char *dir, const char *rel, struct cli_item_list *list
     if (depth > 64)
         return 0; /* a deeper tree is almost surely a link cycle */
     DIR *d = opendir(dir);
-    if (!d)
-        return 0;
+    if (!d) {
+        /* an unreadable folder is a failed input, not one skipped in silence */
+        char msg[512];
+        snprintf(msg, sizeof(msg), "cannot open directory: %s", strerror(errno));
+        return push_item(list, dir, *rel ? rel : base_name(dir), msg) ? -1 : 1;
+    }
     char **names = NULL;
     size_t n = 0, cap = 0;
     struct dirent *e;
@@ -119,6 +123,11 @@ static int scan_dir(const char *dir, const char *rel, struct cli_item_list *list
             } else if (S_ISREG(st.st_mode) && cli_is_image_name(names[i])) {
                 added = push_item(list, path, relpath, NULL) ? -1 : added + 1;
             }
+        } else if (cli_is_image_name(names[i])) {
+            /* an image name that cannot be looked at (a dangling link): reported, not skipped */
+            char msg[512];
+            snprintf(msg, sizeof(msg), "%s", errno == ENOENT ? "no such file (a dangling link?)" : strerror(errno));
+            added = push_item(list, path, relpath, msg) ? -1 : added + 1;
         }
         free(path);
         free(relpath);

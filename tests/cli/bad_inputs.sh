@@ -113,10 +113,21 @@ fi
 if [ "$as_user" = skip ]; then
     echo "SKIP: unreadable file (running as root without setpriv)" >&2
 else
-    expect_exit 1 "unreadable file" -- $as_user "$BIN" --format json "$TMP/locked.png" "$WORDS/en_word_1.png"
+    # and in a folder: an unreadable subfolder and a dangling link named .png are reported too
+    mkdir -p "$TMP/tree/locked"
+    cp "$WORDS/en_word_2.png" "$TMP/tree/a.png"
+    cp "$WORDS/en_word_1.png" "$TMP/tree/locked/b.png"
+    chmod 000 "$TMP/tree/locked"
+    ln -s "$TMP/nowhere.png" "$TMP/tree/gone.png"
+    expect_exit 1 "unreadable file and folder" -- $as_user "$BIN" --format json "$TMP/locked.png" "$TMP/tree" \
+        "$WORDS/en_word_1.png"
     expect_error "locked.png" "permission denied" "unreadable file"
-    expect_lines 1 "$TMP/err" "unreadable file: one line"
-    expect_text "en_word_1.png" "image after the unreadable one"
+    expect_error "tree/locked" "cannot open directory: Permission denied" "unreadable subfolder"
+    expect_error "tree/gone.png" "no such file" "dangling link in a folder"
+    expect_lines 3 "$TMP/err" "unreadable file and folder: one line each"
+    expect_text "a.png" "image of the folder"
+    expect_text "en_word_1.png" "image after the unreadable ones"
+    chmod 755 "$TMP/tree/locked"
 fi
 
 # ---- image bytes on stdin ---------------------------------------------------------------------
