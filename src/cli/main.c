@@ -44,14 +44,16 @@ static void progress(int done, int total)
     fflush(stderr);
 }
 
-/* Decodes one item: a file, or image bytes on stdin. */
-static int load_item(const struct cli_item *item, struct ocr_image *img, char *err, size_t err_len)
+/* Decodes one item: a file, or image bytes on stdin. Alpha is flattened so that text drawn only
+ * in the alpha channel stays visible, except in --paddle-parity, which drops it as cv2.imread. */
+static int load_item(const struct cli_item *item, int parity, struct ocr_image *img, char *err, size_t err_len)
 {
+    enum ocr_alpha_mode alpha = parity ? OCR_ALPHA_IGNORE : OCR_ALPHA_FLATTEN;
     enum ocr_image_status st;
     if (strcmp(item->path, "-") == 0)
-        st = ocr_image_load_fd(STDIN_FILENO, "stdin", OCR_ALPHA_IGNORE, img, err, err_len);
+        st = ocr_image_load_fd(STDIN_FILENO, "stdin", alpha, img, err, err_len);
     else
-        st = ocr_image_load_file(item->path, OCR_ALPHA_IGNORE, img, err, err_len);
+        st = ocr_image_load_file(item->path, alpha, img, err, err_len);
     return st == OCR_IMAGE_OK ? 0 : -1;
 }
 
@@ -101,7 +103,7 @@ static int run_ocr(const struct cli_args *args)
             continue;
         }
         struct ocr_image img;
-        if (load_item(item, &img, err, sizeof(err))) {
+        if (load_item(item, args->ocr.paddle_parity, &img, err, sizeof(err))) {
             fprintf(stderr, "ppocr-vk: %s\n", err);
             failed++;
             continue;

@@ -35,6 +35,7 @@ struct ocr_line {
     char *text;        /* UTF-8 */
     float score;       /* mean probability of the kept CTC steps */
     int box[4][2];     /* corners in the source image, clockwise from top-left */
+    int upside_down;   /* the line was read turned 180 degrees from its box's orientation */
 };
 
 enum ocr_stage {

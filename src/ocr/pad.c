@@ -1,0 +1,45 @@
+#include "ocr/pad.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void border_colour(const struct ocr_image *img, uint8_t bgr[3])
+{
+    double sum[3] = {0, 0, 0};
+    long n = 0;
+    int w = img->width, h = img->height;
+    for (int y = 0; y < h; y++) {
+        int step = (y == 0 || y == h - 1) ? 1 : (w > 1 ? w - 1 : 1);
+        for (int x = 0; x < w; x += step) {
+            const uint8_t *p = img->bgr + ((size_t)y * w + x) * 3;
+            for (int c = 0; c < 3; c++)
+                sum[c] += p[c];
+            n++;
+        }
+    }
+    for (int c = 0; c < 3; c++)
+        bgr[c] = (uint8_t)(sum[c] / (double)n + 0.5);
+}
+
+int ocr_pad_image(const struct ocr_image *img, int margin, struct ocr_image *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (margin < 0 || img->width > OCR_IMAGE_MAX_SIDE - 2 * margin || img->height > OCR_IMAGE_MAX_SIDE - 2 * margin)
+        return -1;
+    int w = img->width + 2 * margin, h = img->height + 2 * margin;
+    uint8_t *bgr = malloc((size_t)w * h * 3);
+    if (!bgr)
+        return -1;
+    uint8_t fill[3];
+    border_colour(img, fill);
+    for (size_t i = 0; i < (size_t)w * h; i++)
+        memcpy(bgr + i * 3, fill, 3);
+    for (int y = 0; y < img->height; y++)
+        memcpy(bgr + ((size_t)(y + margin) * w + margin) * 3, img->bgr + (size_t)y * img->width * 3,
+               (size_t)img->width * 3);
+    out->width = w;
+    out->height = h;
+    out->bgr = bgr;
+    out->had_alpha = img->had_alpha;
+    return 0;
+}
