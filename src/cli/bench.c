@@ -18,7 +18,15 @@
 #include "ocr/engine.h"
 #include "ocr/image.h"
 
-#define SAMPLE_PATH PPOCR_SOURCE_DIR "/tests/data/sample.png"
+/* The bundled sample: in the source tree this binary was built from, or under the working folder. */
+static const char *sample_path(void)
+{
+    static const char *const places[] = {PPOCR_SOURCE_DIR "/tests/data/sample.png", "tests/data/sample.png"};
+    for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++)
+        if (access(places[i], R_OK) == 0)
+            return places[i];
+    return places[0];
+}
 
 static double now_ms(void)
 {
@@ -159,7 +167,7 @@ int cli_bench(const struct cli_args *args, FILE *out)
     int rc = 0;
     double decode_ms[64] = {0};
     for (int i = 0; i < (args->n_inputs ? n_images : 1); i++) {
-        const char *path = args->n_inputs ? args->inputs[i] : SAMPLE_PATH;
+        const char *path = args->n_inputs ? args->inputs[i] : sample_path();
         images[i].path = (char *)path;
         snprintf(images[i].name, sizeof(images[i].name), "%s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
         int k = 0;
@@ -274,7 +282,7 @@ int cli_bench(const struct cli_args *args, FILE *out)
     }
     ocr_engine_destroy(engine);
     if (rc == 0) {
-        const char *image = args->n_inputs ? args->inputs[0] : SAMPLE_PATH;
+        const char *image = args->n_inputs ? args->inputs[0] : sample_path();
         print_cold_start(args, image, out);
     }
     for (int i = 0; i < n_images; i++)
