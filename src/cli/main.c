@@ -8,6 +8,7 @@
 
 #include "cli/args.h"
 #include "cli/bench.h"
+#include "cli/draw.h"
 #include "cli/inputs.h"
 #include "cli/output.h"
 #include "ocr/engine.h"
@@ -110,6 +111,10 @@ static int run_ocr(const struct cli_args *args)
         }
         struct ocr_result result;
         int rc = ocr_engine_run(engine, &img, &result, err, sizeof(err));
+        if (rc == 0 && args->draw_dir && cli_draw_boxes(args->draw_dir, item->name, &img, &result, err, sizeof(err))) {
+            fprintf(stderr, "ppocr-vk: %s: %s\n", file, err);
+            failed++;
+        }
         ocr_image_free(&img);
         if (rc) {
             fprintf(stderr, "ppocr-vk: %s: %s\n", file, err);

@@ -144,7 +144,7 @@ const char *cli_format_extension(enum cli_format format)
     return format == CLI_FORMAT_JSON ? "json" : format == CLI_FORMAT_TSV ? "tsv" : "txt";
 }
 
-static int make_parents(char *path)
+int cli_make_parents(char *path)
 {
     for (char *p = path + 1; *p; p++) {
         if (*p != '/')
@@ -171,7 +171,7 @@ int cli_write_file_atomic(const char *dir, const char *name, const char *ext, co
     }
     snprintf(final_path, n, "%s/%s.%s", dir, name, ext);
     snprintf(tmp_path, n, "%s.tmp%ld", final_path, (long)getpid());
-    if (make_parents(final_path)) {
+    if (cli_make_parents(final_path)) {
         snprintf(err, err_len, "cannot create the folder for %s: %s", final_path, strerror(errno));
         goto done;
     }

@@ -29,6 +29,8 @@ const char *cli_format_extension(enum cli_format format);
  * Returns 0, or -1 with a one-line reason. */
 int cli_write_file_atomic(const char *dir, const char *name, const char *ext, const char *data, size_t len,
                           char *err, size_t err_len);
+/* Creates the folders on the way to `path` (its last component is a file). Returns 0 or -1. */
+int cli_make_parents(char *path);
 /* Writes all of data to stdout and flushes. Returns 0, or -1 with a reason (closed pipe, full disk). */
 int cli_write_stdout(const char *data, size_t len, char *err, size_t err_len);
 

@@ -1,0 +1,99 @@
+#include "cli/draw.h"
+
+#include "cli/output.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#define STB_IMAGE_WRITE_STATIC
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#include <stb_image_write.h>
+#pragma GCC diagnostic pop
+
+/* Boxes are drawn in red, `thickness` pixels wide, so they show on black and white pages. */
+static void plot(uint8_t *rgb, int w, int h, int x, int y, int thickness)
+{
+    for (int dy = -thickness / 2; dy <= thickness / 2; dy++)
+        for (int dx = -thickness / 2; dx <= thickness / 2; dx++) {
+            int px = x + dx, py = y + dy;
+            if (px < 0 || py < 0 || px >= w || py >= h)
+                continue;
+            uint8_t *p = rgb + ((size_t)py * w + px) * 3;
+            p[0] = 255;
+            p[1] = 0;
+            p[2] = 0;
+        }
+}
+
+static void line(uint8_t *rgb, int w, int h, int x0, int y0, int x1, int y1, int thickness)
+{
+    int dx = abs(x1 - x0), sx = x0 < x1 ? 1 : -1, dy = -abs(y1 - y0), sy = y0 < y1 ? 1 : -1, e = dx + dy;
+    for (;;) {
+        plot(rgb, w, h, x0, y0, thickness);
+        if (x0 == x1 && y0 == y1)
+            return;
+        int e2 = 2 * e;
+        if (e2 >= dy) {
+            e += dy;
+            x0 += sx;
+        }
+        if (e2 <= dx) {
+            e += dx;
+            y0 += sy;
+        }
+    }
+}
+
+int cli_draw_boxes(const char *dir, const char *name, const struct ocr_image *img, const struct ocr_result *r,
+                   char *err, size_t err_len)
+{
+    size_t n = (size_t)img->width * img->height;
+    uint8_t *rgb = malloc(n * 3);
+    size_t plen = strlen(dir) + strlen(name) + 32;
+    char *path = malloc(plen), *tmp = malloc(plen);
+    int rc = -1;
+    if (!rgb || !path || !tmp) {
+        snprintf(err, err_len, "out of memory drawing the boxes");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        rgb[i * 3 + 0] = img->bgr[i * 3 + 2];
+        rgb[i * 3 + 1] = img->bgr[i * 3 + 1];
+        rgb[i * 3 + 2] = img->bgr[i * 3 + 0];
+    }
+    int thickness = (img->width > img->height ? img->width : img->height) > 1500 ? 3 : 1;
+    for (int i = 0; i < r->n_lines; i++)
+        for (int k = 0; k < 4; k++) {
+            const int *a = r->lines[i].box[k], *b = r->lines[i].box[(k + 1) % 4];
+            line(rgb, img->width, img->height, a[0], a[1], b[0], b[1], thickness);
+        }
+    snprintf(path, plen, "%s/%s.png", dir, name);
+    snprintf(tmp, plen, "%s.tmp%ld", path, (long)getpid());
+    if (cli_make_parents(path)) {
+        snprintf(err, err_len, "cannot create the folder for %s: %s", path, strerror(errno));
+        goto done;
+    }
+    if (!stbi_write_png(tmp, img->width, img->height, 3, rgb, img->width * 3)) {
+        snprintf(err, err_len, "cannot write %s", tmp);
+        unlink(tmp);
+        goto done;
+    }
+    if (rename(tmp, path) != 0) {
+        snprintf(err, err_len, "cannot rename %s: %s", tmp, strerror(errno));
+        unlink(tmp);
+        goto done;
+    }
+    rc = 0;
+done:
+    free(rgb);
+    free(path);
+    free(tmp);
+    return rc;
+}
