@@ -66,8 +66,12 @@ struct ocr_engine {
     size_t image_cap;
     struct image_det_job *det_job;
     int det_job_key[4]; /* src w, h, det w, h of det_job */
-    struct gpu_buffer rec_index, rec_prob; /* argmax outputs */
+    struct gpu_buffer rec_index, rec_prob; /* argmax outputs, host-visible */
     size_t rec_rows_cap;
+    /* Where a stage's output is copied for the host when device memory is not mapped: the copy is
+     * part of the stage's recording, so reading it costs no extra submit. */
+    struct gpu_buffer readback;
+    size_t readback_cap;
 };
 
 /* ---- small helpers ------------------------------------------------------------------------ */
@@ -265,6 +269,7 @@ void ocr_engine_destroy(struct ocr_engine *e)
     gpu_buffer_free(&e->image);
     gpu_buffer_free(&e->rec_index);
     gpu_buffer_free(&e->rec_prob);
+    gpu_buffer_free(&e->readback);
     slot_free(&e->det);
     slot_free(&e->cls);
     slot_free(&e->rec);
@@ -293,10 +298,40 @@ static int upload_image(struct ocr_engine *e, const struct ocr_image *img, char 
     return 0;
 }
 
+/* Records the copy of `t` into the readback buffer, unless the host can read t in place. */
+static int record_readback(struct ocr_engine *e, const struct nn_gpu_tensor *t, char *err, size_t err_len)
+{
+    if (gpu_buffer_is_mapped(t->buf))
+        return 0;
+    size_t es = nn_dtype_size(t->dtype), bytes = (size_t)pvk_shape_numel(&t->shape) * es;
+    if (bytes > e->readback_cap) {
+        gpu_buffer_free(&e->readback);
+        e->readback_cap = 0;
+        if (gpu_buffer_alloc(e->ctx, GPU_MEMORY_HOST, bytes, &e->readback))
+            return fail(err, err_len, "readback memory: %s", gpu_last_error());
+        e->readback_cap = bytes;
+    }
+    gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_TRANSFER);
+    if (gpu_cmd_copy(e->cmd, t->buf, (VkDeviceSize)t->elem_offset * es, &e->readback, 0, bytes))
+        return fail(err, err_len, "%s", gpu_last_error());
+    return 0;
+}
+
+/* Reads `t` as fp32 after the recording with record_readback(t) finished. */
+static int read_back(struct ocr_engine *e, const struct nn_gpu_tensor *t, float *dst, char *err, size_t err_len)
+{
+    if (gpu_buffer_is_mapped(t->buf))
+        return nn_gpu_tensor_read(e->ctx, t, dst, err, err_len);
+    struct nn_gpu_tensor staged = *t;
+    staged.buf = &e->readback;
+    staged.elem_offset = 0;
+    return nn_gpu_tensor_read(e->ctx, &staged, dst, err, err_len);
+}
+
 static int submit(struct ocr_engine *e, char *err, size_t err_len)
 {
-    gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_TRANSFER);
     gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_HOST);
+    gpu_cmd_barrier(e->cmd, GPU_STAGE_TRANSFER, GPU_STAGE_HOST);
     if (gpu_cmd_end(e->cmd) || gpu_cmd_run(e->cmd))
         return fail(err, err_len, "%s", gpu_last_error());
     return 0;
@@ -325,16 +360,17 @@ static int run_det(struct ocr_engine *e, const struct ocr_image *img, struct db_
         image_det_record(e->image_ops, e->det_job, e->cmd, &e->image, nn_gpu_plan_input(plan), err, err_len))
         return -1;
     gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
-    if (nn_gpu_plan_record(plan, e->cmd, err, err_len) || submit(e, err, err_len))
+    const struct nn_gpu_tensor *out = nn_gpu_plan_output(plan);
+    if (nn_gpu_plan_record(plan, e->cmd, err, err_len) || record_readback(e, out, err, err_len) ||
+        submit(e, err, err_len))
         return -1;
     r->gpu_ms[OCR_STAGE_DET] = gpu_ms_of(e->cmd);
 
-    const struct nn_gpu_tensor *out = nn_gpu_plan_output(plan);
     size_t n = (size_t)pvk_shape_numel(&out->shape);
     float *map = malloc(n * sizeof(float));
     if (!map)
         return fail(err, err_len, "%s", "out of memory for the probability map");
-    if (nn_gpu_tensor_read(e->ctx, out, map, err, err_len)) {
+    if (read_back(e, out, map, err, err_len)) {
         free(map);
         return -1;
     }
@@ -401,15 +437,16 @@ static int run_cls(struct ocr_engine *e, const struct ocr_image *img, struct lin
         if (record_crops(e, img, batch, n, OCR_CLS_WIDTH, nn_gpu_plan_input(plan), 0, err, err_len))
             return -1;
         gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
-        if (nn_gpu_plan_record(plan, e->cmd, err, err_len) || submit(e, err, err_len))
+        const struct nn_gpu_tensor *out = nn_gpu_plan_output(plan);
+        if (nn_gpu_plan_record(plan, e->cmd, err, err_len) || record_readback(e, out, err, err_len) ||
+            submit(e, err, err_len))
             return -1;
         r->gpu_ms[OCR_STAGE_CLS] += gpu_ms_of(e->cmd);
-        const struct nn_gpu_tensor *out = nn_gpu_plan_output(plan);
         int64_t classes = out->shape.d[out->shape.ndim - 1];
         float probs[CLS_BATCH_MAX * 4];
         if (classes != 2 || pvk_shape_numel(&out->shape) != n * classes)
             return fail(err, err_len, "%s", "cls.pvk: the classifier does not output two directions");
-        if (nn_gpu_tensor_read(e->ctx, out, probs, err, err_len))
+        if (read_back(e, out, probs, err, err_len))
             return -1;
         for (int i = 0; i < n; i++) {
             const float *p = &probs[i * 2];
@@ -487,8 +524,9 @@ static int ensure_rec_outputs(struct ocr_engine *e, size_t rows, char *err, size
     gpu_buffer_free(&e->rec_index);
     gpu_buffer_free(&e->rec_prob);
     e->rec_rows_cap = 0;
-    if (gpu_buffer_alloc(e->ctx, GPU_MEMORY_DEVICE, rows * 4, &e->rec_index) ||
-        gpu_buffer_alloc(e->ctx, GPU_MEMORY_DEVICE, rows * 4, &e->rec_prob))
+    /* Host-visible: the argmax writes a few bytes per step, which the host reads in place. */
+    if (gpu_buffer_alloc(e->ctx, GPU_MEMORY_HOST, rows * 4, &e->rec_index) ||
+        gpu_buffer_alloc(e->ctx, GPU_MEMORY_HOST, rows * 4, &e->rec_prob))
         return fail(err, err_len, "recognition output memory: %s", gpu_last_error());
     e->rec_rows_cap = rows;
     return 0;
