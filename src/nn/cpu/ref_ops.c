@@ -447,6 +447,10 @@ int ref_reshape_out_shape(const struct pvk_shape *in, int ndim, const int32_t *s
         } else {
             return -1;
         }
+        /* a hostile model's sizes can overflow the product (up to 6 int32 entries): refused
+         * like any other mismatch */
+        if (out->d[i] > 0 && known > INT64_MAX / out->d[i])
+            return -1;
         known *= out->d[i];
     }
     int64_t total = shape_numel(in);
