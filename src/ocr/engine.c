@@ -48,6 +48,14 @@ struct net_slot {
     struct nn_gpu_net *net;
     struct plan_entry plans[PLAN_CACHE];
     unsigned clock;
+    unsigned evictions; /* plans destroyed so far: a recording of an older plan is stale */
+};
+
+/* A host-visible buffer a stage's output is copied into when device memory is not mapped: the
+ * copy is part of the stage's recording, so reading it costs no extra submit. */
+struct readback {
+    struct gpu_buffer buf;
+    size_t cap;
 };
 
 struct ocr_engine {
@@ -68,10 +76,13 @@ struct ocr_engine {
     int det_job_key[4]; /* src w, h, det w, h of det_job */
     struct gpu_buffer rec_index, rec_prob; /* argmax outputs, host-visible */
     size_t rec_rows_cap;
-    /* Where a stage's output is copied for the host when device memory is not mapped: the copy is
-     * part of the stage's recording, so reading it costs no extra submit. */
-    struct gpu_buffer readback;
-    size_t readback_cap;
+    struct readback det_readback, readback;
+    /* Detection's recording is kept and replayed while the image size, the plan and the buffers
+     * it binds stay the same (a folder of scans of one size records it once). */
+    struct gpu_cmd *det_cmd;
+    const struct nn_gpu_plan *det_recorded_plan; /* NULL: record again */
+    int det_recorded_key[4];
+    unsigned det_recorded_evictions;
 };
 
 /* ---- small helpers ------------------------------------------------------------------------ */
@@ -148,6 +159,8 @@ static struct nn_gpu_plan *slot_plan(struct net_slot *s, const int64_t shape[4],
         if (!p->plan || (victim->plan && p->last_use < victim->last_use))
             victim = p;
     }
+    if (victim->plan)
+        s->evictions++;
     nn_gpu_plan_destroy(victim->plan);
     victim->plan = NULL;
     char why[512];
@@ -247,7 +260,8 @@ struct ocr_engine *ocr_engine_create(const struct ocr_options *opt, int *err_kin
     memset(&none, 0, sizeof(none));
     if (nn_gpu_op_create(&e->cfg, &e->argmax_op, &none, &e->argmax, err, err_len))
         goto fail;
-    if (gpu_cmd_create(e->ctx, opt->profile ? MAX_TIMINGS : 0, &e->cmd)) {
+    if (gpu_cmd_create(e->ctx, opt->profile ? MAX_TIMINGS : 0, &e->cmd) ||
+        gpu_cmd_create(e->ctx, opt->profile ? MAX_TIMINGS : 0, &e->det_cmd)) {
         snprintf(err, err_len, "%s", gpu_last_error());
         goto fail;
     }
@@ -269,7 +283,9 @@ void ocr_engine_destroy(struct ocr_engine *e)
     gpu_buffer_free(&e->image);
     gpu_buffer_free(&e->rec_index);
     gpu_buffer_free(&e->rec_prob);
-    gpu_buffer_free(&e->readback);
+    gpu_buffer_free(&e->readback.buf);
+    gpu_buffer_free(&e->det_readback.buf);
+    gpu_cmd_destroy(e->det_cmd);
     slot_free(&e->det);
     slot_free(&e->cls);
     slot_free(&e->rec);
@@ -288,6 +304,7 @@ static int upload_image(struct ocr_engine *e, const struct ocr_image *img, char 
         e->image_cap = 0;
         image_det_job_destroy(e->det_job);
         e->det_job = NULL;
+        e->det_recorded_plan = NULL;
         if (gpu_buffer_alloc(e->ctx, GPU_MEMORY_DEVICE, bytes, &e->image))
             return fail(err, err_len, "image memory: %s", gpu_last_error());
         e->image_cap = bytes;
@@ -298,43 +315,57 @@ static int upload_image(struct ocr_engine *e, const struct ocr_image *img, char 
     return 0;
 }
 
-/* Records the copy of `t` into the readback buffer, unless the host can read t in place. */
-static int record_readback(struct ocr_engine *e, const struct nn_gpu_tensor *t, char *err, size_t err_len)
+/* Records the copy of `t` into rb, unless the host can read t in place. */
+static int record_readback(struct ocr_engine *e, struct gpu_cmd *cmd, struct readback *rb,
+                           const struct nn_gpu_tensor *t, char *err, size_t err_len)
 {
     if (gpu_buffer_is_mapped(t->buf))
         return 0;
     size_t es = nn_dtype_size(t->dtype), bytes = (size_t)pvk_shape_numel(&t->shape) * es;
-    if (bytes > e->readback_cap) {
-        gpu_buffer_free(&e->readback);
-        e->readback_cap = 0;
-        if (gpu_buffer_alloc(e->ctx, GPU_MEMORY_HOST, bytes, &e->readback))
+    if (bytes > rb->cap) {
+        gpu_buffer_free(&rb->buf);
+        rb->cap = 0;
+        if (gpu_buffer_alloc(e->ctx, GPU_MEMORY_HOST, bytes, &rb->buf))
             return fail(err, err_len, "readback memory: %s", gpu_last_error());
-        e->readback_cap = bytes;
+        rb->cap = bytes;
     }
-    gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_TRANSFER);
-    if (gpu_cmd_copy(e->cmd, t->buf, (VkDeviceSize)t->elem_offset * es, &e->readback, 0, bytes))
+    gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_TRANSFER);
+    if (gpu_cmd_copy(cmd, t->buf, (VkDeviceSize)t->elem_offset * es, &rb->buf, 0, bytes))
         return fail(err, err_len, "%s", gpu_last_error());
     return 0;
 }
 
 /* Reads `t` as fp32 after the recording with record_readback(t) finished. */
-static int read_back(struct ocr_engine *e, const struct nn_gpu_tensor *t, float *dst, char *err, size_t err_len)
+static int read_back(struct ocr_engine *e, const struct readback *rb, const struct nn_gpu_tensor *t, float *dst,
+                     char *err, size_t err_len)
 {
     if (gpu_buffer_is_mapped(t->buf))
         return nn_gpu_tensor_read(e->ctx, t, dst, err, err_len);
     struct nn_gpu_tensor staged = *t;
-    staged.buf = &e->readback;
+    staged.buf = &rb->buf;
     staged.elem_offset = 0;
     return nn_gpu_tensor_read(e->ctx, &staged, dst, err, err_len);
 }
 
-static int submit(struct ocr_engine *e, char *err, size_t err_len)
+static int finish_recording(struct gpu_cmd *cmd, char *err, size_t err_len)
 {
-    gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_HOST);
-    gpu_cmd_barrier(e->cmd, GPU_STAGE_TRANSFER, GPU_STAGE_HOST);
-    if (gpu_cmd_end(e->cmd) || gpu_cmd_run(e->cmd))
+    gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_HOST);
+    gpu_cmd_barrier(cmd, GPU_STAGE_TRANSFER, GPU_STAGE_HOST);
+    if (gpu_cmd_end(cmd))
         return fail(err, err_len, "%s", gpu_last_error());
     return 0;
+}
+
+static int run_recording(struct gpu_cmd *cmd, char *err, size_t err_len)
+{
+    if (gpu_cmd_run(cmd))
+        return fail(err, err_len, "%s", gpu_last_error());
+    return 0;
+}
+
+static int submit(struct ocr_engine *e, char *err, size_t err_len)
+{
+    return finish_recording(e->cmd, err, err_len) || run_recording(e->cmd, err, err_len) ? -1 : 0;
 }
 
 /* Detection: resize + normalise, the det net, the probability map back, DB boxes. */
@@ -348,6 +379,7 @@ static int run_det(struct ocr_engine *e, const struct ocr_image *img, struct db_
     if (!e->det_job || memcmp(key, e->det_job_key, sizeof(key))) {
         image_det_job_destroy(e->det_job);
         e->det_job = NULL;
+        e->det_recorded_plan = NULL;
         if (image_det_job_create(e->image_ops, img->width, img->height, det_w, det_h, &e->det_job, err, err_len))
             return -1;
         memcpy(e->det_job_key, key, sizeof(key));
@@ -356,21 +388,32 @@ static int run_det(struct ocr_engine *e, const struct ocr_image *img, struct db_
     struct nn_gpu_plan *plan = slot_plan(&e->det, shape, err, err_len);
     if (!plan)
         return -1;
-    if (gpu_cmd_begin(e->cmd) ||
-        image_det_record(e->image_ops, e->det_job, e->cmd, &e->image, nn_gpu_plan_input(plan), err, err_len))
-        return -1;
-    gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
     const struct nn_gpu_tensor *out = nn_gpu_plan_output(plan);
-    if (nn_gpu_plan_record(plan, e->cmd, err, err_len) || record_readback(e, out, err, err_len) ||
-        submit(e, err, err_len))
+    if (e->det_recorded_plan != plan || memcmp(key, e->det_recorded_key, sizeof(key)) ||
+        e->det_recorded_evictions != e->det.evictions) {
+        e->det_recorded_plan = NULL;
+        if (gpu_cmd_begin(e->det_cmd))
+            return fail(err, err_len, "%s", gpu_last_error());
+        if (image_det_record(e->image_ops, e->det_job, e->det_cmd, &e->image, nn_gpu_plan_input(plan), err, err_len))
+            return -1;
+        gpu_cmd_barrier(e->det_cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
+        if (nn_gpu_plan_record(plan, e->det_cmd, err, err_len) ||
+            record_readback(e, e->det_cmd, &e->det_readback, out, err, err_len) ||
+            finish_recording(e->det_cmd, err, err_len))
+            return -1;
+        e->det_recorded_plan = plan;
+        memcpy(e->det_recorded_key, key, sizeof(key));
+        e->det_recorded_evictions = e->det.evictions;
+    }
+    if (run_recording(e->det_cmd, err, err_len))
         return -1;
-    r->gpu_ms[OCR_STAGE_DET] = gpu_ms_of(e->cmd);
+    r->gpu_ms[OCR_STAGE_DET] = gpu_ms_of(e->det_cmd);
 
     size_t n = (size_t)pvk_shape_numel(&out->shape);
     float *map = malloc(n * sizeof(float));
     if (!map)
         return fail(err, err_len, "%s", "out of memory for the probability map");
-    if (read_back(e, out, map, err, err_len)) {
+    if (read_back(e, &e->det_readback, out, map, err, err_len)) {
         free(map);
         return -1;
     }
@@ -438,15 +481,15 @@ static int run_cls(struct ocr_engine *e, const struct ocr_image *img, struct lin
             return -1;
         gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
         const struct nn_gpu_tensor *out = nn_gpu_plan_output(plan);
-        if (nn_gpu_plan_record(plan, e->cmd, err, err_len) || record_readback(e, out, err, err_len) ||
-            submit(e, err, err_len))
+        if (nn_gpu_plan_record(plan, e->cmd, err, err_len) ||
+            record_readback(e, e->cmd, &e->readback, out, err, err_len) || submit(e, err, err_len))
             return -1;
         r->gpu_ms[OCR_STAGE_CLS] += gpu_ms_of(e->cmd);
         int64_t classes = out->shape.d[out->shape.ndim - 1];
         float probs[CLS_BATCH_MAX * 4];
         if (classes != 2 || pvk_shape_numel(&out->shape) != n * classes)
             return fail(err, err_len, "%s", "cls.pvk: the classifier does not output two directions");
-        if (read_back(e, out, probs, err, err_len))
+        if (read_back(e, &e->readback, out, probs, err, err_len))
             return -1;
         for (int i = 0; i < n; i++) {
             const float *p = &probs[i * 2];
