@@ -18,46 +18,10 @@
 #include "model/model.h"
 #include "nn/cpu/cpu_exec.h"
 #include "nn/cpu/ref_ops.h"
+#include "support/pvkt.h"
 #include "support/test_env.h"
 
 #define PROB_TOL 1e-4
-
-struct tensor {
-    struct pvk_shape shape;
-    uint32_t dtype;
-    void *data;
-};
-
-/* Reads a .pvkt file (format: tools/ref/pvkt.mjs). Fails the test on any problem. */
-static void read_pvkt(const char *name, struct tensor *t)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/data/parity/%s", test_data_dir(), name);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        print_error("%s: %s (regenerate with tools/ref/make-parity-fixtures.sh)\n", path, strerror(errno));
-        fail();
-    }
-    char magic[4];
-    uint32_t head[2];
-    int ok = fread(magic, 1, 4, f) == 4 && memcmp(magic, "PVKT", 4) == 0 && fread(head, 4, 2, f) == 2 &&
-             head[1] >= 1 && head[1] <= PVK_MAX_DIMS && (head[0] == PVK_DTYPE_F32 || head[0] == PVK_DTYPE_I32);
-    memset(t, 0, sizeof *t);
-    if (ok) {
-        t->dtype = head[0];
-        t->shape.ndim = (int32_t)head[1];
-        ok = fread(t->shape.d, 8, (size_t)t->shape.ndim, f) == (size_t)t->shape.ndim;
-    }
-    size_t n = ok ? (size_t)pvk_shape_numel(&t->shape) : 0;
-    if (ok && (t->data = malloc(n * 4 + 1)) != NULL)
-        ok = fread(t->data, 4, n, f) == n && fgetc(f) == EOF;
-    fclose(f);
-    if (!ok || !t->data) {
-        free(t->data);
-        print_error("%s: not a valid PVKT tensor file\n", path);
-        fail();
-    }
-}
 
 /* Loads models/<net>.pvk; a missing model fails the test (it never skips). */
 static void load_model(const char *net, struct pvk_model *m)
@@ -148,9 +112,9 @@ static void dump_close(struct dump *d)
 static void run_net(const struct pvk_model *m, const char *net, const char *input, struct pvk_cpu_result *out,
                     struct dump *d)
 {
-    struct tensor in;
+    struct pvkt_tensor in;
     char err[256];
-    read_pvkt(input, &in);
+    pvkt_read(input, &in);
     assert_int_equal(in.shape.ndim, 4);
     assert_int_equal(in.dtype, PVK_DTYPE_F32);
     dump_open(d, m, net);
@@ -178,11 +142,11 @@ static void test_det_parity(void **state)
     (void)state;
     struct pvk_model m;
     struct pvk_cpu_result out;
-    struct tensor want;
+    struct pvkt_tensor want;
     struct dump d;
     load_model("det", &m);
     run_net(&m, "det", "det_input.pvkt", &out, &d);
-    read_pvkt("det_prob.pvkt", &want);
+    pvkt_read("det_prob.pvkt", &want);
     assert_int_equal(out.dtype, PVK_DTYPE_F32);
     expect_shape(&out.shape, &want.shape, "det");
     size_t n = (size_t)pvk_shape_numel(&want.shape);
@@ -202,11 +166,11 @@ static void test_cls_parity(void **state)
     (void)state;
     struct pvk_model m;
     struct pvk_cpu_result out;
-    struct tensor want;
+    struct pvkt_tensor want;
     struct dump d;
     load_model("cls", &m);
     run_net(&m, "cls", "cls_input.pvkt", &out, &d);
-    read_pvkt("cls_prob.pvkt", &want);
+    pvkt_read("cls_prob.pvkt", &want);
     assert_int_equal(out.dtype, PVK_DTYPE_F32);
     expect_shape(&out.shape, &want.shape, "cls");
     int64_t rows = want.shape.d[0], c = want.shape.d[1];
@@ -232,16 +196,16 @@ static void rec_parity(const char *batch)
 {
     struct pvk_model m;
     struct pvk_cpu_result out;
-    struct tensor want_idx, want_max;
+    struct pvkt_tensor want_idx, want_max;
     struct dump d;
     char name[64];
     load_model("rec", &m);
     snprintf(name, sizeof name, "%s_input.pvkt", batch);
     run_net(&m, "rec", name, &out, &d);
     snprintf(name, sizeof name, "%s_index.pvkt", batch);
-    read_pvkt(name, &want_idx);
+    pvkt_read(name, &want_idx);
     snprintf(name, sizeof name, "%s_max.pvkt", batch);
-    read_pvkt(name, &want_max);
+    pvkt_read(name, &want_max);
     size_t rows = (size_t)pvk_shape_numel(&want_idx.shape);
     int32_t *idx = malloc(rows * sizeof *idx);
     float *mx = malloc(rows * sizeof *mx);
