@@ -22,29 +22,9 @@
 #include "model/model.h"
 #include "nn/cpu/cpu_exec.h"
 #include "nn/gpu/net.h"
+#include "support/gpu_group.h"
 #include "support/test_env.h"
 
-static struct gpu_context *ctx;
-
-static int setup(void **state)
-{
-    (void)state;
-    struct gpu_options opt;
-    gpu_options_default(&opt);
-    if (gpu_context_create(&opt, &ctx)) {
-        fprintf(stderr, "no GPU context: %s\n", gpu_last_error());
-        return -1;
-    }
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    gpu_context_destroy(ctx);
-    assert_int_equal(gpu_validation_message_count(), 0);
-    return 0;
-}
 
 static void load_model(const char *file, struct pvk_model *m)
 {
@@ -100,7 +80,7 @@ static void run_net(const char *file, const int64_t in_shape[4], enum nn_dtype d
     if (pvk_cpu_run(&m, input, in_shape, keep_layer, &cl, &cpu, err, sizeof err))
         fail_msg("cpu run of %s: %s", file, err);
 
-    struct nn_gpu_config cfg = {ctx, dt, false};
+    struct nn_gpu_config cfg = {test_gpu, dt, false};
     struct nn_gpu_net *net;
     if (nn_gpu_net_create(&cfg, &m, &net, err, sizeof err))
         fail_msg("%s: %s", file, err);
@@ -110,9 +90,9 @@ static void run_net(const char *file, const int64_t in_shape[4], enum nn_dtype d
     struct nn_gpu_plan *plan;
     if (nn_gpu_plan_create(net, in_shape, &keep, &plan, err, sizeof err))
         fail_msg("%s: %s", file, err);
-    assert_int_equal(nn_gpu_tensor_write(ctx, nn_gpu_plan_input(plan), input, err, sizeof err), 0);
+    assert_int_equal(nn_gpu_tensor_write(test_gpu, nn_gpu_plan_input(plan), input, err, sizeof err), 0);
     struct gpu_cmd *cmd;
-    assert_int_equal(gpu_cmd_create(ctx, 0, &cmd), 0);
+    assert_int_equal(gpu_cmd_create(test_gpu, 0, &cmd), 0);
     assert_int_equal(gpu_cmd_begin(cmd), 0);
     if (nn_gpu_plan_record(plan, cmd, err, sizeof err))
         fail_msg("%s: %s", file, err);
@@ -131,7 +111,7 @@ static void run_net(const char *file, const int64_t in_shape[4], enum nn_dtype d
         size_t n = (size_t)pvk_shape_numel(&t->shape);
         float *got = malloc(n * sizeof(float));
         assert_non_null(got);
-        assert_int_equal(nn_gpu_tensor_read(ctx, t, got, err, sizeof err), 0);
+        assert_int_equal(nn_gpu_tensor_read(test_gpu, t, got, err, sizeof err), 0);
         double e = test_rel_l2(got, cl.out[id], n), peak = 1.0;
         for (size_t k = 0; k < n; k++)
             peak = fmax(peak, fabs((double)cl.out[id][k]));
@@ -151,7 +131,7 @@ static void run_net(const char *file, const int64_t in_shape[4], enum nn_dtype d
     float *kept_out = malloc(n_out * sizeof(float)), *shared_out = malloc(n_out * sizeof(float));
     assert_non_null(kept_out);
     assert_non_null(shared_out);
-    assert_int_equal(nn_gpu_tensor_read(ctx, nn_gpu_plan_output(plan), kept_out, err, sizeof err), 0);
+    assert_int_equal(nn_gpu_tensor_read(test_gpu, nn_gpu_plan_output(plan), kept_out, err, sizeof err), 0);
 
     struct nn_gpu_plan *shared;
     if (nn_gpu_plan_create(net, in_shape, NULL, &shared, err, sizeof err))
@@ -159,7 +139,7 @@ static void run_net(const char *file, const int64_t in_shape[4], enum nn_dtype d
     assert_true(nn_gpu_plan_arena_bytes(shared) < nn_gpu_plan_unshared_bytes(shared));
     fprintf(stderr, "%s %s: activations %.2f MiB shared, %.2f MiB unshared\n", file, dt == NN_F16 ? "fp16" : "fp32",
             nn_gpu_plan_arena_bytes(shared) / 1048576.0, nn_gpu_plan_unshared_bytes(shared) / 1048576.0);
-    assert_int_equal(nn_gpu_tensor_write(ctx, nn_gpu_plan_input(shared), input, err, sizeof err), 0);
+    assert_int_equal(nn_gpu_tensor_write(test_gpu, nn_gpu_plan_input(shared), input, err, sizeof err), 0);
     assert_int_equal(gpu_cmd_begin(cmd), 0);
     if (nn_gpu_plan_record(shared, cmd, err, sizeof err))
         fail_msg("%s: %s", file, err);
@@ -168,9 +148,9 @@ static void run_net(const char *file, const int64_t in_shape[4], enum nn_dtype d
     /* Twice: a recording is replayed, not rebuilt. The input's memory is reused once the net has
      * read it, so it is written again before the replay, as the engine does for every image. */
     assert_int_equal(gpu_cmd_run(cmd), 0);
-    assert_int_equal(nn_gpu_tensor_write(ctx, nn_gpu_plan_input(shared), input, err, sizeof err), 0);
+    assert_int_equal(nn_gpu_tensor_write(test_gpu, nn_gpu_plan_input(shared), input, err, sizeof err), 0);
     assert_int_equal(gpu_cmd_run(cmd), 0);
-    assert_int_equal(nn_gpu_tensor_read(ctx, nn_gpu_plan_output(shared), shared_out, err, sizeof err), 0);
+    assert_int_equal(nn_gpu_tensor_read(test_gpu, nn_gpu_plan_output(shared), shared_out, err, sizeof err), 0);
     assert_memory_equal(kept_out, shared_out, n_out * sizeof(float));
 
     gpu_cmd_destroy(cmd);
@@ -189,7 +169,7 @@ static void run_net(const char *file, const int64_t in_shape[4], enum nn_dtype d
 
 static bool has_fp16_storage(void)
 {
-    return gpu_context_caps(ctx)->storage_16bit;
+    return gpu_context_caps(test_gpu)->storage_16bit;
 }
 
 static void test_det_fp32(void **state)
@@ -231,5 +211,5 @@ int main(void)
         cmocka_unit_test(test_det_fp32), cmocka_unit_test(test_det_fp16), cmocka_unit_test(test_cls_fp32),
         cmocka_unit_test(test_rec_fp32), cmocka_unit_test(test_rec_fp16),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_gpu_group_setup, test_gpu_group_teardown);
 }

@@ -24,29 +24,9 @@
 #include "model/model.h"
 #include "nn/gpu/net.h"
 #include "support/pvkt.h"
+#include "support/gpu_group.h"
 #include "support/test_env.h"
 
-static struct gpu_context *ctx;
-
-static int setup(void **state)
-{
-    (void)state;
-    struct gpu_options opt;
-    gpu_options_default(&opt);
-    if (gpu_context_create(&opt, &ctx)) {
-        fprintf(stderr, "no GPU context: %s\n", gpu_last_error());
-        return -1;
-    }
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    gpu_context_destroy(ctx);
-    assert_int_equal(gpu_validation_message_count(), 0);
-    return 0;
-}
 
 /* Runs models/<net>.pvk on the fixture input; with `argmax`, the rec way: an ARGMAX op after the
  * net writes int32 indices and the max values. out receives the net output (or the max values),
@@ -63,14 +43,14 @@ static void run(const char *net, const char *input, enum nn_dtype dt, int argmax
     pvkt_read(input, &in);
     assert_int_equal(in.shape.ndim, 4);
 
-    struct nn_gpu_config cfg = {ctx, dt, false};
+    struct nn_gpu_config cfg = {test_gpu, dt, false};
     struct nn_gpu_net *g;
     struct nn_gpu_plan *plan;
     if (nn_gpu_net_create(&cfg, &m, &g, err, sizeof err) || nn_gpu_plan_create(g, in.shape.d, NULL, &plan, err, sizeof err))
         fail_msg("%s: %s", net, err);
-    assert_int_equal(nn_gpu_tensor_write(ctx, nn_gpu_plan_input(plan), in.data, err, sizeof err), 0);
+    assert_int_equal(nn_gpu_tensor_write(test_gpu, nn_gpu_plan_input(plan), in.data, err, sizeof err), 0);
     struct gpu_cmd *cmd;
-    assert_int_equal(gpu_cmd_create(ctx, 0, &cmd), 0);
+    assert_int_equal(gpu_cmd_create(test_gpu, 0, &cmd), 0);
     assert_int_equal(gpu_cmd_begin(cmd), 0);
     if (nn_gpu_plan_record(plan, cmd, err, sizeof err))
         fail_msg("%s: %s", net, err);
@@ -92,8 +72,8 @@ static void run(const char *net, const char *input, enum nn_dtype dt, int argmax
         struct pvk_shape lead = o->shape;
         lead.ndim--;
         rows = (size_t)pvk_shape_numel(&lead);
-        assert_int_equal(gpu_buffer_alloc(ctx, GPU_MEMORY_HOST, rows * 4, &ib), 0);
-        assert_int_equal(gpu_buffer_alloc(ctx, GPU_MEMORY_HOST, rows * 4, &vb), 0);
+        assert_int_equal(gpu_buffer_alloc(test_gpu, GPU_MEMORY_HOST, rows * 4, &ib), 0);
+        assert_int_equal(gpu_buffer_alloc(test_gpu, GPU_MEMORY_HOST, rows * 4, &vb), 0);
         am_out[0] = (struct nn_gpu_tensor){&ib, 0, NN_I32, lead, 0};
         am_out[1] = (struct nn_gpu_tensor){&vb, 0, dt, lead, 0};
         gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
@@ -111,13 +91,13 @@ static void run(const char *net, const char *input, enum nn_dtype dt, int argmax
         *index = malloc(rows * sizeof(int32_t));
         assert_non_null(*out);
         assert_non_null(*index);
-        assert_int_equal(nn_gpu_tensor_read(ctx, &am_out[1], *out, err, sizeof err), 0);
-        assert_int_equal(gpu_download(ctx, &ib, 0, *index, rows * 4), 0);
+        assert_int_equal(nn_gpu_tensor_read(test_gpu, &am_out[1], *out, err, sizeof err), 0);
+        assert_int_equal(gpu_download(test_gpu, &ib, 0, *index, rows * 4), 0);
     } else {
         *n_out = (size_t)pvk_shape_numel(&o->shape);
         *out = malloc(*n_out * sizeof(float));
         assert_non_null(*out);
-        assert_int_equal(nn_gpu_tensor_read(ctx, o, *out, err, sizeof err), 0);
+        assert_int_equal(nn_gpu_tensor_read(test_gpu, o, *out, err, sizeof err), 0);
     }
     gpu_buffer_free(&ib);
     gpu_buffer_free(&vb);
@@ -136,7 +116,7 @@ static const char *dt_name(enum nn_dtype dt)
 
 static int dtype_available(enum nn_dtype dt)
 {
-    return dt == NN_F32 || gpu_context_caps(ctx)->storage_16bit;
+    return dt == NN_F32 || gpu_context_caps(test_gpu)->storage_16bit;
 }
 
 static void det_parity(enum nn_dtype dt)
@@ -232,5 +212,5 @@ int main(void)
         cmocka_unit_test(test_det_fp32), cmocka_unit_test(test_det_fp16), cmocka_unit_test(test_cls_fp32),
         cmocka_unit_test(test_cls_fp16), cmocka_unit_test(test_rec_fp32), cmocka_unit_test(test_rec_fp16),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_gpu_group_setup, test_gpu_group_teardown);
 }
