@@ -246,6 +246,9 @@ struct ocr_engine *ocr_engine_create(const struct ocr_options *opt, int *err_kin
     snprintf(e->device, sizeof(e->device), "%s (%s), %s", caps->device_name, gpu_device_kind_name(caps->kind),
              e->cfg.act_dtype == NN_F16 ? "fp16" : "fp32");
 
+    /* From here on a failure means the device cannot run the nets (out of memory, a pipeline
+     * the driver rejects): nothing could be processed, as with no device at all. */
+    *err_kind = 1;
     if (slot_create_net(e, &e->det, err, err_len) || slot_create_net(e, &e->rec, err, err_len) ||
         (opt->use_cls && slot_create_net(e, &e->cls, err, err_len)))
         goto fail;
@@ -265,6 +268,7 @@ struct ocr_engine *ocr_engine_create(const struct ocr_options *opt, int *err_kin
         snprintf(err, err_len, "%s", gpu_last_error());
         goto fail;
     }
+    *err_kind = 0;
     return e;
 fail:
     ocr_engine_destroy(e);
@@ -780,12 +784,18 @@ struct prepare {
 static struct prepare detection_prepare(const struct ocr_engine *e, const struct ocr_image *img)
 {
     struct prepare p = {1.0, 0};
+    /* An image whose bytes (with the margin) would not fit one storage buffer of this device is
+     * scaled down to fit, in every mode: it could not be read at all otherwise. */
+    double limit = (double)gpu_context_caps(e->ctx)->max_storage_buffer_range;
+    double bytes = 3.0 * (img->width + 2.0 * DET_MARGIN) * (img->height + 2.0 * DET_MARGIN);
+    if (bytes > limit)
+        p.scale = sqrt(limit / bytes) * 0.98;
     if (e->opt.paddle_parity)
         return p;
     p.margin = DET_MARGIN;
     int short_side = img->width < img->height ? img->width : img->height;
     int long_side = img->width < img->height ? img->height : img->width;
-    if (short_side < DET_MIN_SIDE) {
+    if (p.scale == 1.0 && short_side < DET_MIN_SIDE) {
         p.scale = (double)DET_MIN_SIDE / short_side;
         if (long_side * p.scale > e->opt.det_limit_side_len)
             p.scale = fmax(1.0, (double)e->opt.det_limit_side_len / long_side);
