@@ -18,26 +18,6 @@
 #include "support/gpu_op_harness.h"
 #include "support/test_env.h"
 
-static void check(const float *got, const float *want, size_t n, enum nn_dtype dt, const char *what)
-{
-    double e = test_rel_l2(got, want, n);
-    if (!(e <= harness_tolerance(dt))) {
-        for (size_t i = 0, shown = 0; i < n && shown < 6; i++)
-            if (!(fabsf(got[i] - want[i]) <= 1e-2f * (1 + fabsf(want[i]))))
-                fprintf(stderr, "  [%zu] got %g want %g\n", i, (double)got[i], (double)want[i]), shown++;
-        fail_msg("%s (%s): rel-L2 %g, max abs %g", what, dt == NN_F16 ? "fp16" : "fp32", e, test_max_abs(got, want, n));
-    }
-}
-
-static float *rand_vec(size_t n, float lo, float hi, enum nn_dtype dt)
-{
-    float *x = malloc(n * sizeof *x);
-    assert_non_null(x);
-    test_fill_uniform(x, n, lo, hi);
-    harness_round(dt, x, n);
-    return x;
-}
-
 /* Checks a channel-view output: the slice [c0, c0 + c) of a [n][dc][inner] tensor holds `want`, the
  * rest is still NaN (poison). */
 static void check_view(struct harness *h, const struct htensor *y, const float *want, enum nn_dtype dt, int64_t c0,
@@ -47,7 +27,7 @@ static void check_view(struct harness *h, const struct htensor *y, const float *
     size_t n = (size_t)pvk_shape_numel(s);
     float *got = malloc(n * sizeof *got);
     htensor_read(h, y, got);
-    check(got, want, n, dt, what);
+    harness_check(got, want, n, dt, what);
     free(got);
     int64_t inner = 1;
     for (int i = 2; i < s->ndim; i++)
@@ -64,18 +44,6 @@ static void check_view(struct harness *h, const struct htensor *y, const float *
     free(raw);
 }
 
-static struct pvk_op make_op(enum pvk_op_type type, enum pvk_act act, float alpha, float beta, const char *name)
-{
-    struct pvk_op op;
-    memset(&op, 0, sizeof op);
-    op.type = type;
-    op.act = act;
-    op.act_alpha = alpha;
-    op.act_beta = beta;
-    snprintf(op.name, sizeof op.name, "%s", name);
-    return op;
-}
-
 /* ---- binary ---------------------------------------------------------------------------------- */
 
 /* Element offsets of the operands in their buffers: odd ones take the general kernel, multiples of
@@ -89,13 +57,13 @@ static void binary_case(struct harness *h, enum pvk_binary_kind kind, struct pvk
     struct pvk_shape ys;
     assert_int_equal(ref_broadcast_shape(&as, &bs, &ys), 0);
     size_t na = (size_t)pvk_shape_numel(&as), nb = (size_t)pvk_shape_numel(&bs), ny = (size_t)pvk_shape_numel(&ys);
-    float *a = rand_vec(na, -2, 2, dt), *b = rand_vec(nb, 0.5f, 2, dt), *want = malloc(ny * sizeof *want);
+    float *a = harness_rand_vec(na, -2, 2, dt), *b = harness_rand_vec(nb, 0.5f, 2, dt), *want = malloc(ny * sizeof *want);
     if (kind != PVK_BIN_DIV)
         for (size_t i = 0; i < nb; i++)
             b[i] = (i % 2) ? b[i] : -b[i];
     ref_binary(kind, a, &as, b, &bs, &ys, want);
     ref_act(act, 0.2f, 0.5f, want, ny);
-    struct pvk_op op = make_op(PVK_OP_BINARY, act, 0.2f, 0.5f, "binary");
+    struct pvk_op op = harness_op(PVK_OP_BINARY, act, 0.2f, 0.5f, "binary");
     op.attr.binary.kind = kind;
     op.n_inputs = const_b ? 1 : 2;
     struct nn_gpu_weights w = {0};
@@ -121,7 +89,7 @@ static void binary_case(struct harness *h, enum pvk_binary_kind kind, struct pvk
     } else {
         float *got = malloc(ny * sizeof *got);
         htensor_read(h, &y, got);
-        check(got, want, ny, dt, what);
+        harness_check(got, want, ny, dt, what);
         free(got);
     }
     htensor_free(&in[0]);
@@ -183,12 +151,12 @@ static void run_unary(enum nn_dtype dt)
         bool single = k % 2;
         struct pvk_shape s = single ? SHAPE(1, 1) : SHAPE(1, 7, 9, 12);
         size_t n = (size_t)pvk_shape_numel(&s);
-        float *x = rand_vec(n, single ? -2.0f : -5.0f, single ? 2.0f : 5.0f, dt), *want = malloc(n * sizeof *want),
+        float *x = harness_rand_vec(n, single ? -2.0f : -5.0f, single ? 2.0f : 5.0f, dt), *want = malloc(n * sizeof *want),
               *got = malloc(n * sizeof *got);
         float alpha = act == PVK_ACT_CLIP ? -1.0f : 0.2f, beta = act == PVK_ACT_CLIP ? 2.0f : 0.5f;
         memcpy(want, x, n * sizeof *x);
         ref_act(act, alpha, beta, want, n);
-        struct pvk_op op = make_op(PVK_OP_UNARY, act, alpha, beta, "unary");
+        struct pvk_op op = harness_op(PVK_OP_UNARY, act, alpha, beta, "unary");
         op.n_inputs = 1;
         struct htensor in, y;
         /* odd offsets: general kernel; multiples of 4: the four-at-a-time one where n allows */
@@ -200,7 +168,7 @@ static void run_unary(enum nn_dtype dt)
         htensor_read(&h, &y, got);
         char what[64];
         snprintf(what, sizeof what, "unary %s", pvk_act_name(act));
-        check(got, want, n, dt, what);
+        harness_check(got, want, n, dt, what);
         htensor_free(&in);
         htensor_free(&y);
         free(x);
@@ -228,12 +196,12 @@ static void run_affine(enum nn_dtype dt)
         const struct pvk_shape *s = &shapes[k];
         size_t n = (size_t)pvk_shape_numel(s);
         int64_t c = s->d[1], inner = (int64_t)n / s->d[0] / c;
-        float *x = rand_vec(n, -3, 3, dt), *sc = rand_vec((size_t)c, -2, 2, NN_F32),
-              *sh = rand_vec((size_t)c, -1, 1, NN_F32), *want = malloc(n * sizeof *want);
+        float *x = harness_rand_vec(n, -3, 3, dt), *sc = harness_rand_vec((size_t)c, -2, 2, NN_F32),
+              *sh = harness_rand_vec((size_t)c, -1, 1, NN_F32), *want = malloc(n * sizeof *want);
         ref_affine(x, s->d[0], c, inner, sc, sh, want);
         enum pvk_act act = k == 0 || k == 3 ? PVK_ACT_HARDSWISH : PVK_ACT_NONE;
         ref_act(act, 0, 0, want, n);
-        struct pvk_op op = make_op(PVK_OP_AFFINE, act, 0, 0, "affine");
+        struct pvk_op op = harness_op(PVK_OP_AFFINE, act, 0, 0, "affine");
         op.n_inputs = 1;
         struct nn_gpu_weights w = {.data = {sc, sh}, .shape = {SHAPE(c), SHAPE(c)}};
         int64_t view = s->ndim == 4 && (k == 0 || k == 3) ? c + 3 : 0;
@@ -247,7 +215,7 @@ static void run_affine(enum nn_dtype dt)
         else {
             float *got = malloc(n * sizeof *got);
             htensor_read(&h, &y, got);
-            check(got, want, n, dt, "affine");
+            harness_check(got, want, n, dt, "affine");
             free(got);
         }
         htensor_free(&in);
@@ -271,10 +239,10 @@ static void resize_case(struct harness *h, enum pvk_resize_mode mode, int n, int
     assert_int_equal(ref_resize_out_hw(ih, iw, sh, sw, &oh, &ow), 0);
     struct pvk_shape is = SHAPE(n, c, ih, iw), os = SHAPE(n, c, oh, ow);
     size_t ni = (size_t)pvk_shape_numel(&is), no = (size_t)pvk_shape_numel(&os);
-    float *x = rand_vec(ni, -3, 3, dt), *want = malloc(no * sizeof *want);
+    float *x = harness_rand_vec(ni, -3, 3, dt), *want = malloc(no * sizeof *want);
     ref_resize(x, n, c, ih, iw, mode, sh, sw, oh, ow, want);
     ref_act(PVK_ACT_RELU6, 0, 0, want, no);
-    struct pvk_op op = make_op(PVK_OP_RESIZE, PVK_ACT_RELU6, 0, 0, "resize");
+    struct pvk_op op = harness_op(PVK_OP_RESIZE, PVK_ACT_RELU6, 0, 0, "resize");
     op.n_inputs = 1;
     op.attr.resize.mode = mode;
     op.attr.resize.scale_h = sh;
@@ -292,7 +260,7 @@ static void resize_case(struct harness *h, enum pvk_resize_mode mode, int n, int
     } else {
         float *got = malloc(no * sizeof *got);
         htensor_read(h, &y, got);
-        check(got, want, no, dt, what);
+        harness_check(got, want, no, dt, what);
         free(got);
     }
     htensor_free(&in);
@@ -334,9 +302,9 @@ static void pool_case(struct harness *h, struct ref_pool_params prm, int n, int 
     assert_int_equal(ref_pool2d_out_hw(ih, iw, &prm, &oh, &ow), 0);
     struct pvk_shape is = SHAPE(n, c, ih, iw), os = SHAPE(n, c, oh, ow);
     size_t ni = (size_t)pvk_shape_numel(&is), no = (size_t)pvk_shape_numel(&os);
-    float *x = rand_vec(ni, -3, 3, dt), *want = malloc(no * sizeof *want);
+    float *x = harness_rand_vec(ni, -3, 3, dt), *want = malloc(no * sizeof *want);
     ref_pool2d(x, n, c, ih, iw, &prm, want);
-    struct pvk_op op = make_op(PVK_OP_POOL2D, PVK_ACT_NONE, 0, 0, "pool");
+    struct pvk_op op = harness_op(PVK_OP_POOL2D, PVK_ACT_NONE, 0, 0, "pool");
     op.n_inputs = 1;
     op.attr.pool.kind = prm.kind;
     op.attr.pool.kh = prm.kh, op.attr.pool.kw = prm.kw, op.attr.pool.sh = prm.sh, op.attr.pool.sw = prm.sw;
@@ -357,7 +325,7 @@ static void pool_case(struct harness *h, struct ref_pool_params prm, int n, int 
     } else {
         float *got = malloc(no * sizeof *got);
         htensor_read(h, &y, got);
-        check(got, want, no, dt, what);
+        harness_check(got, want, no, dt, what);
         free(got);
     }
     htensor_free(&in);
@@ -395,14 +363,14 @@ static void se_case(struct harness *h, int n, int c, int cr, int ih, int iw, int
     enum nn_dtype dt = h->cfg.act_dtype;
     struct pvk_shape s = SHAPE(n, c, ih, iw);
     size_t nx = (size_t)pvk_shape_numel(&s);
-    float *x = rand_vec(nx, -2, 2, dt), *want = malloc(nx * sizeof *want);
-    float *w1 = rand_vec((size_t)(cr * c), -1, 1, NN_F32), *b1 = rand_vec((size_t)cr, -0.5f, 0.5f, NN_F32);
-    float *w2 = rand_vec((size_t)(c * cr), -1, 1, NN_F32), *b2 = rand_vec((size_t)c, -0.5f, 0.5f, NN_F32);
+    float *x = harness_rand_vec(nx, -2, 2, dt), *want = malloc(nx * sizeof *want);
+    float *w1 = harness_rand_vec((size_t)(cr * c), -1, 1, NN_F32), *b1 = harness_rand_vec((size_t)cr, -0.5f, 0.5f, NN_F32);
+    float *w2 = harness_rand_vec((size_t)(c * cr), -1, 1, NN_F32), *b2 = harness_rand_vec((size_t)c, -0.5f, 0.5f, NN_F32);
     float ga = 0.2f, gb = 0.5f;
     assert_int_equal(ref_se(x, n, c, ih, iw, cr, w1, biases ? b1 : NULL, w2, biases ? b2 : NULL, PVK_ACT_HARDSIGMOID,
                             ga, gb, residual, want), 0);
     ref_act(PVK_ACT_RELU, 0, 0, want, nx);
-    struct pvk_op op = make_op(PVK_OP_SE, PVK_ACT_RELU, 0, 0, "se");
+    struct pvk_op op = harness_op(PVK_OP_SE, PVK_ACT_RELU, 0, 0, "se");
     op.n_inputs = 1;
     op.attr.se.residual = residual;
     op.attr.se.gate_act = PVK_ACT_HARDSIGMOID;
@@ -423,7 +391,7 @@ static void se_case(struct harness *h, int n, int c, int cr, int ih, int iw, int
     } else {
         float *got = malloc(nx * sizeof *got);
         htensor_read(h, &y, got);
-        check(got, want, nx, dt, what);
+        harness_check(got, want, nx, dt, what);
         free(got);
     }
     htensor_free(&in);

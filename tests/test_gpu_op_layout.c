@@ -17,38 +17,6 @@
 #include "support/gpu_op_harness.h"
 #include "support/test_env.h"
 
-static void check(const float *got, const float *want, size_t n, enum nn_dtype dt, const char *what)
-{
-    double e = test_rel_l2(got, want, n);
-    if (!(e <= harness_tolerance(dt))) {
-        for (size_t i = 0, shown = 0; i < n && shown < 6; i++)
-            if (!(fabsf(got[i] - want[i]) <= 1e-2f * (1 + fabsf(want[i]))))
-                fprintf(stderr, "  [%zu] got %g want %g\n", i, (double)got[i], (double)want[i]), shown++;
-        fail_msg("%s (%s): rel-L2 %g, max abs %g", what, dt == NN_F16 ? "fp16" : "fp32", e, test_max_abs(got, want, n));
-    }
-}
-
-static float *rand_vec(size_t n, float lo, float hi, enum nn_dtype dt)
-{
-    float *x = malloc(n * sizeof *x);
-    assert_non_null(x);
-    test_fill_uniform(x, n, lo, hi);
-    harness_round(dt, x, n);
-    return x;
-}
-
-static struct pvk_op make_op(enum pvk_op_type type, enum pvk_act act, float alpha, float beta, const char *name)
-{
-    struct pvk_op op;
-    memset(&op, 0, sizeof op);
-    op.type = type;
-    op.act = act;
-    op.act_alpha = alpha;
-    op.act_beta = beta;
-    snprintf(op.name, sizeof op.name, "%s", name);
-    return op;
-}
-
 /* ---- concat ---------------------------------------------------------------------------------- */
 
 static void concat_case(struct harness *h, int n_in, const struct pvk_shape *shapes, int axis, int64_t view)
@@ -60,13 +28,13 @@ static void concat_case(struct harness *h, int n_in, const struct pvk_shape *sha
     float *x[PVK_MAX_INPUTS], *want = malloc(ny * sizeof *want), *got = malloc(ny * sizeof *got);
     struct htensor in[PVK_MAX_INPUTS], y;
     for (int i = 0; i < n_in; i++) {
-        x[i] = rand_vec((size_t)pvk_shape_numel(&shapes[i]), -3, 3, dt);
+        x[i] = harness_rand_vec((size_t)pvk_shape_numel(&shapes[i]), -3, 3, dt);
         htensor_alloc(h, &in[i], &shapes[i], dt, (uint32_t)i, 0);
         htensor_write(h, &in[i], x[i]);
     }
     ref_concat(n_in, (const float *const *)x, shapes, axis, want);
     ref_act(PVK_ACT_RELU, 0, 0, want, ny);
-    struct pvk_op op = make_op(PVK_OP_CONCAT, PVK_ACT_RELU, 0, 0, "concat");
+    struct pvk_op op = harness_op(PVK_OP_CONCAT, PVK_ACT_RELU, 0, 0, "concat");
     op.n_inputs = (uint32_t)n_in;
     op.attr.axis.axis = axis;
     htensor_alloc(h, &y, &ys, dt, 5, view);
@@ -75,7 +43,7 @@ static void concat_case(struct harness *h, int n_in, const struct pvk_shape *sha
     char what[96], sb[64];
     snprintf(what, sizeof what, "concat of %d into %s axis %d view %lld", n_in, pvk_shape_str(&ys, sb, 64), axis,
              (long long)view);
-    check(got, want, ny, dt, what);
+    harness_check(got, want, ny, dt, what);
     for (int i = 0; i < n_in; i++) {
         htensor_free(&in[i]);
         free(x[i]);
@@ -92,9 +60,9 @@ static void transpose_case(struct harness *h, struct pvk_shape s, const int32_t 
     struct pvk_shape ys;
     assert_int_equal(ref_transpose_out_shape(&s, perm, &ys), 0);
     size_t n = (size_t)pvk_shape_numel(&s);
-    float *x = rand_vec(n, -3, 3, dt), *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+    float *x = harness_rand_vec(n, -3, 3, dt), *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
     ref_transpose(x, &s, perm, want);
-    struct pvk_op op = make_op(PVK_OP_TRANSPOSE, PVK_ACT_NONE, 0, 0, "transpose");
+    struct pvk_op op = harness_op(PVK_OP_TRANSPOSE, PVK_ACT_NONE, 0, 0, "transpose");
     op.n_inputs = 1;
     op.attr.transpose.ndim = s.ndim;
     memcpy(op.attr.transpose.perm, perm, sizeof(int32_t) * (size_t)s.ndim);
@@ -108,7 +76,7 @@ static void transpose_case(struct harness *h, struct pvk_shape s, const int32_t 
     int k = snprintf(what, sizeof what, "transpose %s perm", pvk_shape_str(&s, sb, 64));
     for (int i = 0; i < s.ndim; i++)
         k += snprintf(what + k, sizeof what - (size_t)k, " %d", perm[i]);
-    check(got, want, n, dt, what);
+    harness_check(got, want, n, dt, what);
     htensor_free(&in), htensor_free(&y);
     free(x), free(want), free(got);
 }
@@ -120,14 +88,14 @@ static void reshape_case(struct harness *h, bool aliased, enum pvk_act act)
     enum nn_dtype dt = h->cfg.act_dtype;
     struct pvk_shape s = SHAPE(2, 3, 5, 7), ys = SHAPE(6, 35);
     size_t n = (size_t)pvk_shape_numel(&s);
-    float *x = rand_vec(n, -3, 3, dt), *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+    float *x = harness_rand_vec(n, -3, 3, dt), *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
     memcpy(want, x, n * sizeof *x);
     ref_act(act, 0, 0, want, n);
     /* in place, each replay applies the activation again (in a net the producer rewrites x
      * first); the harness replays twice */
     if (aliased && act != PVK_ACT_NONE)
         ref_act(act, 0, 0, want, n);
-    struct pvk_op op = make_op(PVK_OP_RESHAPE, act, 0, 0, "reshape");
+    struct pvk_op op = harness_op(PVK_OP_RESHAPE, act, 0, 0, "reshape");
     op.n_inputs = 1;
     op.attr.reshape.ndim = 2;
     op.attr.reshape.shape[0] = 6;
@@ -143,7 +111,7 @@ static void reshape_case(struct harness *h, bool aliased, enum pvk_act act)
     }
     harness_run_op(h, &nn_gpu_reshape_impl, &op, NULL, &in, 1, &y, 1, NULL);
     htensor_read(h, &y, got);
-    check(got, want, n, dt, aliased ? "reshape in place" : "reshape copy");
+    harness_check(got, want, n, dt, aliased ? "reshape in place" : "reshape copy");
     htensor_free(&in);
     if (!aliased)
         htensor_free(&y);
@@ -159,9 +127,9 @@ static void slice_case(struct harness *h, struct pvk_shape s, int axis, int star
     int64_t first;
     assert_int_equal(ref_slice_out_shape(&s, axis, start, end, step, &ys, &first), 0);
     size_t n = (size_t)pvk_shape_numel(&s), ny = (size_t)pvk_shape_numel(&ys);
-    float *x = rand_vec(n, -3, 3, dt), *want = malloc(ny * sizeof *want), *got = malloc(ny * sizeof *got);
+    float *x = harness_rand_vec(n, -3, 3, dt), *want = malloc(ny * sizeof *want), *got = malloc(ny * sizeof *got);
     ref_slice(x, &s, axis, first, step, &ys, want);
-    struct pvk_op op = make_op(PVK_OP_SLICE, PVK_ACT_NONE, 0, 0, "slice");
+    struct pvk_op op = harness_op(PVK_OP_SLICE, PVK_ACT_NONE, 0, 0, "slice");
     op.n_inputs = 1;
     op.attr.slice.axis = axis;
     op.attr.slice.start = start;
@@ -175,7 +143,7 @@ static void slice_case(struct harness *h, struct pvk_shape s, int axis, int star
     htensor_read(h, &y, got);
     char what[128], sb[64];
     snprintf(what, sizeof what, "slice %s axis %d [%d:%d:%d]", pvk_shape_str(&s, sb, 64), axis, start, end, step);
-    check(got, want, ny, dt, what);
+    harness_check(got, want, ny, dt, what);
     htensor_free(&in), htensor_free(&y);
     free(x), free(want), free(got);
 }

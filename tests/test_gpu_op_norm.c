@@ -17,38 +17,6 @@
 #include "support/gpu_op_harness.h"
 #include "support/test_env.h"
 
-static void check(const float *got, const float *want, size_t n, enum nn_dtype dt, const char *what)
-{
-    double e = test_rel_l2(got, want, n);
-    if (!(e <= harness_tolerance(dt))) {
-        for (size_t i = 0, shown = 0; i < n && shown < 6; i++)
-            if (!(fabsf(got[i] - want[i]) <= 1e-2f * (1 + fabsf(want[i]))))
-                fprintf(stderr, "  [%zu] got %g want %g\n", i, (double)got[i], (double)want[i]), shown++;
-        fail_msg("%s (%s): rel-L2 %g, max abs %g", what, dt == NN_F16 ? "fp16" : "fp32", e, test_max_abs(got, want, n));
-    }
-}
-
-static float *rand_vec(size_t n, float lo, float hi, enum nn_dtype dt)
-{
-    float *x = malloc(n * sizeof *x);
-    assert_non_null(x);
-    test_fill_uniform(x, n, lo, hi);
-    harness_round(dt, x, n);
-    return x;
-}
-
-static struct pvk_op make_op(enum pvk_op_type type, enum pvk_act act, float alpha, float beta, const char *name)
-{
-    struct pvk_op op;
-    memset(&op, 0, sizeof op);
-    op.type = type;
-    op.act = act;
-    op.act_alpha = alpha;
-    op.act_beta = beta;
-    snprintf(op.name, sizeof op.name, "%s", name);
-    return op;
-}
-
 /* ---- layernorm ------------------------------------------------------------------------------- */
 
 static void layernorm_case(struct harness *h, struct pvk_shape s, bool affine, enum pvk_act act)
@@ -56,12 +24,12 @@ static void layernorm_case(struct harness *h, struct pvk_shape s, bool affine, e
     enum nn_dtype dt = h->cfg.act_dtype;
     size_t n = (size_t)pvk_shape_numel(&s);
     int64_t c = s.d[s.ndim - 1];
-    float *x = rand_vec(n, -3, 5, dt), *g = rand_vec((size_t)c, 0.5f, 1.5f, NN_F32),
-          *b = rand_vec((size_t)c, -1, 1, NN_F32), *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+    float *x = harness_rand_vec(n, -3, 5, dt), *g = harness_rand_vec((size_t)c, 0.5f, 1.5f, NN_F32),
+          *b = harness_rand_vec((size_t)c, -1, 1, NN_F32), *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
     float eps = 1e-6f;
     ref_layernorm(x, (int64_t)n / c, c, affine ? g : NULL, affine ? b : NULL, eps, want);
     ref_act(act, 0, 0, want, n);
-    struct pvk_op op = make_op(PVK_OP_LAYERNORM, act, 0, 0, "layernorm");
+    struct pvk_op op = harness_op(PVK_OP_LAYERNORM, act, 0, 0, "layernorm");
     op.n_inputs = 1;
     op.attr.norm.eps = eps;
     struct nn_gpu_weights w = {.data = {affine ? g : NULL, affine ? b : NULL}, .shape = {SHAPE(c), SHAPE(c)}};
@@ -73,7 +41,7 @@ static void layernorm_case(struct harness *h, struct pvk_shape s, bool affine, e
     htensor_read(h, &y, got);
     char what[96], sb[64];
     snprintf(what, sizeof what, "layernorm %s affine %d", pvk_shape_str(&s, sb, 64), affine);
-    check(got, want, n, dt, what);
+    harness_check(got, want, n, dt, what);
     htensor_free(&in), htensor_free(&y);
     free(x), free(g), free(b), free(want), free(got);
 }
@@ -89,9 +57,9 @@ static void softmax_case(struct harness *h, struct pvk_shape s, int axis)
         outer *= s.d[i];
     for (int i = axis + 1; i < s.ndim; i++)
         inner *= s.d[i];
-    float *x = rand_vec(n, -8, 8, dt), *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+    float *x = harness_rand_vec(n, -8, 8, dt), *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
     ref_softmax(x, outer, s.d[axis], inner, want);
-    struct pvk_op op = make_op(PVK_OP_SOFTMAX, PVK_ACT_NONE, 0, 0, "softmax");
+    struct pvk_op op = harness_op(PVK_OP_SOFTMAX, PVK_ACT_NONE, 0, 0, "softmax");
     op.n_inputs = 1;
     op.attr.axis.axis = axis;
     struct htensor in, y;
@@ -102,7 +70,7 @@ static void softmax_case(struct harness *h, struct pvk_shape s, int axis)
     htensor_read(h, &y, got);
     char what[96], sb[64];
     snprintf(what, sizeof what, "softmax %s axis %d", pvk_shape_str(&s, sb, 64), axis);
-    check(got, want, n, dt, what);
+    harness_check(got, want, n, dt, what);
     htensor_free(&in), htensor_free(&y);
     free(x), free(want), free(got);
 }
@@ -113,7 +81,7 @@ static void argmax_case(struct harness *h, int64_t rows, int64_t c, bool ties)
 {
     enum nn_dtype dt = h->cfg.act_dtype;
     size_t n = (size_t)(rows * c);
-    float *x = rand_vec(n, -4, 4, dt), *want_v = malloc((size_t)rows * sizeof(float)),
+    float *x = harness_rand_vec(n, -4, 4, dt), *want_v = malloc((size_t)rows * sizeof(float)),
           *got_v = malloc((size_t)rows * sizeof(float));
     int32_t *want_i = malloc((size_t)rows * sizeof(int32_t)), *got_i = malloc((size_t)rows * sizeof(int32_t));
     if (ties) /* the maximum repeated on purpose: the first one must win */
@@ -122,7 +90,7 @@ static void argmax_case(struct harness *h, int64_t rows, int64_t c, bool ties)
             x[r * c + a] = x[r * c + b] = 9.0f;
         }
     ref_argmax(x, rows, c, want_i, want_v);
-    struct pvk_op op = make_op(PVK_OP_ARGMAX, PVK_ACT_NONE, 0, 0, "argmax");
+    struct pvk_op op = harness_op(PVK_OP_ARGMAX, PVK_ACT_NONE, 0, 0, "argmax");
     op.n_inputs = 1;
     op.n_outputs = 2;
     struct pvk_shape s = SHAPE(1, rows, c), os = SHAPE(1, rows);
@@ -150,10 +118,10 @@ static void attention_case(struct harness *h, int n, int t, int c, int heads)
     enum nn_dtype dt = h->cfg.act_dtype;
     struct pvk_shape is = SHAPE(n, t, 3 * c), os = SHAPE(n, t, c);
     size_t ni = (size_t)pvk_shape_numel(&is), no = (size_t)pvk_shape_numel(&os);
-    float *x = rand_vec(ni, -2, 2, dt), *want = malloc(no * sizeof *want), *got = malloc(no * sizeof *got);
+    float *x = harness_rand_vec(ni, -2, 2, dt), *want = malloc(no * sizeof *want), *got = malloc(no * sizeof *got);
     float scale = 1.0f / sqrtf((float)(c / heads));
     ref_attention(x, n, t, c, heads, scale, want);
-    struct pvk_op op = make_op(PVK_OP_ATTENTION, PVK_ACT_NONE, 0, 0, "attention");
+    struct pvk_op op = harness_op(PVK_OP_ATTENTION, PVK_ACT_NONE, 0, 0, "attention");
     op.n_inputs = 1;
     op.attr.attention.heads = heads;
     op.attr.attention.scale = scale;
@@ -165,7 +133,7 @@ static void attention_case(struct harness *h, int n, int t, int c, int heads)
     htensor_read(h, &y, got);
     char what[96];
     snprintf(what, sizeof what, "attention n %d t %d c %d heads %d", n, t, c, heads);
-    check(got, want, no, dt, what);
+    harness_check(got, want, no, dt, what);
     htensor_free(&in), htensor_free(&y);
     free(x), free(want), free(got);
 }

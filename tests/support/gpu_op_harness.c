@@ -15,6 +15,7 @@
 #include "gpu/error.h"
 #include "gpu/transfer.h"
 #include "nn/gpu/half.h"
+#include "support/test_env.h"
 
 bool harness_init(struct harness *h, enum nn_dtype dtype)
 {
@@ -229,4 +230,36 @@ struct pvk_shape shape_of(int ndim, const int64_t *d)
     for (int i = 0; i < ndim; i++)
         s.d[i] = d[i];
     return s;
+}
+
+void harness_check(const float *got, const float *want, size_t n, enum nn_dtype dt, const char *what)
+{
+    double e = test_rel_l2(got, want, n);
+    if (!(e <= harness_tolerance(dt))) {
+        for (size_t i = 0, shown = 0; i < n && shown < 6; i++)
+            if (!(fabsf(got[i] - want[i]) <= 1e-2f * (1 + fabsf(want[i]))))
+                fprintf(stderr, "  [%zu] got %g want %g\n", i, (double)got[i], (double)want[i]), shown++;
+        fail_msg("%s (%s): rel-L2 %g, max abs %g", what, dt == NN_F16 ? "fp16" : "fp32", e, test_max_abs(got, want, n));
+    }
+}
+
+float *harness_rand_vec(size_t n, float lo, float hi, enum nn_dtype dt)
+{
+    float *x = malloc(n * sizeof *x);
+    assert_non_null(x);
+    test_fill_uniform(x, n, lo, hi);
+    harness_round(dt, x, n);
+    return x;
+}
+
+struct pvk_op harness_op(enum pvk_op_type type, enum pvk_act act, float alpha, float beta, const char *name)
+{
+    struct pvk_op op;
+    memset(&op, 0, sizeof op);
+    op.type = type;
+    op.act = act;
+    op.act_alpha = alpha;
+    op.act_beta = beta;
+    snprintf(op.name, sizeof op.name, "%s", name);
+    return op;
 }

@@ -51,6 +51,14 @@ void harness_run_op(struct harness *h, const struct nn_gpu_op_impl *impl, const 
 /* Tolerance of the storage precision: rel-L2 1e-4 (fp32) / 1e-2 (fp16). */
 double harness_tolerance(enum nn_dtype dtype);
 
+/* Fails the test (naming `what`, the precision and the first differing elements) unless got is
+ * within harness_tolerance(dt) of want. */
+void harness_check(const float *got, const float *want, size_t n, enum nn_dtype dt, const char *what);
+/* n uniform values in [lo, hi), rounded through fp16 for NN_F16; free() them. */
+float *harness_rand_vec(size_t n, float lo, float hi, enum nn_dtype dt);
+/* An op record of `type` with its fused activation and ONNX-style name. */
+struct pvk_op harness_op(enum pvk_op_type type, enum pvk_act act, float alpha, float beta, const char *name);
+
 struct pvk_shape shape_of(int ndim, const int64_t *d);
 #define SHAPE(...) shape_of(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t), (int64_t[]){__VA_ARGS__})
 
