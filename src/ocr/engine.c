@@ -33,6 +33,8 @@
  * the corpus's 14 word crops this takes detection from 5 found to 13 (see BENCHMARKS.md). */
 #define DET_MIN_SIDE 48
 #define DET_MARGIN 32
+/* Pixels of the largest image the engine works on; larger ones are scaled down to it. */
+#define ENGINE_MAX_PIXELS (16.0 * 1024 * 1024)
 #define MAX_TIMINGS 512  /* timed dispatches per recording (with --profile) */
 
 struct plan_entry {
@@ -784,12 +786,13 @@ struct prepare {
 static struct prepare detection_prepare(const struct ocr_engine *e, const struct ocr_image *img)
 {
     struct prepare p = {1.0, 0};
-    /* An image whose bytes (with the margin) would not fit one storage buffer of this device is
-     * scaled down to fit, in every mode: it could not be read at all otherwise. */
-    double limit = (double)gpu_context_caps(e->ctx)->max_storage_buffer_range;
-    double bytes = 3.0 * (img->width + 2.0 * DET_MARGIN) * (img->height + 2.0 * DET_MARGIN);
-    if (bytes > limit)
-        p.scale = sqrt(limit / bytes) * 0.98;
+    /* A very large image is scaled down to ENGINE_MAX_PIXELS, in every mode: the detector sees
+     * at most 960 pixels a side anyway, the recogniser 48 pixels a line, and the device may not
+     * hold a bigger image in one storage buffer at all. */
+    double limit = fmin((double)gpu_context_caps(e->ctx)->max_storage_buffer_range / 3.0, ENGINE_MAX_PIXELS);
+    double pixels = (img->width + 2.0 * DET_MARGIN) * (img->height + 2.0 * DET_MARGIN);
+    if (pixels > limit)
+        p.scale = sqrt(limit / pixels) * 0.98;
     if (e->opt.paddle_parity)
         return p;
     p.margin = DET_MARGIN;

@@ -50,14 +50,17 @@ echo "notes" >"$TMP/no_images/readme.txt"
 # The batch runs under a memory bound: `ulimit -v` where it works (not with AddressSanitizer,
 # which reserves terabytes of address space), else ASan's own RSS limit. The 20000x20000 PNG
 # (1.2 GB of pixels) must be refused from its header, not by running out of memory; the
-# 10000x10000 one (the largest the decoder accepts) may fail for memory or device limits, but
-# cleanly, and the images after it must still be processed.
-LIMIT_KB=1200000
+# 10000x10000 one (the largest the decoder accepts) is read, scaled down to the engine's 16
+# megapixels, within the bound (1.6 GB of address space: the decode peaks at 0.7 GB resident, the
+# Vulkan driver reserves the rest), and the images after it are still processed.
+LIMIT_KB=1600000
 if (ulimit -v $LIMIT_KB && "$BIN" --version) >/dev/null 2>&1; then
     bound="ulimit -v $LIMIT_KB"
 else
     bound=":"
-    export ASAN_OPTIONS="${ASAN_OPTIONS:-}:hard_rss_limit_mb=2000"
+    # AddressSanitizer keeps freed pages and adds shadow memory: the 10000x10000 decode and its
+    # scaled-down copy peak at about 2.5 GB under it, against 0.7 GB in a release build.
+    export ASAN_OPTIONS="${ASAN_OPTIONS:-}:hard_rss_limit_mb=3000"
 fi
 expect_exit 1 "batch with bad inputs" -- sh -c "$bound && exec \"\$0\" \"\$@\"" "$BIN" --format json \
     "$WORDS/en_word_1.png" \
@@ -78,8 +81,7 @@ expect_error "zero_width.png" "corrupt PNG" "PNG header with width 0"
 expect_error "garbage_header.jpg" "JPEG" "JPEG without markers"
 expect_error "no_images" "directory holds no images" "directory without images"
 expect_error "20000x20000.png" "image too large (20000x20000" "20000x20000 refused from its header"
-expect_error "10000x10000.png" "." "10000x10000: one clean line whatever the reason"
-expect_lines 10 "$TMP/err" "one stderr line per bad input, nothing else"
+expect_lines 9 "$TMP/err" "one stderr line per bad input, nothing else"
 # the good inputs around and after the bad ones
 expect_text "en_word_1.png" "first image"
 expect_text "en_word_2.png" "image between bad ones"
@@ -95,7 +97,8 @@ expect_size "quad_progressive.jpg" 32 24 "progressive JPEG decoded"
 expect_size "two_frames.gif" 7 5 "multi-frame GIF: first frame decoded"
 # stored 32x24 with EXIF orientation 6: turned to 24x32, as cv2.imread does
 expect_size "quad_exif6.jpg" 24 32 "EXIF orientation applied"
-expect_lines 12 "$TMP/out" "one JSON object per decoded image"
+expect_size "10000x10000.png" 10000 10000 "10000x10000 read within the memory bound, boxes in its own pixels"
+expect_lines 13 "$TMP/out" "one JSON object per decoded image"
 
 # ---- a file the process may not read ----------------------------------------------------------
 # Root reads anything: as root, the run loses CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (setpriv),
