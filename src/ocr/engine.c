@@ -28,6 +28,7 @@
 #define REC_WIDTH_STEP 32 /* longer lines: padded to a multiple of this */
 #define CLS_BATCH_MAX 32
 #define PLAN_CACHE 8     /* input shapes kept per net */
+#define PLAN_CACHE_BYTES ((uint64_t)128 << 20) /* activation memory kept per net beyond the plan in use */
 /* Detection's preparation (not in --paddle-parity): images with a shorter side below DET_MIN_SIDE
  * are scaled up to it, and every image gets DET_MARGIN pixels of its border colour around it. On
  * the corpus's 14 word crops this takes detection from 5 found to 13 (see BENCHMARKS.md). */
@@ -148,31 +149,70 @@ static void slot_free(struct net_slot *s)
     memset(s, 0, sizeof(*s));
 }
 
-/* The plan for an input shape: cached, the least recently used one replaced. */
-static struct nn_gpu_plan *slot_plan(struct net_slot *s, const int64_t shape[4], char *err, size_t err_len)
+static void slot_evict(struct net_slot *s, struct plan_entry *p)
 {
-    struct plan_entry *victim = &s->plans[0];
+    nn_gpu_plan_destroy(p->plan);
+    p->plan = NULL;
+    s->evictions++;
+}
+
+/* The least recently used plan other than `keep`, or NULL. */
+static struct plan_entry *slot_lru(struct net_slot *s, const struct plan_entry *keep)
+{
+    struct plan_entry *lru = NULL;
+    for (int i = 0; i < PLAN_CACHE; i++) {
+        struct plan_entry *p = &s->plans[i];
+        if (p->plan && p != keep && (!lru || p->last_use < lru->last_use))
+            lru = p;
+    }
+    return lru;
+}
+
+/* The plan for an input shape: cached, at most PLAN_CACHE of them and PLAN_CACHE_BYTES of
+ * activation memory per net, the least recently used ones given back first (a folder of pages of
+ * many sizes must not keep a det plan per size). When the device is out of memory for a new plan,
+ * the others are given back and it is tried once more. */
+static struct nn_gpu_plan *slot_plan(struct gpu_context *ctx, struct net_slot *s, const int64_t shape[4], char *err,
+                                     size_t err_len)
+{
+    struct plan_entry *slot = NULL;
     for (int i = 0; i < PLAN_CACHE; i++) {
         struct plan_entry *p = &s->plans[i];
         if (p->plan && !memcmp(p->shape, shape, sizeof(p->shape))) {
             p->last_use = ++s->clock;
             return p->plan;
         }
-        if (!p->plan || (victim->plan && p->last_use < victim->last_use))
-            victim = p;
+        if (!p->plan && !slot)
+            slot = p;
     }
-    if (victim->plan)
-        s->evictions++;
-    nn_gpu_plan_destroy(victim->plan);
-    victim->plan = NULL;
+    if (!slot) {
+        slot = slot_lru(s, NULL);
+        slot_evict(s, slot);
+    }
     char why[512];
-    if (nn_gpu_plan_create(s->net, shape, NULL, &victim->plan, why, sizeof(why))) {
+    int rc = nn_gpu_plan_create(s->net, shape, NULL, &slot->plan, why, sizeof(why));
+    if (rc) {
+        for (struct plan_entry *p; (p = slot_lru(s, slot));)
+            slot_evict(s, p);
+        gpu_pool_trim(ctx); /* the freed blocks back to the driver, so the new plan can have them */
+        rc = nn_gpu_plan_create(s->net, shape, NULL, &slot->plan, why, sizeof(why));
+    }
+    if (rc) {
         snprintf(err, err_len, "%s: %s", s->name, why);
         return NULL;
     }
-    memcpy(victim->shape, shape, sizeof(victim->shape));
-    victim->last_use = ++s->clock;
-    return victim->plan;
+    memcpy(slot->shape, shape, sizeof(slot->shape));
+    slot->last_use = ++s->clock;
+    for (;;) {
+        uint64_t total = 0;
+        for (int i = 0; i < PLAN_CACHE; i++)
+            total += s->plans[i].plan ? nn_gpu_plan_arena_bytes(s->plans[i].plan) : 0;
+        struct plan_entry *lru = slot_lru(s, slot);
+        if (total <= PLAN_CACHE_BYTES || !lru)
+            break;
+        slot_evict(s, lru);
+    }
+    return slot->plan;
 }
 
 /* Classes the recogniser outputs, from its output shape at the standard input size. */
@@ -400,7 +440,7 @@ static int run_det(struct ocr_engine *e, const struct ocr_image *img, struct db_
         memcpy(e->det_job_key, key, sizeof(key));
     }
     const int64_t shape[4] = {1, 3, det_h, det_w};
-    struct nn_gpu_plan *plan = slot_plan(&e->det, shape, err, err_len);
+    struct nn_gpu_plan *plan = slot_plan(e->ctx, &e->det, shape, err, err_len);
     if (!plan)
         return -1;
     const struct nn_gpu_tensor *out = nn_gpu_plan_output(plan);
@@ -487,7 +527,7 @@ static int run_cls(struct ocr_engine *e, const struct ocr_image *img, struct lin
         for (int i = 0; i < n; i++)
             batch[i] = &lines[start + i];
         const int64_t shape[4] = {n, 3, REC_HEIGHT, OCR_CLS_WIDTH};
-        struct nn_gpu_plan *plan = slot_plan(&e->cls, shape, err, err_len);
+        struct nn_gpu_plan *plan = slot_plan(e->ctx, &e->cls, shape, err, err_len);
         if (!plan)
             return -1;
         if (gpu_cmd_begin(e->cmd))
@@ -609,7 +649,7 @@ static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct lin
         while (start + n < n_lines && n < batch_max && order[start + n]->width == width)
             n++;
         const int64_t shape[4] = {n, 3, REC_HEIGHT, width};
-        struct nn_gpu_plan *plan = slot_plan(&e->rec, shape, err, err_len);
+        struct nn_gpu_plan *plan = slot_plan(e->ctx, &e->rec, shape, err, err_len);
         if (!plan) {
             rc = -1;
             break;

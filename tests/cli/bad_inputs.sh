@@ -51,9 +51,9 @@ echo "notes" >"$TMP/no_images/readme.txt"
 # which reserves terabytes of address space), else ASan's own RSS limit. The 20000x20000 PNG
 # (1.2 GB of pixels) must be refused from its header, not by running out of memory; the
 # 10000x10000 one (the largest the decoder accepts) is read, scaled down to the engine's 16
-# megapixels, within the bound (1.6 GB of address space: the decode peaks at 0.7 GB resident, the
+# megapixels, within the bound (2 GB of address space: the decode peaks at 0.7 GB resident, the
 # Vulkan driver reserves the rest), and the images after it are still processed.
-LIMIT_KB=1600000
+LIMIT_KB=2000000
 if (ulimit -v $LIMIT_KB && "$BIN" --version) >/dev/null 2>&1; then
     bound="ulimit -v $LIMIT_KB"
 else
