@@ -11,6 +11,7 @@ static unsigned le16(const uint8_t *p) { return (unsigned)p[1] << 8 | p[0]; }
 
 enum png_walk_result png_walk(const uint8_t *p, size_t n, int *empty_idat) {
     size_t pos = 8;
+    int palette_image = 0, has_palette = 0;
     *empty_idat = 0;
     for (;;) {
         if (n - pos < 8) return PNG_WALK_TRUNCATED;
@@ -19,6 +20,10 @@ enum png_walk_result png_walk(const uint8_t *p, size_t n, int *empty_idat) {
         for (int i = 0; i < 4; i++)
             if (!((type[i] | 0x20) >= 'a' && (type[i] | 0x20) <= 'z')) return PNG_WALK_CORRUPT;
         if (memcmp(type, "IHDR", 4) == 0 && len != 13) return PNG_WALK_CORRUPT;
+        if (memcmp(type, "IHDR", 4) == 0 && n - pos >= 8 + 13) palette_image = p[pos + 8 + 9] == 3;
+        if (memcmp(type, "PLTE", 4) == 0) has_palette = 1;
+        /* stb_image would read a palette image's colours from an uninitialised table */
+        if (memcmp(type, "IDAT", 4) == 0 && palette_image && !has_palette) return PNG_WALK_CORRUPT;
         if (memcmp(type, "IEND", 4) == 0) return PNG_WALK_COMPLETE; /* its CRC may be missing */
         if (memcmp(type, "IDAT", 4) == 0 && len == 0) *empty_idat = 1;
         if (n - pos - 8 < len || n - pos - 8 - len < 4) return PNG_WALK_TRUNCATED;
