@@ -110,6 +110,23 @@ static void test_png_palette_and_1bit(void **state) {
     ocr_image_free(&img);
 }
 
+/* palette_short.png (tests/data/images/palette_short.py): two entries (red, green) and pixels with indices 0, 1, 5, 200. Indices past the
+ * palette read black, as libpng gives them, every time (stb_image alone would read its own
+ * uninitialised table). */
+static void test_png_short_palette(void **state) {
+    (void)state;
+    struct ocr_image img;
+    load("palette_short.png", OCR_ALPHA_IGNORE, &img);
+    assert_int_equal(img.width, 4);
+    assert_int_equal(img.height, 2);
+    const int bgr[4][3] = {{0, 0, 255}, {0, 255, 0}, {0, 0, 0}, {0, 0, 0}};
+    for (int y = 0; y < 2; y++)
+        for (int x = 0; x < 4; x++)
+            for (int c = 0; c < 3; c++)
+                assert_int_equal(px(&img, x, y)[c], bgr[x][c]);
+    ocr_image_free(&img);
+}
+
 static void test_other_formats(void **state) {
     (void)state;
     expect_rgb_pattern("rgb.bmp", 0);
@@ -412,6 +429,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_png_layouts),
         cmocka_unit_test(test_png_palette_and_1bit),
+        cmocka_unit_test(test_png_short_palette),
         cmocka_unit_test(test_other_formats),
         cmocka_unit_test(test_jpeg_variants),
         cmocka_unit_test(test_exif_orientations),

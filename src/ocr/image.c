@@ -206,7 +206,7 @@ static enum ocr_image_status check_header(const uint8_t *p, size_t size, const c
     if (other) return FAIL(OCR_IMAGE_ERR_UNSUPPORTED, "%s: unsupported image format: %s", name, other);
     if (size > INT_MAX) return FAIL(OCR_IMAGE_ERR_TOO_LARGE, "%s: file too large (%zu bytes)", name, size);
     enum image_format fmt = sniff_format(p, size);
-    int empty_idat;
+    int rewrite;
     if (fmt == FMT_JPEG) return check_jpeg_header(p, size, name, hd, err, err_len);
     /* stb_image refuses large PNG headers in its own words (and at its own bound): ours come first */
     if (fmt == FMT_PNG && size >= 24 && memcmp(p + 12, "IHDR", 4) == 0) {
@@ -222,7 +222,7 @@ static enum ocr_image_status check_header(const uint8_t *p, size_t size, const c
         if (fmt == FMT_UNKNOWN) return FAIL(OCR_IMAGE_ERR_UNKNOWN_FORMAT, "%s: not an image (unknown format)", name);
         const char *r = stbi_failure_reason();
         int specific = r && (strcmp(r, "too large") == 0 || strcmp(r, "outofmem") == 0 || is_unsupported_reason(r));
-        if (!specific && fmt == FMT_PNG && png_walk(p, size, &empty_idat) == PNG_WALK_TRUNCATED)
+        if (!specific && fmt == FMT_PNG && png_walk(p, size, &rewrite) == PNG_WALK_TRUNCATED)
             return FAIL(OCR_IMAGE_ERR_TRUNCATED, "%s: truncated %s (the data ends inside the header)", name,
                         format_names[fmt]);
         return stb_failure(fmt, name, "header", err, err_len);
@@ -241,7 +241,7 @@ static enum ocr_image_status check_header(const uint8_t *p, size_t size, const c
         return FAIL(OCR_IMAGE_ERR_TRUNCATED, "%s: truncated %s (the pixel data ends early)", name, format_names[fmt]);
     if (fmt == FMT_PNG) {
         /* a chunk running past the end would make stb_image allocate what its length field claims */
-        enum png_walk_result chunks = png_walk(p, size, &empty_idat);
+        enum png_walk_result chunks = png_walk(p, size, &rewrite);
         if (chunks == PNG_WALK_TRUNCATED)
             return FAIL(OCR_IMAGE_ERR_TRUNCATED, "%s: truncated PNG (the data ends before the IEND chunk)", name);
         if (chunks == PNG_WALK_CORRUPT) return FAIL(OCR_IMAGE_ERR_CORRUPT, "%s: corrupt PNG (damaged chunk list)", name);
@@ -263,10 +263,10 @@ static enum ocr_image_status decode_pixels(const uint8_t *p, size_t size, const 
         return OCR_IMAGE_OK;
     }
     uint8_t *copy = NULL;
-    int empty_idat;
-    if (hd->fmt == FMT_PNG && png_walk(p, size, &empty_idat) == PNG_WALK_COMPLETE && empty_idat) {
-        if (!(copy = malloc(size))) return FAIL(OCR_IMAGE_ERR_NO_MEMORY, "%s: out of memory", name);
-        size = png_drop_empty_idat(p, size, copy);
+    int rewrite;
+    if (hd->fmt == FMT_PNG && png_walk(p, size, &rewrite) == PNG_WALK_COMPLETE && rewrite) {
+        if (!(copy = malloc(size + 768))) return FAIL(OCR_IMAGE_ERR_NO_MEMORY, "%s: out of memory", name);
+        size = png_rewrite_for_stb(p, size, copy);
         p = copy;
     }
     int w, h;

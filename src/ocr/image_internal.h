@@ -40,10 +40,13 @@ enum ocr_image_status libjpeg_decode(const uint8_t *data, size_t size, const cha
 /* A PNG's chunk list, walked before stb_image sees it: a chunk running past the end would make it
  * allocate what the length field claims. */
 enum png_walk_result { PNG_WALK_COMPLETE, PNG_WALK_TRUNCATED, PNG_WALK_CORRUPT };
-enum png_walk_result png_walk(const uint8_t *data, size_t size, int *empty_idat);
+/* *needs_rewrite: the PNG must go through png_rewrite_for_stb before stb_image sees it. */
+enum png_walk_result png_walk(const uint8_t *data, size_t size, int *needs_rewrite);
 /* Copies a complete PNG without its zero-length IDAT chunks (stb_image 2.27 memcpy()s from a null
- * buffer on an empty first IDAT); out has room for size bytes. Returns the new size. */
-size_t png_drop_empty_idat(const uint8_t *data, size_t size, uint8_t *out);
+ * buffer on an empty first IDAT) and with a short palette filled to 256 entries (stb_image would
+ * read the colour of an index past it from an uninitialised table); out has room for size + 768
+ * bytes. Returns the new size. */
+size_t png_rewrite_for_stb(const uint8_t *data, size_t size, uint8_t *out);
 
 /* Whether the data is shorter than its header says (1) or not (0, also when it cannot tell). */
 int bmp_truncated(const uint8_t *data, size_t size); /* uncompressed pixel rows missing */

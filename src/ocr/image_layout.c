@@ -9,10 +9,10 @@ static uint32_t be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t
 static uint32_t le32(const uint8_t *p) { return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0]; }
 static unsigned le16(const uint8_t *p) { return (unsigned)p[1] << 8 | p[0]; }
 
-enum png_walk_result png_walk(const uint8_t *p, size_t n, int *empty_idat) {
+enum png_walk_result png_walk(const uint8_t *p, size_t n, int *needs_rewrite) {
     size_t pos = 8;
     int palette_image = 0, has_palette = 0;
-    *empty_idat = 0;
+    *needs_rewrite = 0;
     for (;;) {
         if (n - pos < 8) return PNG_WALK_TRUNCATED;
         size_t len = be32(p + pos);
@@ -21,24 +21,35 @@ enum png_walk_result png_walk(const uint8_t *p, size_t n, int *empty_idat) {
             if (!((type[i] | 0x20) >= 'a' && (type[i] | 0x20) <= 'z')) return PNG_WALK_CORRUPT;
         if (memcmp(type, "IHDR", 4) == 0 && len != 13) return PNG_WALK_CORRUPT;
         if (memcmp(type, "IHDR", 4) == 0 && n - pos >= 8 + 13) palette_image = p[pos + 8 + 9] == 3;
-        if (memcmp(type, "PLTE", 4) == 0) has_palette = 1;
+        if (memcmp(type, "PLTE", 4) == 0) {
+            has_palette = 1;
+            if (len < 768 && len % 3 == 0) *needs_rewrite = 1; /* indices past it: see png_rewrite_for_stb */
+        }
         /* stb_image would read a palette image's colours from an uninitialised table */
         if (memcmp(type, "IDAT", 4) == 0 && palette_image && !has_palette) return PNG_WALK_CORRUPT;
         if (memcmp(type, "IEND", 4) == 0) return PNG_WALK_COMPLETE; /* its CRC may be missing */
-        if (memcmp(type, "IDAT", 4) == 0 && len == 0) *empty_idat = 1;
+        if (memcmp(type, "IDAT", 4) == 0 && len == 0) *needs_rewrite = 1;
         if (n - pos - 8 < len || n - pos - 8 - len < 4) return PNG_WALK_TRUNCATED;
         pos += 12 + len;
     }
 }
 
-size_t png_drop_empty_idat(const uint8_t *p, size_t n, uint8_t *out) {
+size_t png_rewrite_for_stb(const uint8_t *p, size_t n, uint8_t *out) {
     memcpy(out, p, 8);
     size_t pos = 8, o = 8;
     while (n - pos >= 8) {
         size_t len = be32(p + pos);
         int last = memcmp(p + pos + 4, "IEND", 4) == 0 || n - pos - 8 < len || n - pos - 8 - len < 4;
         if (last) break; /* IEND and whatever follows: copied as is below */
-        if (!(len == 0 && memcmp(p + pos + 4, "IDAT", 4) == 0)) {
+        if (memcmp(p + pos + 4, "PLTE", 4) == 0 && len < 768 && len % 3 == 0) {
+            /* 256 entries, the missing ones black as libpng leaves them (stb_image skips CRCs) */
+            static const uint8_t full[4] = {0, 0, 3, 0};
+            memcpy(out + o, full, 4);
+            memcpy(out + o + 4, p + pos + 4, 4 + len);
+            memset(out + o + 8 + len, 0, 768 - len);
+            memcpy(out + o + 8 + 768, p + pos + 8 + len, 4);
+            o += 12 + 768;
+        } else if (!(len == 0 && memcmp(p + pos + 4, "IDAT", 4) == 0)) {
             memcpy(out + o, p + pos, 12 + len);
             o += 12 + len;
         }
