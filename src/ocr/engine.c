@@ -826,10 +826,12 @@ struct prepare {
 static struct prepare detection_prepare(const struct ocr_engine *e, const struct ocr_image *img)
 {
     struct prepare p = {1.0, 0};
-    /* A very large image is scaled down to ENGINE_MAX_PIXELS, in every mode: the detector sees
-     * at most 960 pixels a side anyway, the recogniser 48 pixels a line, and the device may not
-     * hold a bigger image in one storage buffer at all. */
-    double limit = fmin((double)gpu_context_caps(e->ctx)->max_storage_buffer_range / 3.0, ENGINE_MAX_PIXELS);
+    /* A very large image is scaled down to ENGINE_MAX_PIXELS (the detector sees at most 960
+     * pixels a side anyway, the recogniser 48 pixels a line), and in every mode to what one storage
+     * buffer of the device holds: it could not be read at all otherwise. */
+    double limit = (double)gpu_context_caps(e->ctx)->max_storage_buffer_range / 3.0;
+    if (!e->opt.paddle_parity)
+        limit = fmin(limit, ENGINE_MAX_PIXELS);
     double pixels = (img->width + 2.0 * DET_MARGIN) * (img->height + 2.0 * DET_MARGIN);
     if (pixels > limit)
         p.scale = sqrt(limit / pixels) * 0.98;
