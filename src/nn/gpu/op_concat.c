@@ -5,30 +5,16 @@
 #include "nn/gpu/op_helpers.h"
 #include "nn/gpu/strided.h"
 
-struct concat_state {
-    struct nn_gpu_config cfg;
-    const struct gpu_pipeline *p;
-};
-
 static int concat_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, const struct nn_gpu_weights *w,
                          void **state, char *err, size_t err_len)
 {
-    struct concat_state *s = calloc(1, sizeof *s);
-    if (!s)
-        return nnh_fail(err, err_len, "out of memory");
-    s->cfg = *cfg;
-    if (nnh_copy_pipeline(cfg, &s->p, err, err_len)) {
-        free(s);
-        return -1;
-    }
-    *state = s;
-    return 0;
+    return nnh_copy_state_create(cfg, state, err, err_len);
 }
 
 static int concat_record(void *state, const struct pvk_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *in,
                          int n_in, const struct nn_gpu_tensor *out, int n_out, char *err, size_t err_len)
 {
-    struct concat_state *s = state;
+    struct nnh_copy_state *s = state;
     int axis = op->attr.axis.axis;
     const struct nn_gpu_tensor *y = &out[0];
     if (n_in < 1 || n_out != 1)
@@ -67,6 +53,4 @@ static int concat_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     return 0;
 }
 
-static void concat_destroy(void *state) { free(state); }
-
-const struct nn_gpu_op_impl nn_gpu_concat_impl = {concat_create, concat_record, concat_destroy};
+const struct nn_gpu_op_impl nn_gpu_concat_impl = {concat_create, concat_record, nnh_copy_state_destroy};

@@ -7,30 +7,16 @@
 #include "nn/gpu/op_helpers.h"
 #include "nn/gpu/strided.h"
 
-struct reshape_state {
-    struct nn_gpu_config cfg;
-    const struct gpu_pipeline *p;
-};
-
 static int reshape_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, const struct nn_gpu_weights *w,
                           void **state, char *err, size_t err_len)
 {
-    struct reshape_state *s = calloc(1, sizeof *s);
-    if (!s)
-        return nnh_fail(err, err_len, "out of memory");
-    s->cfg = *cfg;
-    if (nnh_copy_pipeline(cfg, &s->p, err, err_len)) {
-        free(s);
-        return -1;
-    }
-    *state = s;
-    return 0;
+    return nnh_copy_state_create(cfg, state, err, err_len);
 }
 
 static int reshape_record(void *state, const struct pvk_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *in,
                           int n_in, const struct nn_gpu_tensor *out, int n_out, char *err, size_t err_len)
 {
-    struct reshape_state *s = state;
+    struct nnh_copy_state *s = state;
     if (n_in != 1 || n_out != 1)
         return nnh_fail(err, err_len, "%s: reshape takes 1 input and 1 output", op->name);
     if (nnh_check_tensor(&in[0], s->cfg.act_dtype, false, "reshape input", err, err_len) ||
@@ -50,6 +36,4 @@ static int reshape_record(void *state, const struct pvk_op *op, struct gpu_cmd *
                            err, err_len);
 }
 
-static void reshape_destroy(void *state) { free(state); }
-
-const struct nn_gpu_op_impl nn_gpu_reshape_impl = {reshape_create, reshape_record, reshape_destroy};
+const struct nn_gpu_op_impl nn_gpu_reshape_impl = {reshape_create, reshape_record, nnh_copy_state_destroy};

@@ -1,5 +1,7 @@
 #include "nn/gpu/strided.h"
 
+#include <stdlib.h>
+
 #include "nn/gpu/op_helpers.h"
 
 void nnh_tensor_strides(const struct nn_gpu_tensor *t, int64_t strides[PVK_MAX_DIMS])
@@ -63,6 +65,22 @@ int nnh_copy_pipeline(const struct nn_gpu_config *cfg, const struct gpu_pipeline
     return nnh_pipeline(cfg->ctx, "copy", false, cfg->act_dtype, NNH_WG_ELEMENTWISE, NULL, 0, 2,
                         sizeof(struct copy_push), p, err, err_len);
 }
+
+int nnh_copy_state_create(const struct nn_gpu_config *cfg, void **state, char *err, size_t err_len)
+{
+    struct nnh_copy_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return nnh_fail(err, err_len, "out of memory");
+    s->cfg = *cfg;
+    if (nnh_copy_pipeline(cfg, &s->p, err, err_len)) {
+        free(s);
+        return -1;
+    }
+    *state = s;
+    return 0;
+}
+
+void nnh_copy_state_destroy(void *state) { free(state); }
 
 int nnh_record_copy(struct gpu_cmd *cmd, const struct gpu_pipeline *p, const struct gpu_buffer *x, uint32_t x_off,
                     const struct gpu_buffer *y, uint32_t y_off, struct nnh_view *v, const struct pvk_op *op,

@@ -32,6 +32,15 @@ void nnh_view_collapse(struct nnh_view *v);
 /* copy.glsl in the config's storage precision. */
 int nnh_copy_pipeline(const struct nn_gpu_config *cfg, const struct gpu_pipeline **p, char *err, size_t err_len);
 
+/* The state of the ops that are copies (concat, reshape, slice, transpose): the config and the
+ * copy pipeline. Create and destroy are those ops' own. */
+struct nnh_copy_state {
+    struct nn_gpu_config cfg;
+    const struct gpu_pipeline *p;
+};
+int nnh_copy_state_create(const struct nn_gpu_config *cfg, void **state, char *err, size_t err_len);
+void nnh_copy_state_destroy(void *state);
+
 /* Records copy.glsl: y view <- act(x view); offsets in elements. */
 int nnh_record_copy(struct gpu_cmd *cmd, const struct gpu_pipeline *p, const struct gpu_buffer *x, uint32_t x_off,
                     const struct gpu_buffer *y, uint32_t y_off, struct nnh_view *v, const struct pvk_op *op,
