@@ -25,6 +25,9 @@ layout(constant_id = 9) const float ALPHA = 0.0;
 layout(constant_id = 10) const float BETA = 0.0;
 layout(constant_id = 11) const uint RESIDUAL = RES_NONE;
 layout(constant_id = 12) const bool HAS_BIAS = false;
+// A learnable affine after the activation (PP-LCNetV3), fused from the following op: scale[C]
+// and shift[C] follow the bias (C entries, zero when the conv has none) in its buffer.
+layout(constant_id = 13) const bool POST_AFFINE = false;
 
 layout(std430, binding = 0) readonly buffer BufX { SFLOAT x[]; };
 layout(std430, binding = 1) readonly buffer BufW { SFLOAT w[]; }; // [C][KH][KW]
@@ -56,7 +59,7 @@ void main()
     for (uint t = 0; t < KH * KW; t++)
         wk[t] = float(w[ch * KH * KW + t]);
     float acc[OUTW];
-    const float b0 = HAS_BIAS ? bias[ch] : 0.0;
+    const float b0 = HAS_BIAS || POST_AFFINE ? bias[ch] : 0.0;
     for (uint o = 0; o < OUTW; o++)
         acc[o] = b0;
 
@@ -90,6 +93,8 @@ void main()
         v = apply_act(v, ACT, ALPHA, BETA);
         if (RESIDUAL == RES_AFTER_ACT)
             v += res;
+        if (POST_AFFINE)
+            v = fma(v, bias[p.C + ch], bias[2 * p.C + ch]);
         y[yrow + ox] = TO_S(v);
     }
 }

@@ -58,6 +58,10 @@ layout(constant_id = 16) const uint DW = 1;
 // Tiled kernel: A (and B unless im2col) are 4-element aligned, so tiles load as vec4s (the
 // caller checks offsets and strides; edges fall back to scalars).
 layout(constant_id = 17) const bool VEC4 = false;
+// A learnable affine after the activation, y = scale[ch] act(..) + shift[ch] (PP-LCNetV3), fused
+// from the following op: scale and shift follow the bias in its buffer, AFFINE_C channels each.
+layout(constant_id = 18) const bool POST_AFFINE = false;
+layout(constant_id = 19) const uint AFFINE_C = 1;
 
 layout(std430, binding = 0) readonly buffer BufA { SFLOAT a[]; };
 layout(std430, binding = 1) readonly buffer BufB { SFLOAT b[]; };
@@ -89,12 +93,15 @@ void store_c(uint z1, uint z2, uint m, uint n, float v)
         if (BIAS == BIAS_ROW)
             v += bias[oc];
         v = apply_act(v, ACT, ALPHA, BETA);
+        if (POST_AFFINE)
+            v = fma(v, bias[AFFINE_C + oc], bias[2 * AFFINE_C + oc]);
         uint oy = i * KH + tap / KW, ox = j * KW + tap % KW;
         c[p.c_off + z1 * p.c_z1 + oc * p.c_sm + oy * p.OW + ox] = TO_S(v);
         return;
     }
+    const uint ch = z2 * p.bias_z2 + m; // output channel of a convolution
     if (BIAS == BIAS_ROW)
-        v += bias[z2 * p.bias_z2 + m];
+        v += bias[ch];
     else if (BIAS == BIAS_COL)
         v += bias[n];
     float res = 0.0;
@@ -105,6 +112,8 @@ void store_c(uint z1, uint z2, uint m, uint n, float v)
     v = apply_act(v, ACT, ALPHA, BETA);
     if (RESIDUAL == RES_AFTER_ACT)
         v += res;
+    if (POST_AFFINE)
+        v = fma(v, bias[AFFINE_C + ch], bias[2 * AFFINE_C + ch]);
     c[p.c_off + z1 * p.c_z1 + z2 * p.c_z2 + m * p.c_sm + n] = TO_S(v);
 }
 
@@ -426,6 +435,10 @@ void main_vec4()
                 v[c] = apply_act(v[c], ACT, ALPHA, BETA);
             if (RESIDUAL == RES_AFTER_ACT)
                 v += res;
+            if (POST_AFFINE) {
+                const uint ch = z2 * p.bias_z2 + m;
+                v = fma(v, vec4(bias[AFFINE_C + ch]), vec4(bias[2 * AFFINE_C + ch]));
+            }
             c4[(p.c_off + z1 * p.c_z1 + z2 * p.c_z2 + m * p.c_sm + nb) / 4] = TO_S4(v);
         }
         return;

@@ -80,7 +80,7 @@ static void run_net(const char *file, const int64_t in_shape[4], enum nn_dtype d
     if (pvk_cpu_run(&m, input, in_shape, keep_layer, &cl, &cpu, err, sizeof err))
         fail_msg("cpu run of %s: %s", file, err);
 
-    struct nn_gpu_config cfg = {test_gpu, dt, false};
+    struct nn_gpu_config cfg = {.ctx = test_gpu, .act_dtype = dt};
     struct nn_gpu_net *net;
     if (nn_gpu_net_create(&cfg, &m, &net, err, sizeof err))
         fail_msg("%s: %s", file, err);
@@ -104,7 +104,8 @@ static void run_net(const char *file, const int64_t in_shape[4], enum nn_dtype d
     for (uint32_t i = 0; i < m.n_ops; i++) {
         const struct pvk_op *op = &m.ops[i];
         int32_t id = op->outputs[0];
-        if (id < 0 || !cl.out[id])
+        /* An op fused into its producer's epilogue: the tensor holds the later op's result. */
+        if (id < 0 || !cl.out[id] || nn_gpu_net_absorbs(net, (int)i) >= 0)
             continue;
         const struct nn_gpu_tensor *t = nn_gpu_plan_tensor(plan, id);
         assert_non_null(t);

@@ -128,7 +128,7 @@ static double mm_run(const struct mm_case *mc, enum nn_dtype dt, int reps)
         w.data[1] = bias;
         w.shape[1] = (struct pvk_shape){1, {n}};
     }
-    struct nn_gpu_config cfg = {ctx, dt, false};
+    struct nn_gpu_config cfg = {.ctx = ctx, .act_dtype = dt};
     void *state = NULL;
     char err[256] = "";
     if (nn_gpu_matmul_impl.create(&cfg, &op, &w, &state, err, sizeof err))
@@ -298,7 +298,7 @@ static void test_unsupported_broadcast(void **s)
     struct pvk_op op = {.type = PVK_OP_MATMUL};
     snprintf(op.name, sizeof op.name, "mm3");
     struct nn_gpu_weights w = {0};
-    struct nn_gpu_config cfg = {ctx, NN_F32, false};
+    struct nn_gpu_config cfg = {.ctx = ctx, .act_dtype = NN_F32};
     void *state = NULL;
     char err[256] = "";
     assert_int_equal(nn_gpu_matmul_impl.create(&cfg, &op, &w, &state, err, sizeof err), 0);

@@ -90,7 +90,7 @@ static void test_ops(void **state)
         test_fill_uniform(w2, (size_t)c * cr, -1, 1);
         test_fill_uniform(b1, (size_t)cr, -1, 1);
         test_fill_uniform(b2, (size_t)c, -1, 1);
-        j.w = (struct nn_gpu_weights){{w1, b1, w2, b2}, {SHAPE(cr, c), SHAPE(cr), SHAPE(c, cr), SHAPE(c)}};
+        j.w = (struct nn_gpu_weights){.data = {w1, b1, w2, b2}, .shape = {SHAPE(cr, c), SHAPE(cr), SHAPE(c, cr), SHAPE(c)}};
         ref_se(x, 1, c, hw, hw, cr, w1, b1, w2, b2, PVK_ACT_HARDSIGMOID, 0.2f, 0.5f, 1, want);
         float *got = run_job(&h, &j, x, &us);
         report("se (gate + apply)", &j.xs, us, test_rel_l2(got, want, n));
@@ -133,7 +133,7 @@ static void test_ops(void **state)
         test_fill_uniform(x, 4800, -2, 2);
         test_fill_uniform(g, 120, 0.5f, 1.5f);
         test_fill_uniform(b, 120, -1, 1);
-        j.w = (struct nn_gpu_weights){{g, b}, {SHAPE(120), SHAPE(120)}};
+        j.w = (struct nn_gpu_weights){.data = {g, b}, .shape = {SHAPE(120), SHAPE(120)}};
         ref_layernorm(x, 40, 120, g, b, 1e-6f, want);
         float *got = run_job(&h, &j, x, &us);
         report("layernorm", &j.xs, us, test_rel_l2(got, want, 4800));
@@ -224,7 +224,7 @@ static void test_image(void **state)
     harness_init(&h, NN_F32);
     char err[256];
     struct image_ops *ops;
-    if (image_ops_create(h.ctx, NN_F32, &ops, err, sizeof err))
+    if (image_ops_create(h.ctx, NN_F32, NN_F32, &ops, err, sizeof err))
         fail_msg("%s", err);
     int iw = 1000, ih = 700;
     struct ocr_image img = {.width = iw, .height = ih, .bgr = malloc((size_t)iw * ih * 3)};

@@ -43,9 +43,10 @@ static bool has_coopmat_16x16x16(const struct gpu_caps *caps)
 static int build(const struct nn_gpu_config *cfg, const struct conv_gemm_desc *d, const char *shader, uint32_t lx,
                  uint32_t ly, uint32_t bm, uint32_t bn, bool vec4, uint32_t subgroup, const struct gpu_pipeline **out)
 {
-    uint32_t spec[18] = {lx, ly, bm, bn, TILED_BK, d->mode, d->bias, d->act, conv_float_bits(d->act_alpha),
-                         conv_float_bits(d->act_beta), d->residual, d->kh, d->kw, d->sh, d->sw, d->dh, d->dw, vec4};
-    struct gpu_pipeline_desc pd = {.shader = shader, .spec = spec, .spec_count = 18, .buffer_count = 5,
+    uint32_t spec[20] = {lx, ly, bm, bn, TILED_BK, d->mode, d->bias, d->act, conv_float_bits(d->act_alpha),
+                         conv_float_bits(d->act_beta), d->residual, d->kh, d->kw, d->sh, d->sw, d->dh, d->dw, vec4,
+                         d->post_affine, d->post_affine ? d->affine_c : 1};
+    struct gpu_pipeline_desc pd = {.shader = shader, .spec = spec, .spec_count = 20, .buffer_count = 5,
                                    .push_bytes = sizeof(struct conv_gemm_push), .subgroup_size = subgroup};
     return gpu_pipeline_get(cfg->ctx, &pd, out);
 }

@@ -25,6 +25,10 @@ struct conv_gemm_desc {
     uint32_t kh, kw, sh, sw, dh, dw; /* im2col window; deconv: kernel == stride */
     uint32_t m_hint;   /* rows M when the weights fix it (conv OC), 0 if unknown: picks the tile */
     bool allow_coopmat; /* PLAIN with B n-contiguous only */
+    /* y = scale[ch] y + shift[ch] last; the bias buffer holds bias, scale, shift, affine_c each
+     * (convolutions only: ch is the output channel) */
+    bool post_affine;
+    uint32_t affine_c;
 };
 
 /* Mirrors the push-constant block of gemm.glsl. C(m, n) of batch z = z1 zdiv + z2 lives at

@@ -38,6 +38,11 @@ int nn_gpu_op_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, c
         snprintf(err, err_len, "op type %u has no GPU implementation", op->type);
         return -1;
     }
+    /* A fused affine exists only where a kernel implements it. */
+    if ((w->post_scale || w->post_shift) && op->type != PVK_OP_CONV2D) {
+        snprintf(err, err_len, "%s cannot apply a fused affine", pvk_op_type_name(op->type));
+        return -1;
+    }
     struct nn_gpu_op *g = calloc(1, sizeof(*g));
     if (!g) {
         snprintf(err, err_len, "out of memory");

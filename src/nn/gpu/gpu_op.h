@@ -52,6 +52,10 @@ struct nn_gpu_tensor {
 struct nn_gpu_weights {
     const float *data[PVK_MAX_WEIGHTS];
     struct pvk_shape shape[PVK_MAX_WEIGHTS];
+    /* CONV2D only: a per-output-channel affine the net fused from the op that follows,
+     * y = post_scale[oc] * conv_result + post_shift[oc] (after bias, activation and residual);
+     * both NULL when there is none. */
+    const float *post_scale, *post_shift;
 };
 
 struct nn_gpu_op; /* opaque: per-kind state (pipelines, uploaded weights) */

@@ -18,7 +18,9 @@
 struct nn_gpu_net {
     struct nn_gpu_config cfg;
     const struct pvk_model *model;
-    struct nn_gpu_op **ops; /* one per model op */
+    struct nn_gpu_op **ops; /* one per model op; NULL for ops fused into an earlier one */
+    int *absorbs;           /* op index -> index of the later op whose work it also does, or -1 */
+    bool *absorbed;         /* op index -> done by an earlier op: records nothing, output is a view */
 };
 
 /* A piece of storage that one or more tensors (a tensor and its reshape views) live in. */
@@ -58,22 +60,82 @@ static void op_label(const struct pvk_model *m, int i, char *buf, size_t len)
     snprintf(buf, len, "op %d (%s '%s')", i, pvk_op_type_name(m->ops[i].type), m->ops[i].name);
 }
 
+/* A one-axis constant of exactly n floats. */
+static bool is_vector(const struct pvk_model *m, int32_t id, int64_t n)
+{
+    if (id < 0 || (uint32_t)id >= m->n_tensors)
+        return false;
+    const struct pvk_tensor *t = &m->tensors[id];
+    return t->dtype == PVK_DTYPE_F32 && t->ndim == 1 && t->shape[0] == (uint32_t)n;
+}
+
+/* PP-LCNetV3 follows most convolutions with a learnable affine (a Mul and an Add the converter
+ * turns into AFFINE). Where an AFFINE is the only reader of a convolution's result it costs a
+ * whole pass over the tensor; the convolution's epilogue applies it instead. */
+static void fuse_affines(struct nn_gpu_net *net)
+{
+    const struct pvk_model *m = net->model;
+    int *reader = malloc(((size_t)m->n_tensors + 1) * sizeof(int)); /* the one reading op, -2 = several */
+    if (!reader)
+        return; /* fusion is an optimisation: without memory for it the net runs unfused */
+    for (uint32_t t = 0; t < m->n_tensors; t++)
+        reader[t] = -1;
+    for (uint32_t i = 0; i < m->n_ops; i++)
+        for (uint32_t k = 0; k < m->ops[i].n_inputs; k++) {
+            int32_t id = m->ops[i].inputs[k];
+            if (id >= 0 && (uint32_t)id < m->n_tensors)
+                reader[id] = reader[id] == -1 ? (int)i : -2;
+        }
+    if (m->output >= 0 && (uint32_t)m->output < m->n_tensors)
+        reader[m->output] = -2;
+    for (uint32_t i = 0; i < m->n_ops; i++) {
+        const struct pvk_op *conv = &m->ops[i];
+        if (conv->type != PVK_OP_CONV2D || conv->outputs[0] < 0 || conv->weights[0] < 0 ||
+            (uint32_t)conv->outputs[0] >= m->n_tensors)
+            continue;
+        int j = reader[conv->outputs[0]];
+        if (j < 0)
+            continue;
+        const struct pvk_op *aff = &m->ops[j];
+        int64_t oc = m->tensors[conv->weights[0]].ndim == 4 ? m->tensors[conv->weights[0]].shape[0] : -1;
+        if (aff->type != PVK_OP_AFFINE || aff->act != PVK_ACT_NONE || aff->n_inputs != 1 ||
+            aff->inputs[0] != conv->outputs[0] || aff->outputs[0] < 0 || !is_vector(m, aff->weights[0], oc) ||
+            !is_vector(m, aff->weights[1], oc))
+            continue;
+        net->absorbs[i] = j;
+        net->absorbed[j] = true;
+    }
+    free(reader);
+}
+
 int nn_gpu_net_create(const struct nn_gpu_config *cfg, const struct pvk_model *model, struct nn_gpu_net **out,
                       char *err, size_t err_len)
 {
     *out = NULL;
     struct nn_gpu_net *net = calloc(1, sizeof(*net));
-    if (!net || !(net->ops = calloc(model->n_ops ? model->n_ops : 1, sizeof(*net->ops)))) {
-        free(net);
+    size_t no = model->n_ops ? model->n_ops : 1;
+    if (!net || !(net->ops = calloc(no, sizeof(*net->ops))) || !(net->absorbs = malloc(no * sizeof(int))) ||
+        !(net->absorbed = calloc(no, sizeof(bool)))) {
+        nn_gpu_net_destroy(net);
         snprintf(err, err_len, "out of memory creating the net");
         return -1;
     }
     net->cfg = *cfg;
     net->model = model;
+    for (size_t i = 0; i < no; i++)
+        net->absorbs[i] = -1;
+    fuse_affines(net);
     for (uint32_t i = 0; i < model->n_ops; i++) {
         const struct pvk_op *op = &model->ops[i];
+        if (net->absorbed[i])
+            continue;
         struct nn_gpu_weights w;
         memset(&w, 0, sizeof(w));
+        if (net->absorbs[i] >= 0) {
+            const struct pvk_op *aff = &model->ops[net->absorbs[i]];
+            w.post_scale = pvk_tensor_data(model, aff->weights[0]);
+            w.post_shift = pvk_tensor_data(model, aff->weights[1]);
+        }
         for (int k = 0; k < PVK_MAX_WEIGHTS; k++) {
             int32_t id = op->weights[k];
             if (id < 0)
@@ -112,7 +174,14 @@ void nn_gpu_net_destroy(struct nn_gpu_net *net)
         for (uint32_t i = 0; i < net->model->n_ops; i++)
             nn_gpu_op_destroy(net->ops[i]);
     free(net->ops);
+    free(net->absorbs);
+    free(net->absorbed);
     free(net);
+}
+
+int nn_gpu_net_absorbs(const struct nn_gpu_net *net, int op_index)
+{
+    return net->absorbs[op_index];
 }
 
 const struct pvk_model *nn_gpu_net_model(const struct nn_gpu_net *net)
@@ -245,13 +314,14 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
     for (int t = 0; t < nt; t++)
         plan->root[t] = -1;
 
-    /* Storage for the input, then for every op output; views share their input's storage. */
+    /* Storage for the input, then for every op output; views (and the results of ops fused into
+     * their producer) share their input's storage. */
     int ns = 0;
     plan->root[m->input] = ns;
     plan->storages[ns++] = (struct storage){pvk_shape_numel(&plan->shapes[m->input]) * (int64_t)esize, -1, -1, 0, 0};
     for (int i = 0; i < no; i++) {
         const struct pvk_op *op = &m->ops[i];
-        plan->is_view[i] = op_is_view(op);
+        plan->is_view[i] = op_is_view(op) || net->absorbed[i];
         for (uint32_t k = 0; k < op->n_outputs; k++) {
             int32_t id = op->outputs[k];
             if (id < 0)

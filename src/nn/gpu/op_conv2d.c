@@ -6,7 +6,8 @@
  *   K = IC/g KH KW, the im2col matrix gathered on the fly, one batch per (image, group).
  * Weights stay in their model layout (OC rows of IC/g KH KW, k-contiguous as the kernels read
  * them; GEMM rows zero-padded to a multiple of 4), in the net's storage precision; the bias
- * stays fp32. */
+ * stays fp32. An affine the net fused from the following op (w->post_scale, w->post_shift) is
+ * applied last, in the same dispatch: its scale and shift follow the bias in the bias buffer. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +31,7 @@ struct conv2d_state {
     enum conv_kind kind;
     int oc, icg, group;
     struct gpu_buffer weight, bias;
-    bool has_bias;
+    bool has_bias, post_affine;
     struct conv_gemm gemm;             /* pointwise, general */
     const struct gpu_pipeline *dw;     /* depthwise */
     uint32_t dw_outw;
@@ -77,6 +78,10 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
         snprintf(err, err_len, "conv2d %s: bias must be [OC]", op->name);
         return -1;
     }
+    if (!w->post_scale != !w->post_shift) {
+        snprintf(err, err_len, "conv2d %s: a fused affine needs both scale and shift", op->name);
+        return -1;
+    }
     struct conv2d_state *s = calloc(1, sizeof *s);
     if (!s) {
         snprintf(err, err_len, "conv2d %s: out of memory", op->name);
@@ -115,16 +120,34 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
             goto fail;
     }
     s->has_bias = w->data[1] != NULL;
-    if (s->has_bias && conv_upload(cfg, w->data[1], (size_t)s->oc, true, &s->bias, err, err_len))
+    s->post_affine = w->post_scale != NULL;
+    if (s->post_affine) {
+        /* bias (zeros when the model has none), scale, shift */
+        float *packed = calloc(3 * (size_t)s->oc, sizeof *packed);
+        if (!packed) {
+            snprintf(err, err_len, "conv2d %s: out of memory", op->name);
+            goto fail;
+        }
+        if (s->has_bias)
+            memcpy(packed, w->data[1], (size_t)s->oc * sizeof *packed);
+        memcpy(packed + s->oc, w->post_scale, (size_t)s->oc * sizeof *packed);
+        memcpy(packed + 2 * s->oc, w->post_shift, (size_t)s->oc * sizeof *packed);
+        int rc = conv_upload(cfg, packed, 3 * (size_t)s->oc, true, &s->bias, err, err_len);
+        free(packed);
+        if (rc)
+            goto fail;
+        s->has_bias = true;
+    } else if (s->has_bias && conv_upload(cfg, w->data[1], (size_t)s->oc, true, &s->bias, err, err_len)) {
         goto fail;
+    }
 
     if (s->kind == CONV_DEPTHWISE) {
         s->dw_outw = gpu_context_caps(cfg->ctx)->is_cpu ? 8 : 4;
-        uint32_t spec[13] = {DW_LX, (uint32_t)a->kh, (uint32_t)a->kw, (uint32_t)a->sh, (uint32_t)a->sw,
+        uint32_t spec[14] = {DW_LX, (uint32_t)a->kh, (uint32_t)a->kw, (uint32_t)a->sh, (uint32_t)a->sw,
                              (uint32_t)a->dh, (uint32_t)a->dw, s->dw_outw, op->act, conv_float_bits(op->act_alpha),
-                             conv_float_bits(op->act_beta), (uint32_t)a->residual, s->has_bias};
+                             conv_float_bits(op->act_beta), (uint32_t)a->residual, s->has_bias, s->post_affine};
         struct gpu_pipeline_desc pd = {.shader = cfg->act_dtype == NN_F16 ? "conv_dw_f16" : "conv_dw",
-                                       .spec = spec, .spec_count = 13, .buffer_count = 5,
+                                       .spec = spec, .spec_count = 14, .buffer_count = 5,
                                        .push_bytes = sizeof(struct dw_push)};
         if (gpu_pipeline_get(cfg->ctx, &pd, &s->dw) != GPU_OK) {
             snprintf(err, err_len, "conv2d %s: %s", op->name, gpu_last_error());
@@ -140,6 +163,7 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
             .dh = (uint32_t)a->dh, .dw = (uint32_t)a->dw,
             .m_hint = (uint32_t)(s->oc / s->group),
             .allow_coopmat = s->kind == CONV_POINTWISE,
+            .post_affine = s->post_affine, .affine_c = (uint32_t)s->oc,
         };
         if (conv_gemm_create(cfg, &d, &s->gemm, err, err_len))
             goto fail;
