@@ -144,7 +144,7 @@ static void run_det(enum nn_dtype dt)
         return;
     struct image_ops *ops;
     char err[256];
-    if (image_ops_create(h.ctx, dt, &ops, err, sizeof err))
+    if (image_ops_create(h.ctx, dt, dt, &ops, err, sizeof err))
         fail_msg("%s", err);
     int dw, dh;
     ocr_det_resize_dims(1000, 700, OCR_DET_LIMIT_SIDE_LEN, &dw, &dh);
@@ -298,7 +298,7 @@ static void run_crops(enum nn_dtype dt)
         return;
     struct image_ops *ops;
     char err[256];
-    if (image_ops_create(h.ctx, dt, &ops, err, sizeof err))
+    if (image_ops_create(h.ctx, dt, dt, &ops, err, sizeof err))
         fail_msg("%s", err);
     crops_case(&h, ops, 800, 600, 30, 320, true); /* rec bucket */
     crops_case(&h, ops, 640, 480, 6, 192, true);  /* cls input */

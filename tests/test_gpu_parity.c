@@ -2,9 +2,9 @@
  * probability map within 1e-3 (fp32), cls labels identical and rec argmax sequences identical in
  * fp32 and fp16 storage, on the GPU path as the engine runs it (planner with liveness sharing,
  * argmax on the GPU for rec). Each check prints its figures: together they are the parity table.
- * det in fp16 storage is printed but not yet held to 1e-2: its head keeps values up to ~17 in
- * fp16 between the two transposed convolutions (a step of 0.016 there), which puts the map 0.03
- * off; the fix is fp32 storage for that tensor. */
+ * det in fp16 storage is printed, not held to a tolerance: fp16 storage anywhere in the net moves
+ * the map's worst pixel by about 0.02 (rounding the input alone by 0.012), so the engine runs det
+ * in fp32 on every device (src/ocr/precision.h) and its tolerance is the fp32 one. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -43,7 +43,7 @@ static void run(const char *net, const char *input, enum nn_dtype dt, int argmax
     pvkt_read(input, &in);
     assert_int_equal(in.shape.ndim, 4);
 
-    struct nn_gpu_config cfg = {test_gpu, dt, false};
+    struct nn_gpu_config cfg = {.ctx = test_gpu, .act_dtype = dt};
     struct nn_gpu_net *g;
     struct nn_gpu_plan *plan;
     if (nn_gpu_net_create(&cfg, &m, &g, err, sizeof err) || nn_gpu_plan_create(g, in.shape.d, NULL, &plan, err, sizeof err))
@@ -131,7 +131,7 @@ static void det_parity(enum nn_dtype dt)
     assert_int_equal(n, (size_t)pvk_shape_numel(&want.shape));
     double err = test_max_abs(got, want.data, n), tol = 1e-3;
     print_message("parity det %s: probability map max abs error %.3g (tolerance %s)\n", dt_name(dt), err,
-                  dt == NN_F32 ? "1e-3" : "none yet; see the top of this file");
+                  dt == NN_F32 ? "1e-3" : "none: the engine runs det in fp32");
     free(got);
     free(want.data);
     if (dt == NN_F32)

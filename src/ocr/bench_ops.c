@@ -13,6 +13,7 @@
 #include "nn/gpu/net.h"
 #include "ocr/bench.h"
 #include "ocr/models_path.h"
+#include "ocr/precision.h"
 
 #define MAX_TIMED 1024
 
@@ -151,7 +152,7 @@ int ocr_bench_ops(const struct ocr_options *opt, int runs, FILE *out, char *err,
     const struct gpu_caps *c = gpu_context_caps(ctx);
     fprintf(out, "device: %s (%s), driver %s %s\n", c->device_name, gpu_device_kind_name(c->kind), c->driver_name,
             c->driver_info);
-    struct nn_gpu_config cfg = {ctx, gpu_prefers_fp16(ctx) ? NN_F16 : NN_F32, false};
+    const struct nn_gpu_config det_cfg = ocr_det_config(ctx), line_cfg = ocr_line_nets_config(ctx);
     static const struct bench_net nets[] = {
         {"det.pvk", "detection at the 960 limit", {1, 3, 960, 960}},
         {"cls.pvk", "direction, a batch of 32 lines", {32, 3, 48, 192}},
@@ -160,7 +161,7 @@ int ocr_bench_ops(const struct ocr_options *opt, int runs, FILE *out, char *err,
     };
     int rc = 0;
     for (size_t i = 0; i < sizeof(nets) / sizeof(nets[0]) && rc == 0; i++)
-        rc = bench_one(ctx, &cfg, dir, &nets[i], runs > 0 ? runs : 1, out, err, err_len);
+        rc = bench_one(ctx, !strcmp(nets[i].file, "det.pvk") ? &det_cfg : &line_cfg, dir, &nets[i], runs > 0 ? runs : 1, out, err, err_len);
     gpu_context_destroy(ctx);
     return rc;
 }

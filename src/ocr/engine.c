@@ -21,6 +21,7 @@
 #include "ocr/db_postprocess.h"
 #include "ocr/models_path.h"
 #include "ocr/pad.h"
+#include "ocr/precision.h"
 #include "ocr/preprocess.h"
 
 #define REC_HEIGHT 48
@@ -65,7 +66,7 @@ struct ocr_engine {
     struct ocr_options opt;
     char device[320];
     struct gpu_context *ctx;
-    struct nn_gpu_config cfg;
+    struct nn_gpu_config cfg, det_cfg; /* cls and rec; det */
     struct net_slot det, cls, rec;
     struct image_ops *image_ops;
     struct image_crop_batch *crops;
@@ -129,10 +130,11 @@ static int slot_load(struct ocr_engine *e, struct net_slot *s, const char *dir, 
     return 0;
 }
 
-static int slot_create_net(struct ocr_engine *e, struct net_slot *s, char *err, size_t err_len)
+static int slot_create_net(struct ocr_engine *e, struct net_slot *s, const struct nn_gpu_config *cfg, char *err,
+                           size_t err_len)
 {
     char why[512];
-    if (nn_gpu_net_create(&e->cfg, &s->model, &s->net, why, sizeof(why))) {
+    if (nn_gpu_net_create(cfg, &s->model, &s->net, why, sizeof(why))) {
         snprintf(err, err_len, "%s: %s", s->name, why);
         return -1;
     }
@@ -281,20 +283,19 @@ struct ocr_engine *ocr_engine_create(const struct ocr_options *opt, int *err_kin
         *err_kind = 1;
         goto fail;
     }
-    e->cfg.ctx = e->ctx;
-    e->cfg.act_dtype = gpu_prefers_fp16(e->ctx) ? NN_F16 : NN_F32;
-    e->cfg.fp16_math = false;
+    e->cfg = ocr_line_nets_config(e->ctx);
+    e->det_cfg = ocr_det_config(e->ctx);
     const struct gpu_caps *caps = gpu_context_caps(e->ctx);
     snprintf(e->device, sizeof(e->device), "%s (%s), %s", caps->device_name, gpu_device_kind_name(caps->kind),
-             e->cfg.act_dtype == NN_F16 ? "fp16" : "fp32");
+             e->cfg.act_dtype == NN_F16 ? "fp16 (det fp32)" : "fp32");
 
     /* From here on a failure means the device cannot run the nets (out of memory, a pipeline
      * the driver rejects): nothing could be processed, as with no device at all. */
     *err_kind = 1;
-    if (slot_create_net(e, &e->det, err, err_len) || slot_create_net(e, &e->rec, err, err_len) ||
-        (opt->use_cls && slot_create_net(e, &e->cls, err, err_len)))
+    if (slot_create_net(e, &e->det, &e->det_cfg, err, err_len) || slot_create_net(e, &e->rec, &e->cfg, err, err_len) ||
+        (opt->use_cls && slot_create_net(e, &e->cls, &e->cfg, err, err_len)))
         goto fail;
-    if (image_ops_create(e->ctx, e->cfg.act_dtype, &e->image_ops, err, err_len) ||
+    if (image_ops_create(e->ctx, e->det_cfg.act_dtype, e->cfg.act_dtype, &e->image_ops, err, err_len) ||
         image_crop_batch_create(e->image_ops, &e->crops, err, err_len))
         goto fail;
     e->argmax_op.type = PVK_OP_ARGMAX;

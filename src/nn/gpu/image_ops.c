@@ -55,7 +55,7 @@ struct crop_resize_push {
 
 struct image_ops {
     struct gpu_context *ctx;
-    enum nn_dtype dtype;
+    enum nn_dtype det_dtype, crop_dtype;
     const struct gpu_pipeline *det, *warp, *crop_resize;
     const struct gpu_pipeline *fix; /* NULL without 64-bit integers: ties keep float-float's rounding */
     struct gpu_buffer cubic; /* 1024 sets of 16 int16 weights */
@@ -192,18 +192,19 @@ void image_ops_destroy(struct image_ops *ops)
     free(ops);
 }
 
-int image_ops_create(struct gpu_context *ctx, enum nn_dtype out_dtype, struct image_ops **out, char *err,
-                     size_t err_len)
+int image_ops_create(struct gpu_context *ctx, enum nn_dtype det_dtype, enum nn_dtype crop_dtype,
+                     struct image_ops **out, char *err, size_t err_len)
 {
     *out = NULL;
     struct image_ops *ops = calloc(1, sizeof *ops);
     if (!ops)
         return nnh_fail(err, err_len, "out of memory");
     ops->ctx = ctx;
-    ops->dtype = out_dtype;
+    ops->det_dtype = det_dtype;
+    ops->crop_dtype = crop_dtype;
     static int16_t tab[CUBIC_TAB * CUBIC_TAB][16];
     cubic_table(tab);
-    int rc = nnh_pipeline(ctx, "det_preprocess", false, out_dtype, DET_WG, NULL, 0, 3, sizeof(struct det_push), &ops->det,
+    int rc = nnh_pipeline(ctx, "det_preprocess", false, det_dtype, DET_WG, NULL, 0, 3, sizeof(struct det_push), &ops->det,
                           err, err_len) ||
              /* with 64-bit integers: the twin that lists near-tie pixels, and the pass that settles them
               * in emulated double */
@@ -212,7 +213,7 @@ int image_ops_create(struct gpu_context *ctx, enum nn_dtype out_dtype, struct im
              (gpu_context_caps(ctx)->shader_int64 &&
               nnh_pipeline(ctx, "crop_fix", false, NN_F32, IMAGE_WG, NULL, 0, 5, sizeof(struct warp_push), &ops->fix,
                            err, err_len)) ||
-             nnh_pipeline(ctx, "crop_resize", false, out_dtype, IMAGE_WG, NULL, 0, 3,
+             nnh_pipeline(ctx, "crop_resize", false, crop_dtype, IMAGE_WG, NULL, 0, 3,
                           sizeof(struct crop_resize_push), &ops->crop_resize, err, err_len);
     if (!rc && gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, sizeof tab, &ops->cubic) != GPU_OK)
         rc = nnh_fail(err, err_len, "cubic table: %s", gpu_last_error());
@@ -270,7 +271,7 @@ int image_det_record(struct image_ops *ops, const struct image_det_job *job, str
                      const struct gpu_buffer *bgr, const struct nn_gpu_tensor *dst, char *err, size_t err_len)
 {
     const struct pvk_shape *s = &dst->shape;
-    if (nnh_check_tensor(dst, ops->dtype, false, "det input", err, err_len))
+    if (nnh_check_tensor(dst, ops->det_dtype, false, "det input", err, err_len))
         return -1;
     if (s->ndim != 4 || s->d[0] != 1 || s->d[1] != 3 || s->d[2] != job->dst_h || s->d[3] != job->dst_w)
         return nnh_fail(err, err_len, "det input must be [1, 3, %d, %d]", job->dst_h, job->dst_w);
@@ -414,7 +415,7 @@ int image_crop_record(struct image_ops *ops, struct image_crop_batch *batch, str
 {
     if (batch->n < 1)
         return nnh_fail(err, err_len, "crop batch: record before set");
-    if (nnh_check_tensor(dst, ops->dtype, false, "crop output", err, err_len))
+    if (nnh_check_tensor(dst, ops->crop_dtype, false, "crop output", err, err_len))
         return -1;
     const struct pvk_shape *s = &dst->shape;
     if (s->ndim != 4 || s->d[1] != 3 || s->d[2] != batch->target_h || s->d[3] != batch->target_w)

@@ -34,9 +34,10 @@ struct image_crop_batch;
 /* Bytes of the buffer that holds a w x h BGR image (w h 3 rounded up to a multiple of 4). */
 size_t image_bgr_buffer_bytes(int width, int height);
 
-/* Pipelines for outputs in `out_dtype` (NN_F32 / NN_F16) and the cubic weight table. */
-int image_ops_create(struct gpu_context *ctx, enum nn_dtype out_dtype, struct image_ops **out, char *err,
-                     size_t err_len);
+/* Pipelines writing the det input in `det_dtype` and crops in `crop_dtype` (NN_F32 / NN_F16: the
+ * storage precision of the nets that read them), and the cubic weight table. */
+int image_ops_create(struct gpu_context *ctx, enum nn_dtype det_dtype, enum nn_dtype crop_dtype,
+                     struct image_ops **out, char *err, size_t err_len);
 void image_ops_destroy(struct image_ops *ops);
 
 /* ---- detection input ------------------------------------------------------------------------ */
