@@ -138,9 +138,10 @@ static int scan_dir(const char *dir, const char *rel, struct cli_item_list *list
     return added;
 }
 
-static int expand_one(const char *input, struct cli_item_list *list, int from_list);
+static int expand_one(const char *input, struct cli_item_list *list, int from_list,
+                      const volatile sig_atomic_t *stop);
 
-static int expand_list_file(const char *spec, struct cli_item_list *list)
+static int expand_list_file(const char *spec, struct cli_item_list *list, const volatile sig_atomic_t *stop)
 {
     const char *path = spec + 1;
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
@@ -151,14 +152,27 @@ static int expand_list_file(const char *spec, struct cli_item_list *list)
     }
     char *line = NULL;
     size_t cap = 0;
-    ssize_t len;
     int rc = 0;
-    while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
+    while (rc == 0 && !*stop) {
+        ssize_t len = getline(&line, &cap, f);
+        int e = errno;
+        /* the signal handlers leave reads interruptible (no SA_RESTART): a stop ends getline with
+         * an error, or with the part of a line read so far, which is no path */
+        if (*stop)
+            break;
+        if (len < 0) {
+            /* getline ends on a read error as on the end of the list: an unread rest is a failure */
+            if (ferror(f)) {
+                char msg[512];
+                snprintf(msg, sizeof(msg), "cannot read list: %s", strerror(e));
+                rc = push_item(list, spec, spec, msg);
+            }
+            break;
+        }
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
             line[--len] = 0;
-        if (len == 0)
-            continue;
-        rc = expand_one(line, list, 1);
+        if (len > 0)
+            rc = expand_one(line, list, 1, stop);
     }
     free(line);
     if (f != stdin)
@@ -166,12 +180,13 @@ static int expand_list_file(const char *spec, struct cli_item_list *list)
     return rc;
 }
 
-static int expand_one(const char *input, struct cli_item_list *list, int from_list)
+static int expand_one(const char *input, struct cli_item_list *list, int from_list,
+                      const volatile sig_atomic_t *stop)
 {
     if (strcmp(input, "-") == 0)
         return push_item(list, "-", "stdin", NULL);
     if (input[0] == '@' && !from_list)
-        return expand_list_file(input, list);
+        return expand_list_file(input, list, stop);
 
     struct stat st;
     if (stat(input, &st) != 0) {
@@ -190,11 +205,12 @@ static int expand_one(const char *input, struct cli_item_list *list, int from_li
     return push_item(list, input, base_name(input), NULL);
 }
 
-int cli_expand_inputs(char *const *inputs, int n_inputs, struct cli_item_list *list)
+int cli_expand_inputs(char *const *inputs, int n_inputs, const volatile sig_atomic_t *stop,
+                      struct cli_item_list *list)
 {
     memset(list, 0, sizeof(*list));
-    for (int i = 0; i < n_inputs; i++) {
-        if (expand_one(inputs[i], list, 0)) {
+    for (int i = 0; i < n_inputs && !*stop; i++) {
+        if (expand_one(inputs[i], list, 0, stop)) {
             fprintf(stderr, "ppocr-vk: out of memory while listing inputs\n");
             return -1;
         }

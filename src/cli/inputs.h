@@ -4,6 +4,8 @@
 #ifndef PPOCR_CLI_INPUTS_H
 #define PPOCR_CLI_INPUTS_H
 
+#include <signal.h>
+
 struct cli_item {
     char *path;  /* "-" for image bytes on stdin */
     char *name;  /* relative name for per-image output files */
@@ -15,8 +17,11 @@ struct cli_item_list {
     struct cli_item *items;
 };
 
-/* Returns 0, or -1 when memory runs out (message printed). */
-int cli_expand_inputs(char *const *inputs, int n_inputs, struct cli_item_list *list);
+/* Returns 0, or -1 when memory runs out (message printed). Once *stop is set (SIGINT or SIGTERM,
+ * which also cut short a list read blocked on a pipe), the inputs not yet expanded are dropped:
+ * the caller sees *stop and processes nothing. */
+int cli_expand_inputs(char *const *inputs, int n_inputs, const volatile sig_atomic_t *stop,
+                      struct cli_item_list *list);
 /* Keeps only the K-th (1-based) of N contiguous slices, so shard outputs concatenate in order. */
 void cli_keep_shard(struct cli_item_list *list, int k, int n);
 void cli_free_items(struct cli_item_list *list);

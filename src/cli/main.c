@@ -11,6 +11,7 @@
 #include "cli/draw.h"
 #include "cli/inputs.h"
 #include "cli/output.h"
+#include "cli/stream.h"
 #include "ocr/engine.h"
 #include "ocr/image.h"
 
@@ -30,6 +31,9 @@ static void install_signal_handlers(void)
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
+    /* no SA_RESTART: a read blocked on stdin (an @- list, image bytes from a pipe whose writer
+     * never closes) must return EINTR, so that the stop is seen and the wait ends */
+    sa.sa_flags = 0;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     /* A closed stdout must come back as a write error we report, not kill us silently. */
@@ -46,16 +50,29 @@ static void progress(int done, int total)
 }
 
 /* Decodes one item: a file, or image bytes on stdin. Alpha is flattened so that text drawn only
- * in the alpha channel stays visible, except in --paddle-parity, which drops it as cv2.imread. */
+ * in the alpha channel stays visible, except in --paddle-parity, which drops it as cv2.imread.
+ * Returns 0, -1 (reason in err), or 1 when a stop signal ended the read of stdin. */
 static int load_item(const struct cli_item *item, int parity, struct ocr_image *img, char *err, size_t err_len)
 {
     enum ocr_alpha_mode alpha = parity ? OCR_ALPHA_IGNORE : OCR_ALPHA_FLATTEN;
-    enum ocr_image_status st;
-    if (strcmp(item->path, "-") == 0)
-        st = ocr_image_load_fd(STDIN_FILENO, "stdin", alpha, img, err, err_len);
-    else
-        st = ocr_image_load_file(item->path, alpha, img, err, err_len);
-    return st == OCR_IMAGE_OK ? 0 : -1;
+    if (strcmp(item->path, "-") != 0)
+        return ocr_image_load_file(item->path, alpha, img, err, err_len) == OCR_IMAGE_OK ? 0 : -1;
+    /* read here, not by ocr_image_load_fd, which reads on through signals until the end of input */
+    char *data;
+    size_t size;
+    int rc = cli_read_stream(STDIN_FILENO, "stdin", (size_t)OCR_IMAGE_MAX_FILE_BYTES, &stop_requested, &data, &size,
+                             err, err_len);
+    if (rc)
+        return rc;
+    rc = ocr_image_load_memory(data, size, "stdin", alpha, img, err, err_len) == OCR_IMAGE_OK ? 0 : -1;
+    free(data);
+    return rc;
+}
+
+static int interrupted(void)
+{
+    fprintf(stderr, "ppocr-vk: interrupted; the remaining inputs were not processed\n");
+    return EXIT_SOME_FAILED;
 }
 
 static void print_profile(const char *file, const struct ocr_result *r)
@@ -69,8 +86,14 @@ static void print_profile(const char *file, const struct ocr_result *r)
 static int run_ocr(const struct cli_args *args)
 {
     struct cli_item_list items;
-    if (cli_expand_inputs(args->inputs, args->n_inputs, &items))
+    if (cli_expand_inputs(args->inputs, args->n_inputs, &stop_requested, &items))
         return EXIT_SOME_FAILED;
+    if (stop_requested) {
+        /* stopped while listing (an @- list from a pipe): no image was begun, so none is finished,
+         * and the nets are not even built */
+        cli_free_items(&items);
+        return interrupted();
+    }
     cli_keep_shard(&items, args->shard_index, args->shard_count);
 
     char err[1024];
@@ -104,7 +127,10 @@ static int run_ocr(const struct cli_args *args)
             continue;
         }
         struct ocr_image img;
-        if (load_item(item, args->ocr.paddle_parity, &img, err, sizeof(err))) {
+        int loaded = load_item(item, args->ocr.paddle_parity, &img, err, sizeof(err));
+        if (loaded > 0)
+            break; /* stopped while reading stdin: this image was never begun */
+        if (loaded) {
             fprintf(stderr, "ppocr-vk: %s\n", err);
             failed++;
             continue;
@@ -149,7 +175,7 @@ static int run_ocr(const struct cli_args *args)
             progress(i + 1, items.n);
     }
     if (stop_requested)
-        fprintf(stderr, "ppocr-vk: interrupted; the remaining inputs were not processed\n");
+        interrupted();
 
     ocr_engine_destroy(engine);
     cli_free_items(&items);

@@ -1,0 +1,60 @@
+#include "cli/stream.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int cli_read_stream(int fd, const char *name, size_t max, const volatile sig_atomic_t *stop, char **data,
+                    size_t *len, char *err, size_t err_len)
+{
+    size_t cap = max < (1 << 16) ? max + 1 : 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    *data = NULL;
+    *len = 0;
+    if (!buf) {
+        snprintf(err, err_len, "%s: out of memory reading the input", name);
+        return -1;
+    }
+    for (;;) {
+        /* checked before every read, not only after EINTR: a signal that lands between two reads
+         * interrupts nothing */
+        if (*stop) {
+            free(buf);
+            return 1;
+        }
+        if (n == cap) {
+            /* one byte over the limit is read, so that exactly max bytes are accepted */
+            if (cap > max) {
+                free(buf);
+                snprintf(err, err_len, "%s: input too large (more than %zu bytes)", name, max);
+                return -1;
+            }
+            size_t grown_cap = cap * 2 > max + 1 ? max + 1 : cap * 2;
+            char *grown = realloc(buf, grown_cap);
+            if (!grown) {
+                free(buf);
+                snprintf(err, err_len, "%s: out of memory reading the input", name);
+                return -1;
+            }
+            buf = grown;
+            cap = grown_cap;
+        }
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got < 0 && errno == EINTR)
+            continue; /* the stop check above decides */
+        if (got < 0) {
+            int e = errno;
+            free(buf);
+            snprintf(err, err_len, "%s: cannot read: %s", name, strerror(e));
+            return -1;
+        }
+        if (got == 0)
+            break;
+        n += (size_t)got;
+    }
+    *data = buf;
+    *len = n;
+    return 0;
+}
