@@ -1,5 +1,6 @@
 /* Shape inference (src/nn/shape.c) over small op lists built in memory: every activation's shape
- * on a net that uses most op kinds, and a clean error naming the op for each kind of inconsistency. */
+ * on a net that uses most op kinds, a clean error naming the op for each kind of inconsistency, and
+ * the cap on a tensor's size (PVK_SHAPE_MAX_NUMEL) against huge inputs and hostile attributes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -319,6 +320,140 @@ static void test_recorded_shape_disagreement(void **state)
     expect_error(&b, in, "output 0 is [1, 4, 8, 8]", "records [-1, 4, -1, 9]");
 }
 
+/* An input whose element count wraps int64 to 0 (2^64): refused as the input, before any op. */
+static void test_huge_input(void **state)
+{
+    (void)state;
+    struct builder b;
+    builder_init(&b, (int64_t[]){-1, -1, -1, -1});
+    int x = b.model.input, y = ACT(&b, "y");
+    op(&b, PVK_OP_UNARY, "id", 1, &x, y);
+    b.model.output = y;
+    expect_error(&b, (int64_t[]){65536, 65536, 65536, 65536}, "input shape [65536, 65536, 65536, 65536]",
+                 "more than 2147483647 elements");
+    /* one element over the cap */
+    expect_error(&b, (int64_t[]){2, 1, 32768, 32768}, "input shape [2, 1, 32768, 32768]", "more than 2147483647");
+}
+
+/* A 2^24-element input (within the cap) broadcast against a constant of 2^40 values (as large as a
+ * model file may hold): 2^64 elements, which a plain product wraps to 0. */
+static void test_broadcast_overflows_int64(void **state)
+{
+    (void)state;
+    struct builder b;
+    builder_init(&b, (int64_t[]){1, 1, 1, -1});
+    int x = b.model.input, k = CONST(&b, "k", 1048576, 1048576, 1), y = ACT(&b, "y");
+    struct pvk_op *o = op(&b, PVK_OP_BINARY, "mul", 1, &x, y);
+    o->weights[0] = k;
+    o->attr.binary.kind = PVK_BIN_MUL;
+    b.model.output = y;
+    expect_error(&b, (int64_t[]){1, 1, 1, 16777216}, "op 0 (mul, BINARY): output [1, 1048576, 1048576, 16777216]",
+                 "more than 2147483647 elements");
+}
+
+/* A broadcast against a constant with an empty dim (the file allows 0) gives an empty tensor. */
+static void test_broadcast_to_empty(void **state)
+{
+    (void)state;
+    struct builder b;
+    builder_init(&b, (int64_t[]){-1, -1, -1, -1});
+    int x = b.model.input, k = CONST(&b, "k", 4, 0, 1), y = ACT(&b, "y");
+    struct pvk_op *o = op(&b, PVK_OP_BINARY, "add_empty", 1, &x, y);
+    o->weights[0] = k;
+    b.model.output = y;
+    expect_error(&b, (int64_t[]){1, 4, 1, 8}, "op 0 (add_empty, BINARY): output [1, 4, 0, 8]",
+                 "empty or negative dimension");
+}
+
+/* A 7x7 window on a 4x4 input padded by 1: no output position. */
+static void test_conv_window_larger_than_input(void **state)
+{
+    (void)state;
+    struct builder b;
+    builder_init(&b, (int64_t[]){-1, -1, -1, -1});
+    int x = b.model.input, w = CONST(&b, "w", 2, 1, 7, 7), y = ACT(&b, "y");
+    struct pvk_op *o = op(&b, PVK_OP_CONV2D, "conv7", 1, &x, y);
+    set_conv(o, 7, 1, 1, 1);
+    o->weights[0] = w;
+    b.model.output = y;
+    expect_error(&b, (int64_t[]){1, 1, 4, 4}, "op 0 (conv7, CONV2D)", "a 4x4 input gives an empty output (k 7x7");
+}
+
+/* Attributes within the loader's range (at most 4096) that carry the int shape rules past
+ * INT_MAX: a transposed conv of stride 4096 on 2^20 rows (2^32 rows out), a resize by 10^9, and
+ * padding on a column of INT_MAX rows (a tensor exactly at the cap) before a conv or a pool. */
+static void test_spatial_rules_past_int(void **state)
+{
+    (void)state;
+    struct builder b;
+    builder_init(&b, (int64_t[]){-1, -1, -1, -1});
+    int x = b.model.input, w = CONST(&b, "w", 1, 1, 4096, 1), y = ACT(&b, "y");
+    struct pvk_op *o = op(&b, PVK_OP_CONV_TRANSPOSE2D, "up", 1, &x, y);
+    set_conv(o, 1, 1, 0, 1);
+    o->attr.conv.kh = o->attr.conv.sh = 4096;
+    o->weights[0] = w;
+    b.model.output = y;
+    expect_error(&b, (int64_t[]){1, 1, 1048576, 1}, "op 0 (up, CONV_TRANSPOSE2D): a [1, 1, 1048576, 1] input",
+                 "extent of 4294967296 x 1");
+
+    builder_init(&b, (int64_t[]){-1, -1, -1, -1});
+    x = b.model.input;
+    y = ACT(&b, "y");
+    o = op(&b, PVK_OP_RESIZE, "zoom", 1, &x, y);
+    o->attr.resize.mode = PVK_RESIZE_NEAREST;
+    o->attr.resize.scale_h = 1e9f;
+    o->attr.resize.scale_w = 1;
+    b.model.output = y;
+    expect_error(&b, (int64_t[]){1, 1, 8, 8}, "op 0 (zoom, RESIZE): scales 1e+09 x 1 take a [1, 1, 8, 8] input",
+                 "past 2147483647 elements");
+
+    builder_init(&b, (int64_t[]){-1, -1, -1, -1});
+    x = b.model.input;
+    w = CONST(&b, "w", 1, 1, 3, 1);
+    y = ACT(&b, "y");
+    o = op(&b, PVK_OP_CONV2D, "conv_pad", 1, &x, y);
+    set_conv(o, 3, 1, 1, 1);
+    o->attr.conv.kw = 1;
+    o->attr.conv.pad_l = o->attr.conv.pad_r = 0;
+    o->weights[0] = w;
+    b.model.output = y;
+    expect_error(&b, (int64_t[]){1, 1, INT32_MAX, 1}, "op 0 (conv_pad, CONV2D): a [1, 1, 2147483647, 1] input",
+                 "extent of 2147483649 x 1");
+
+    builder_init(&b, (int64_t[]){-1, -1, -1, -1});
+    x = b.model.input;
+    y = ACT(&b, "y");
+    o = op(&b, PVK_OP_POOL2D, "pool_pad", 1, &x, y);
+    set_pool(o, PVK_POOL_MAX, 2, 1);
+    o->attr.pool.pad_b = 1;
+    b.model.output = y;
+    expect_error(&b, (int64_t[]){1, 1, INT32_MAX, 1}, "op 0 (pool_pad, POOL2D): a [1, 1, 2147483647, 1] input",
+                 "extent of 2147483650 x 2");
+}
+
+/* Two inputs each within the cap, concatenated past it by one element; the same concat one
+ * column narrower stays within it. */
+static void test_concat_past_the_cap(void **state)
+{
+    (void)state;
+    struct builder b;
+    builder_init(&b, (int64_t[]){-1, -1, -1, -1});
+    int x = b.model.input, y = ACT(&b, "y");
+    struct pvk_op *o = op(&b, PVK_OP_CONCAT, "cat", 2, (int[]){x, x}, y);
+    o->attr.axis.axis = 1;
+    b.model.output = y;
+    expect_error(&b, (int64_t[]){1, 1, 32768, 32768}, "op 0 (cat, CONCAT): output [1, 2, 32768, 32768]",
+                 "more than 2147483647 elements");
+
+    struct pvk_shape s[MAX_T];
+    char err[256] = "";
+    if (pvk_infer_shapes(&b.model, (int64_t[]){1, 1, 32768, 32767}, s, err, sizeof err)) {
+        print_error("%s\n", err);
+        fail();
+    }
+    EXPECT_SHAPE(&s[y], 1, 2, 32768, 32767);
+}
+
 int main(void)
 {
     test_seed();
@@ -330,6 +465,12 @@ int main(void)
         cmocka_unit_test(test_concat_mismatch),
         cmocka_unit_test(test_use_before_definition_and_broadcast),
         cmocka_unit_test(test_recorded_shape_disagreement),
+        cmocka_unit_test(test_huge_input),
+        cmocka_unit_test(test_broadcast_overflows_int64),
+        cmocka_unit_test(test_broadcast_to_empty),
+        cmocka_unit_test(test_conv_window_larger_than_input),
+        cmocka_unit_test(test_spatial_rules_past_int),
+        cmocka_unit_test(test_concat_past_the_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -99,6 +99,43 @@ static int check_numel(const struct shape_ctx *c, const struct pvk_shape *s, int
     return 0;
 }
 
+/* s's element count; -1 when a dim is below 1 or the count passes PVK_SHAPE_MAX_NUMEL. Each factor
+ * is compared before it multiplies, so that no shape, however hostile, overflows int64 on the way
+ * (a wrapped product can look small). */
+static int64_t capped_numel(const struct pvk_shape *s)
+{
+    int64_t n = 1;
+    for (int i = 0; i < s->ndim; i++) {
+        if (s->d[i] < 1 || s->d[i] > PVK_SHAPE_MAX_NUMEL / n)
+            return -1;
+        n *= s->d[i];
+    }
+    return n;
+}
+
+/* Why capped_numel refused s: "has an empty or negative dimension" or "has more than N elements". */
+static const char *numel_reason(const struct pvk_shape *s, char *buf, size_t len)
+{
+    for (int i = 0; i < s->ndim; i++)
+        if (s->d[i] < 1)
+            return "has an empty or negative dimension";
+    snprintf(buf, len, "has more than %d elements (GPU element offsets are 32-bit)", PVK_SHAPE_MAX_NUMEL);
+    return buf;
+}
+
+/* The spatial rules of ref_ops.h compute in int. Activations are capped, but what an op's
+ * attributes add to an extent (pads, a transposed conv's stride) can still carry the rule's
+ * arithmetic past INT_MAX before it could refuse: eh x ew, the largest value the rule forms, is
+ * computed here in int64 (attributes are at most 4096 after loading) and refused first. */
+static int extent_fits(const struct shape_ctx *c, const struct pvk_shape *x, int64_t eh, int64_t ew)
+{
+    char a[64];
+    if (eh <= INT32_MAX && ew <= INT32_MAX)
+        return 0;
+    return fail(c, "a %s input reaches an extent of %lld x %lld, more than the %d elements a tensor may have",
+                pvk_shape_str(x, a, sizeof a), (long long)eh, (long long)ew, PVK_SHAPE_MAX_NUMEL);
+}
+
 static int check_rank(const struct shape_ctx *c, const struct pvk_shape *s, int ndim, const char *what)
 {
     if (s->ndim != ndim)
@@ -129,6 +166,11 @@ static int shape_conv(const struct shape_ctx *c, struct pvk_shape *out)
                     p.group);
     if (check_numel(c, b, out_c, "bias"))
         return -1;
+    int64_t ih = x->d[2], iw = x->d[3];
+    if (transpose ? extent_fits(c, x, (ih - 1) * p.sh + (int64_t)p.dh * (p.kh - 1) + 1,
+                                (iw - 1) * p.sw + (int64_t)p.dw * (p.kw - 1) + 1)
+                  : extent_fits(c, x, ih + p.pad_t + p.pad_b, iw + p.pad_l + p.pad_r))
+        return -1;
     int bad = transpose ? ref_conv_transpose2d_out_hw((int)x->d[2], (int)x->d[3], &p, &oh, &ow)
                         : ref_conv2d_out_hw((int)x->d[2], (int)x->d[3], &p, &oh, &ow);
     if (bad)
@@ -156,6 +198,10 @@ static int shape_pool(const struct shape_ctx *c, struct pvk_shape *out)
     if (!x || check_rank(c, x, 4, "input"))
         return -1;
     ref_pool_params_from_op(c->op, &p);
+    /* span + stride bounds every value the window count forms (ceil mode included) */
+    if (p.kind != PVK_POOL_GLOBAL_AVG && extent_fits(c, x, x->d[2] + p.pad_t + p.pad_b + p.sh,
+                                                     x->d[3] + p.pad_l + p.pad_r + p.sw))
+        return -1;
     if (p.kind > PVK_POOL_GLOBAL_AVG || ref_pool2d_out_hw((int)x->d[2], (int)x->d[3], &p, &oh, &ow))
         return fail(c, "pool (kind %d) k %dx%d, s %dx%d does not fit a %lldx%lld input", p.kind, p.kh, p.kw, p.sh,
                     p.sw, (long long)x->d[2], (long long)x->d[3]);
@@ -166,14 +212,20 @@ static int shape_pool(const struct shape_ctx *c, struct pvk_shape *out)
 static int shape_resize(const struct shape_ctx *c, struct pvk_shape *out)
 {
     const struct pvk_shape *x = input(c, 0);
+    float sh = c->op->attr.resize.scale_h, sw = c->op->attr.resize.scale_w;
+    char a[64];
     int oh, ow;
     if (!x || check_rank(c, x, 4, "input"))
         return -1;
+    /* the products exactly as ref_resize_out_hw forms them in float: an int conversion of one at
+     * 2^31 or more (an infinite scale) is undefined */
+    if (!((float)x->d[2] * sh < 0x1p31f) || !((float)x->d[3] * sw < 0x1p31f))
+        return fail(c, "scales %g x %g take a %s input past %d elements", (double)sh, (double)sw,
+                    pvk_shape_str(x, a, sizeof a), PVK_SHAPE_MAX_NUMEL);
     if (c->op->attr.resize.mode < 0 || c->op->attr.resize.mode > PVK_RESIZE_BILINEAR_ALIGN_CORNERS ||
-        ref_resize_out_hw((int)x->d[2], (int)x->d[3], c->op->attr.resize.scale_h, c->op->attr.resize.scale_w, &oh,
-                          &ow))
-        return fail(c, "resize mode %d with scales %g x %g is invalid", c->op->attr.resize.mode,
-                    (double)c->op->attr.resize.scale_h, (double)c->op->attr.resize.scale_w);
+        ref_resize_out_hw((int)x->d[2], (int)x->d[3], sh, sw, &oh, &ow))
+        return fail(c, "resize mode %d with scales %g x %g is invalid", c->op->attr.resize.mode, (double)sh,
+                    (double)sw);
     *out = (struct pvk_shape){4, {x->d[0], x->d[1], oh, ow}};
     return 0;
 }
@@ -416,11 +468,9 @@ int pvk_infer_shapes(const struct pvk_model *model, const int64_t input_nchw[4],
     }
     struct pvk_shape *in = &shapes[model->input];
     *in = (struct pvk_shape){4, {input_nchw[0], input_nchw[1], input_nchw[2], input_nchw[3]}};
-    for (int i = 0; i < 4; i++) {
-        if (input_nchw[i] < 1) {
-            snprintf(err, err_len, "input shape %s has an empty dimension", pvk_shape_str(in, a, sizeof a));
-            return -1;
-        }
+    if (capped_numel(in) < 0) {
+        snprintf(err, err_len, "input shape %s %s", pvk_shape_str(in, a, sizeof a), numel_reason(in, b, sizeof b));
+        return -1;
     }
     if (!agrees_with_file(&model->tensors[model->input], in)) {
         struct pvk_shape want;
@@ -435,6 +485,11 @@ int pvk_infer_shapes(const struct pvk_model *model, const int64_t input_nchw[4],
         struct pvk_shape out;
         if (op_out_shape(&c, &out))
             return -1;
+        /* the one check every op's output passes: the rules above refuse what their own op gets
+         * wrong, this what any of them could still give (a broadcast against an empty constant,
+         * a concat or a matmul past the cap) */
+        if (capped_numel(&out) < 0)
+            return fail(&c, "output %s %s", pvk_shape_str(&out, a, sizeof a), numel_reason(&out, b, sizeof b));
         int n_out = op->type == PVK_OP_ARGMAX ? 2 : 1;
         for (int o = 0; o < n_out; o++) {
             int32_t id = op->outputs[o];
