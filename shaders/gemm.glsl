@@ -62,12 +62,16 @@ layout(constant_id = 17) const bool VEC4 = false;
 // from the following op: scale and shift follow the bias in its buffer, AFFINE_C channels each.
 layout(constant_id = 18) const bool POST_AFFINE = false;
 layout(constant_id = 19) const uint AFFINE_C = 1;
+// Plain B scaled per row: B(k, n) g[z1][k], the channel gate of a squeeze-and-excitation block
+// fused from the op before (a 1x1 convolution's input channels are B's rows; z1 is the image).
+layout(constant_id = 20) const bool B_GATE = false;
 
 layout(std430, binding = 0) readonly buffer BufA { SFLOAT a[]; };
 layout(std430, binding = 1) readonly buffer BufB { SFLOAT b[]; };
 layout(std430, binding = 2) writeonly buffer BufC { SFLOAT c[]; };
 layout(std430, binding = 3) readonly buffer BufBias { float bias[]; };
 layout(std430, binding = 4) readonly buffer BufR { SFLOAT r[]; };
+layout(std430, binding = 5) readonly buffer BufGate { float gate[]; }; // [images][K], with B_GATE
 // The same A and B bindings seen as 4-vectors, for VEC4.
 layout(std430, binding = 0) readonly buffer BufA4 { SFLOAT4 a4[]; };
 layout(std430, binding = 1) readonly buffer BufB4 { SFLOAT4 b4[]; };
@@ -84,6 +88,12 @@ layout(push_constant) uniform Push {
     uint H, W, OW, pad_t, pad_l; // im2col: input H W, output width; deconv: input H W, output width
     uint c_vec4; // C (and the residual) rows and batches start on multiples of 4 elements
 } p;
+
+// The gate of B's row k for image z1 (rows past K, which load zeros, read the last one).
+float b_gate(uint z1, uint k)
+{
+    return B_GATE ? gate[z1 * p.K + min(k, p.K - 1u)] : 1.0;
+}
 
 void store_c(uint z1, uint z2, uint m, uint n, float v)
 {
@@ -185,7 +195,8 @@ void main()
         for (uint l = 0; l < CM_BK * CM_BN / CM_WG; l++) {
             uint kk = b_kk + l * (CM_WG / CM_BN);
             uint k = k0 + kk, n = n0 + b_nn;
-            Bs[kk * BS_STRIDE + b_nn] = k < p.K && n < p.N ? b[b_base + k * p.b_sk + n * p.b_sn] : float16_t(0.0);
+            float16_t v = k < p.K && n < p.N ? b[b_base + k * p.b_sk + n * p.b_sn] : float16_t(0.0);
+            Bs[kk * BS_STRIDE + b_nn] = B_GATE ? float16_t(float(v) * b_gate(z1, k)) : v;
         }
         barrier();
         fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[2], fb[2];
@@ -233,7 +244,7 @@ float a_next[A_LOADS];
 float b_next[B_LOADS];
 vec4 a_next4[A4_LOADS];
 vec4 b_next4[B4_LOADS];
-uint m0, n0, a_base, b_base, a_kk, a_mm, b_kk, b_nn, a4_kq, a4_mm, b4_nq, b4_kk;
+uint m0, n0, z1_img, a_base, b_base, a_kk, a_mm, b_kk, b_nn, a4_kq, a4_mm, b4_nq, b4_kk;
 bool b_n_fast;
 int iy0, ix0;
 
@@ -255,12 +266,12 @@ vec4 load_b4(uint k, uint n)
 {
     uint i = b_base + k * p.b_sk + n;
     if (k < p.K && n + 3 < p.N)
-        return vec4(b4[i / 4]);
+        return vec4(b4[i / 4]) * b_gate(z1_img, k);
     vec4 v = vec4(0.0);
     for (uint c = 0; c < 4; c++)
         if (k < p.K && n + c < p.N)
             v[c] = float(b[i + c]);
-    return v;
+    return v * b_gate(z1_img, k);
 }
 
 void fetch_tile(uint k0)
@@ -286,7 +297,7 @@ void fetch_tile(uint k0)
         if (MODE == MODE_IM2COL)
             b_next[l] = im2col_load(b_base, k, iy0, ix0);
         else
-            b_next[l] = k < p.K && n < p.N ? float(b[b_base + k * p.b_sk + n * p.b_sn]) : 0.0;
+            b_next[l] = k < p.K && n < p.N ? float(b[b_base + k * p.b_sk + n * p.b_sn]) * b_gate(z1_img, k) : 0.0;
     }
 }
 
@@ -297,6 +308,7 @@ void main()
     m0 = gl_WorkGroupID.y * BM;
     n0 = gl_WorkGroupID.x * BN;
     const uint z1 = gl_WorkGroupID.z / p.zdiv, z2 = gl_WorkGroupID.z % p.zdiv;
+    z1_img = z1;
     a_base = p.a_off + z1 * p.a_z1 + z2 * p.a_z2;
     b_base = p.b_off + z1 * p.b_z1 + z2 * p.b_z2;
 
@@ -400,7 +412,7 @@ void main_vec4()
     for (; k + 4 <= p.K; k += 4) {
         vec4 bv[4];
         for (uint q = 0; q < 4; q++)
-            bv[q] = vec4(b4[(b_base + (k + q) * p.b_sk + nl) / 4]);
+            bv[q] = vec4(b4[(b_base + (k + q) * p.b_sk + nl) / 4]) * b_gate(z1, k + q);
         for (uint i = 0; i < TM; i++) {
             vec4 av = vec4(a4[(a_row[i] + k) / 4]);
             acc[i] = fma(vec4(av.x), bv[0], acc[i]);
@@ -410,7 +422,7 @@ void main_vec4()
         }
     }
     for (; k < p.K; k++) {
-        vec4 bv = vec4(b4[(b_base + k * p.b_sk + nl) / 4]);
+        vec4 bv = vec4(b4[(b_base + k * p.b_sk + nl) / 4]) * b_gate(z1, k);
         for (uint i = 0; i < TM; i++)
             acc[i] = fma(vec4(float(a[a_row[i] + k])), bv, acc[i]);
     }
@@ -563,7 +575,7 @@ void main()
         for (uint k = 0; k < p.K; k++) {
             float bv[TN];
             for (uint j = 0; j < TN; j++)
-                bv[j] = float(b[b_col[j] + k * p.b_sk]);
+                bv[j] = float(b[b_col[j] + k * p.b_sk]) * b_gate(z1, k);
             for (uint i = 0; i < TM; i++) {
                 float av = float(a[a_row[i] + k]);
                 for (uint j = 0; j < TN; j++)

@@ -113,6 +113,7 @@ struct conv_case {
     int slice_before, slice_after; /* output channels of a wider tensor around ours */
     int transpose;                 /* CONV_TRANSPOSE2D */
     int post_affine;               /* a per-channel affine fused into the epilogue */
+    int gate;                      /* x scaled per (image, channel) by an SE gate input */
 };
 
 /* Records the op `reps` times into one command buffer (barriers between), runs it and returns
@@ -216,6 +217,7 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
         w.post_scale = post;
         w.post_shift = post + cc->oc;
     }
+    w.input_gate = cc->gate;
 
     const struct nn_gpu_op_impl *impl = cc->transpose ? &nn_gpu_conv_transpose2d_impl : &nn_gpu_conv2d_impl;
     struct nn_gpu_config cfg = {.ctx = ctx, .act_dtype = dt};
@@ -232,12 +234,23 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
     struct gpu_buffer bx, by, br = {0};
     upload_tensor(dt, x, xn, x_off, x_off + xn + 1, &bx);
     upload_tensor(dt, res, 0, 0, y_total, &by); /* all NaN */
-    struct nn_gpu_tensor in[2] = {
+    struct gpu_buffer bg = {0};
+    struct nn_gpu_tensor in[3] = {
         {&bx, (uint32_t)x_off, dt, shape4(cc->n, cc->c, cc->h, cc->w), 0},
         {&br, (uint32_t)r_off, dt, shape4(cc->n, cc->oc, oh, ow), 0},
+        {&bg, 0, NN_F32, {2, {cc->n, cc->c}}, 0},
     };
-    if (cc->res != PVK_RESIDUAL_NONE)
+    int n_in = 1;
+    if (cc->res != PVK_RESIDUAL_NONE) {
         upload_tensor(dt, res, yn, r_off, r_off + yn, &br);
+        n_in = 2;
+    }
+    float *gate = malloc((size_t)cc->n * cc->c * sizeof *gate);
+    if (cc->gate) {
+        test_fill_uniform(gate, (size_t)cc->n * cc->c, 0, 1);
+        upload_tensor(NN_F32, gate, (size_t)cc->n * cc->c, 0, (size_t)cc->n * cc->c, &bg);
+        in[n_in++] = in[2];
+    }
     struct nn_gpu_tensor out = {&by, (uint32_t)(y_base + cc->slice_before * ohw), dt, shape4(cc->n, cc->oc, oh, ow),
                                 cc->slice_before || cc->slice_after ? dc : 0};
     /* ... and the reference sees the rounded weights too */
@@ -246,7 +259,10 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
             wt[i] = nn_half_to_float(nn_float_to_half(wt[i]));
     }
 
-    double us = run_op(impl, state, &op, in, cc->res != PVK_RESIDUAL_NONE ? 2 : 1, &out, reps);
+    double us = run_op(impl, state, &op, in, n_in, &out, reps);
+    if (cc->gate) /* the reference convolves the gated input */
+        for (size_t i = 0; i < xn; i++)
+            x[i] *= gate[i / ((size_t)cc->h * cc->w)];
 
     if (cc->transpose) {
         ref_conv_transpose2d(x, cc->n, cc->c, cc->h, cc->w, wt, cc->no_bias ? NULL : bias, cc->oc, &p, want);
@@ -291,6 +307,8 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
     gpu_buffer_free(&bx);
     gpu_buffer_free(&by);
     gpu_buffer_free(&br);
+    gpu_buffer_free(&bg);
+    free(gate);
     free(all);
     free(got);
     free(x);
@@ -330,25 +348,25 @@ static void run_cases(const struct conv_case *cases, size_t count)
 #define RUN(cases) run_cases(cases, sizeof cases / sizeof cases[0])
 
 /* n, c, h, w, oc, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, group, act, res, no_bias, before, after, transpose,
- * post_affine */
+ * post_affine, gate */
 static void test_pointwise(void **s)
 {
     (void)s;
     static const struct conv_case cases[] = {
-        {2, 16, 9, 13, 24, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU6, 0, 0, 0, 0, 0, 0},
-        {1, 3, 1, 1, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0},
-        {1, 7, 1, 37, 70, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 1, 0, 0, 0, 0},
-        {3, 40, 5, 7, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0},
-        {1, 96, 17, 19, 130, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, 0, 0, 0, 0},
-        {1, 1, 4, 4, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0},
+        {2, 16, 9, 13, 24, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU6, 0, 0, 0, 0, 0, 0, 0},
+        {1, 3, 1, 1, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
+        {1, 7, 1, 37, 70, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 1, 0, 0, 0, 0, 0},
+        {3, 40, 5, 7, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
+        {1, 96, 17, 19, 130, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, 0, 0, 0, 0, 0},
+        {1, 1, 4, 4, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
         /* H W a multiple of 4, at indices run_cases places at aligned offsets: vec4 B loads */
-        {2, 12, 4, 6, 20, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0},
-        {1, 33, 8, 9, 65, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0},
+        {2, 12, 4, 6, 20, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
+        {1, 33, 8, 9, 65, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
         /* wider than a CPU workgroup (128 columns): 8, 9 at odd offsets, 10, 11 aligned (vec4 C) */
-        {1, 8, 12, 20, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0},
-        {2, 5, 16, 16, 7, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0},
-        {1, 24, 16, 20, 40, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0},
-        {2, 7, 8, 32, 13, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU6, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0},
+        {1, 8, 12, 20, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
+        {2, 5, 16, 16, 7, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0, 0},
+        {1, 24, 16, 20, 40, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
+        {2, 7, 8, 32, 13, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU6, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0, 0},
     };
     RUN(cases);
 }
@@ -357,18 +375,18 @@ static void test_depthwise(void **s)
 {
     (void)s;
     static const struct conv_case cases[] = {
-        {2, 8, 11, 17, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0},
-        {1, 5, 9, 10, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 5, PVK_ACT_RELU6, 0, 0, 0, 0, 0, 0},
-        {1, 6, 8, 9, 6, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 6, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0},
-        {2, 6, 7, 12, 6, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 6, PVK_ACT_NONE, 0, 1, 0, 0, 0, 0},
-        {1, 12, 13, 21, 12, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 12, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0},
-        {1, 7, 12, 11, 7, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 7, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0},
-        {2, 4, 12, 15, 4, 5, 5, 2, 1, 1, 1, 2, 2, 2, 2, 4, PVK_ACT_RELU, 0, 0, 0, 0, 0, 0},
-        {1, 3, 19, 23, 3, 7, 7, 1, 1, 2, 2, 6, 6, 6, 6, 3, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0},
-        {1, 3, 10, 9, 3, 3, 3, 1, 1, 2, 2, 2, 1, 0, 3, 3, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0},
-        {1, 4, 1, 1, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0},
-        {1, 2, 3, 3, 2, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 2, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0},
-        {1, 5, 1, 300, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 5, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0},
+        {2, 8, 11, 17, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0},
+        {1, 5, 9, 10, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 5, PVK_ACT_RELU6, 0, 0, 0, 0, 0, 0, 0},
+        {1, 6, 8, 9, 6, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 6, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
+        {2, 6, 7, 12, 6, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 6, PVK_ACT_NONE, 0, 1, 0, 0, 0, 0, 0},
+        {1, 12, 13, 21, 12, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 12, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0},
+        {1, 7, 12, 11, 7, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 7, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
+        {2, 4, 12, 15, 4, 5, 5, 2, 1, 1, 1, 2, 2, 2, 2, 4, PVK_ACT_RELU, 0, 0, 0, 0, 0, 0, 0},
+        {1, 3, 19, 23, 3, 7, 7, 1, 1, 2, 2, 6, 6, 6, 6, 3, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
+        {1, 3, 10, 9, 3, 3, 3, 1, 1, 2, 2, 2, 1, 0, 3, 3, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
+        {1, 4, 1, 1, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
+        {1, 2, 3, 3, 2, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 2, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
+        {1, 5, 1, 300, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 5, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
     };
     RUN(cases);
 }
@@ -377,16 +395,16 @@ static void test_general(void **s)
 {
     (void)s;
     static const struct conv_case cases[] = {
-        {1, 5, 10, 12, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_RELU, 0, 0, 0, 0, 0, 0},
-        {1, 3, 33, 31, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0},
-        {2, 12, 2, 20, 10, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0},
-        {1, 8, 9, 7, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0},
-        {1, 6, 8, 8, 4, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2, PVK_ACT_NONE, 0, 1, 0, 0, 0, 0},
-        {1, 6, 9, 9, 4, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0},
-        {1, 4, 6, 7, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0}, /* dw, multiplier 2 */
-        {1, 70, 5, 6, 66, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1, PVK_ACT_SWISH, 0, 0, 0, 0, 0, 0},
-        {1, 3, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0},
-        {1, 2, 5, 4, 3, 2, 3, 3, 2, 1, 1, 0, 2, 1, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0},
+        {1, 5, 10, 12, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_RELU, 0, 0, 0, 0, 0, 0, 0},
+        {1, 3, 33, 31, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0},
+        {2, 12, 2, 20, 10, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
+        {1, 8, 9, 7, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
+        {1, 6, 8, 8, 4, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2, PVK_ACT_NONE, 0, 1, 0, 0, 0, 0, 0},
+        {1, 6, 9, 9, 4, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
+        {1, 4, 6, 7, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0}, /* dw, multiplier 2 */
+        {1, 70, 5, 6, 66, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1, PVK_ACT_SWISH, 0, 0, 0, 0, 0, 0, 0},
+        {1, 3, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
+        {1, 2, 5, 4, 3, 2, 3, 3, 2, 1, 1, 0, 2, 1, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
     };
     RUN(cases);
 }
@@ -395,12 +413,12 @@ static void test_residual(void **s)
 {
     (void)s;
     static const struct conv_case cases[] = {
-        {2, 16, 5, 6, 12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0},
-        {2, 16, 5, 6, 12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0},
-        {1, 6, 9, 7, 6, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 6, PVK_ACT_HARDSWISH, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0},
-        {1, 6, 9, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, PVK_ACT_RELU6, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0},
-        {1, 5, 6, 8, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_SIGMOID, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0},
-        {2, 4, 6, 8, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0},
+        {2, 16, 5, 6, 12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
+        {2, 16, 5, 6, 12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0, 0},
+        {1, 6, 9, 7, 6, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 6, PVK_ACT_HARDSWISH, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
+        {1, 6, 9, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, PVK_ACT_RELU6, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0, 0},
+        {1, 5, 6, 8, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_SIGMOID, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0, 0},
+        {2, 4, 6, 8, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
     };
     RUN(cases);
 }
@@ -409,9 +427,9 @@ static void test_activations(void **s)
 {
     (void)s;
     for (int act = 0; act < PVK_ACT_COUNT; act++) {
-        struct conv_case pw = {1, 9, 3, 5, 6, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, (enum pvk_act)act, 0, 0, 0, 0, 0, 0};
-        struct conv_case dw = {1, 4, 5, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, (enum pvk_act)act, 0, 0, 0, 0, 0, 0};
-        struct conv_case full = {1, 3, 5, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, (enum pvk_act)act, 0, 0, 0, 0, 0, 0};
+        struct conv_case pw = {1, 9, 3, 5, 6, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, (enum pvk_act)act, 0, 0, 0, 0, 0, 0, 0};
+        struct conv_case dw = {1, 4, 5, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, (enum pvk_act)act, 0, 0, 0, 0, 0, 0, 0};
+        struct conv_case full = {1, 3, 5, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, (enum pvk_act)act, 0, 0, 0, 0, 0, 0, 0};
         setenv("PPOCR_VK_GEMM_KERNEL", act % 2 ? "tiled" : "cpu", 1);
         conv_case_run(&pw, NN_F32, 1);
         conv_case_run(&dw, NN_F32, 1);
@@ -424,12 +442,12 @@ static void test_concat_slice(void **s)
 {
     (void)s;
     static const struct conv_case cases[] = {
-        {2, 8, 5, 7, 6, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 3, 2, 0, 0},
-        {2, 5, 6, 9, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 5, PVK_ACT_NONE, PVK_RESIDUAL_BEFORE_ACT, 0, 1, 4, 0, 0},
-        {2, 3, 7, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 2, 0, 0, 0},
-        {1, 3, 7, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 0, 3, 0, 0},
-        {2, 6, 3, 4, 5, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, 2, 1, 1, 0},
-        {1, 4, 3, 4, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 1, 2, 1, 0},
+        {2, 8, 5, 7, 6, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 3, 2, 0, 0, 0},
+        {2, 5, 6, 9, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 5, PVK_ACT_NONE, PVK_RESIDUAL_BEFORE_ACT, 0, 1, 4, 0, 0, 0},
+        {2, 3, 7, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 2, 0, 0, 0, 0},
+        {1, 3, 7, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 0, 3, 0, 0, 0},
+        {2, 6, 3, 4, 5, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, 2, 1, 1, 0, 0},
+        {1, 4, 3, 4, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 1, 2, 1, 0, 0},
     };
     RUN(cases);
 }
@@ -438,14 +456,14 @@ static void test_transpose(void **s)
 {
     (void)s;
     static const struct conv_case cases[] = {
-        {1, 16, 5, 7, 8, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, 0, 0, 1, 0},
-        {2, 3, 1, 1, 5, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 1, 0, 0, 1, 0},
-        {1, 24, 9, 6, 70, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_SIGMOID, 0, 0, 0, 0, 1, 0},
-        {1, 5, 4, 6, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1, 0},
-        {2, 4, 5, 3, 6, 4, 4, 2, 2, 1, 1, 1, 1, 1, 1, 2, PVK_ACT_RELU6, 0, 0, 0, 0, 1, 0},
-        {1, 3, 4, 4, 2, 3, 2, 1, 3, 2, 1, 0, 1, 2, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1, 0},
-        {1, 4, 3, 5, 3, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1, 0},
-        {2, 9, 4, 5, 6, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1, 0}, /* aligned: vec4 */
+        {1, 16, 5, 7, 8, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, 0, 0, 1, 0, 0},
+        {2, 3, 1, 1, 5, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 1, 0, 0, 1, 0, 0},
+        {1, 24, 9, 6, 70, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_SIGMOID, 0, 0, 0, 0, 1, 0, 0},
+        {1, 5, 4, 6, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1, 0, 0},
+        {2, 4, 5, 3, 6, 4, 4, 2, 2, 1, 1, 1, 1, 1, 1, 2, PVK_ACT_RELU6, 0, 0, 0, 0, 1, 0, 0},
+        {1, 3, 4, 4, 2, 3, 2, 1, 3, 2, 1, 0, 1, 2, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1, 0, 0},
+        {1, 4, 3, 5, 3, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1, 0, 0},
+        {2, 9, 4, 5, 6, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1, 0, 0}, /* aligned: vec4 */
     };
     RUN(cases);
 }
@@ -456,14 +474,30 @@ static void test_post_affine(void **s)
 {
     (void)s;
     static const struct conv_case cases[] = {
-        {2, 16, 9, 13, 24, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 1},
-        {1, 7, 1, 37, 70, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 1, 0, 0, 0, 1},
-        {1, 8, 12, 20, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 1},
-        {2, 12, 4, 6, 20, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, 2, 1, 0, 1},
-        {2, 8, 11, 17, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 1},
-        {1, 12, 13, 21, 12, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 12, PVK_ACT_HARDSWISH, 0, 1, 0, 0, 0, 1},
-        {1, 5, 10, 12, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_RELU, 0, 0, 0, 0, 0, 1},
-        {1, 8, 9, 7, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, PVK_ACT_NONE, 0, 0, 0, 0, 0, 1},
+        {2, 16, 9, 13, 24, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 1, 0},
+        {1, 7, 1, 37, 70, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 1, 0, 0, 0, 1, 0},
+        {1, 8, 12, 20, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 1, 0},
+        {2, 12, 4, 6, 20, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, 2, 1, 0, 1, 0},
+        {2, 8, 11, 17, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 1, 0},
+        {1, 12, 13, 21, 12, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 12, PVK_ACT_HARDSWISH, 0, 1, 0, 0, 0, 1, 0},
+        {1, 5, 10, 12, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_RELU, 0, 0, 0, 0, 0, 1, 0},
+        {1, 8, 9, 7, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, PVK_ACT_NONE, 0, 0, 0, 0, 0, 1, 0},
+    };
+    RUN(cases);
+}
+
+/* An SE gate applied to the input rows of the 1x1 convolution's GEMM as they load, in every
+ * GEMM kernel (tiles, vec4, register tiles), with the other epilogue fusions around it. */
+static void test_input_gate(void **s)
+{
+    (void)s;
+    static const struct conv_case cases[] = {
+        {2, 16, 9, 13, 24, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 1},
+        {1, 7, 1, 37, 70, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 1, 0, 0, 0, 1, 1},
+        {2, 12, 4, 6, 20, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0, 1},
+        {3, 40, 5, 7, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 1},
+        {1, 96, 17, 19, 130, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 1, 1},
+        {2, 24, 16, 20, 40, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 1, 1},
     };
     RUN(cases);
 }
@@ -476,12 +510,12 @@ static void test_timings(void **s)
         const char *what;
         struct conv_case cc;
     } cases[] = {
-        {"det 1x1 16x240x240 -> 64", {1, 16, 240, 240, 64, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU6, 0, 0, 0, 0, 0, 0}},
-        {"det 1x1 96x120x120 -> 24", {1, 96, 120, 120, 24, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0}},
-        {"dw 5x5 s1 96x60x60", {1, 96, 60, 60, 96, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 96, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0}},
-        {"stem 3x3 s2 3x960x960 -> 16", {1, 3, 960, 960, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0}},
-        {"full 3x3 s1 64x60x60 -> 64", {1, 64, 60, 60, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_RELU, 0, 0, 0, 0, 0, 0}},
-        {"deconv 2x2 s2 64x120x120 -> 16", {1, 64, 120, 120, 16, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, 0, 0, 1, 0}},
+        {"det 1x1 16x240x240 -> 64", {1, 16, 240, 240, 64, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU6, 0, 0, 0, 0, 0, 0, 0}},
+        {"det 1x1 96x120x120 -> 24", {1, 96, 120, 120, 24, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0}},
+        {"dw 5x5 s1 96x60x60", {1, 96, 60, 60, 96, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 96, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0}},
+        {"stem 3x3 s2 3x960x960 -> 16", {1, 3, 960, 960, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0}},
+        {"full 3x3 s1 64x60x60 -> 64", {1, 64, 60, 60, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_RELU, 0, 0, 0, 0, 0, 0, 0}},
+        {"deconv 2x2 s2 64x120x120 -> 16", {1, 64, 120, 120, 16, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, 0, 0, 1, 0, 0}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const struct conv_case *cc = &cases[i].cc;
@@ -512,6 +546,7 @@ int main(void)
         cmocka_unit_test(test_general),      cmocka_unit_test(test_residual),
         cmocka_unit_test(test_activations),  cmocka_unit_test(test_concat_slice),
         cmocka_unit_test(test_transpose),    cmocka_unit_test(test_post_affine),
+        cmocka_unit_test(test_input_gate),
         cmocka_unit_test(test_timings),
     };
     const char *filter = getenv("PPOCR_TEST_FILTER"); /* e.g. test_timings */

@@ -43,10 +43,10 @@ static bool has_coopmat_16x16x16(const struct gpu_caps *caps)
 static int build(const struct nn_gpu_config *cfg, const struct conv_gemm_desc *d, const char *shader, uint32_t lx,
                  uint32_t ly, uint32_t bm, uint32_t bn, bool vec4, uint32_t subgroup, const struct gpu_pipeline **out)
 {
-    uint32_t spec[20] = {lx, ly, bm, bn, TILED_BK, d->mode, d->bias, d->act, conv_float_bits(d->act_alpha),
+    uint32_t spec[21] = {lx, ly, bm, bn, TILED_BK, d->mode, d->bias, d->act, conv_float_bits(d->act_alpha),
                          conv_float_bits(d->act_beta), d->residual, d->kh, d->kw, d->sh, d->sw, d->dh, d->dw, vec4,
-                         d->post_affine, d->post_affine ? d->affine_c : 1};
-    struct gpu_pipeline_desc pd = {.shader = shader, .spec = spec, .spec_count = 20, .buffer_count = 5,
+                         d->post_affine, d->post_affine ? d->affine_c : 1, d->b_gate};
+    struct gpu_pipeline_desc pd = {.shader = shader, .spec = spec, .spec_count = 21, .buffer_count = 6,
                                    .push_bytes = sizeof(struct conv_gemm_push), .subgroup_size = subgroup};
     return gpu_pipeline_get(cfg->ctx, &pd, out);
 }
@@ -109,7 +109,7 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
     return 0;
 }
 
-int conv_gemm_record(const struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_binding bind[5],
+int conv_gemm_record(const struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_binding bind[6],
                      const struct conv_gemm_push *push, uint32_t z_count, const char *label, char *err,
                      size_t err_len)
 {

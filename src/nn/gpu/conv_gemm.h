@@ -29,6 +29,8 @@ struct conv_gemm_desc {
      * (convolutions only: ch is the output channel) */
     bool post_affine;
     uint32_t affine_c;
+    /* PLAIN, one batch per image: B(k, n) is scaled by gate[image][k] (binding 5, fp32) */
+    bool b_gate;
 };
 
 /* Mirrors the push-constant block of gemm.glsl. C(m, n) of batch z = z1 zdiv + z2 lives at
@@ -64,9 +66,9 @@ struct conv_gemm {
 int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_desc *d, struct conv_gemm *out,
                      char *err, size_t err_len);
 
-/* Records one dispatch over z_count batches. bind: A, B, C, bias, residual (unused ones may repeat
- * any read-only buffer). */
-int conv_gemm_record(const struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_binding bind[5],
+/* Records one dispatch over z_count batches. bind: A, B, C, bias, residual, gate (unused ones may
+ * repeat any read-only buffer). */
+int conv_gemm_record(const struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_binding bind[6],
                      const struct conv_gemm_push *push, uint32_t z_count, const char *label, char *err,
                      size_t err_len);
 

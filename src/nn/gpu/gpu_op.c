@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "nn/gpu/op_se.h"
+
 /* The one op table: enum pvk_op_type -> implementation. */
 static const struct nn_gpu_op_impl *const impls[PVK_OP_COUNT] = {
     [PVK_OP_CONV2D] = &nn_gpu_conv2d_impl,
@@ -38,9 +40,9 @@ int nn_gpu_op_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, c
         snprintf(err, err_len, "op type %u has no GPU implementation", op->type);
         return -1;
     }
-    /* A fused affine exists only where a kernel implements it. */
-    if ((w->post_scale || w->post_shift) && op->type != PVK_OP_CONV2D) {
-        snprintf(err, err_len, "%s cannot apply a fused affine", pvk_op_type_name(op->type));
+    /* Fusions exist only where a kernel implements them. */
+    if ((w->post_scale || w->post_shift || w->input_gate) && op->type != PVK_OP_CONV2D) {
+        snprintf(err, err_len, "%s cannot apply a fused affine or gate", pvk_op_type_name(op->type));
         return -1;
     }
     struct nn_gpu_op *g = calloc(1, sizeof(*g));
@@ -62,6 +64,18 @@ int nn_gpu_op_record(struct nn_gpu_op *op, struct gpu_cmd *cmd, const struct nn_
                      const struct nn_gpu_tensor *outputs, int n_outputs, char *err, size_t err_len)
 {
     return op->impl->record(op->state, op->op, cmd, inputs, n_inputs, outputs, n_outputs, err, err_len);
+}
+
+const struct gpu_buffer *nn_gpu_op_record_se_gate(struct nn_gpu_op *op, struct gpu_cmd *cmd,
+                                                  const struct nn_gpu_tensor *x, char *err, size_t err_len)
+{
+    if (op->op->type != PVK_OP_SE) {
+        snprintf(err, err_len, "%s has no SE gate", pvk_op_type_name(op->op->type));
+        return NULL;
+    }
+    if (nn_gpu_se_record_gate(op->state, op->op, cmd, x, err, err_len))
+        return NULL;
+    return nn_gpu_se_gate(op->state);
 }
 
 void nn_gpu_op_destroy(struct nn_gpu_op *op)

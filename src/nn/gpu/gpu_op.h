@@ -56,6 +56,9 @@ struct nn_gpu_weights {
      * y = post_scale[oc] * conv_result + post_shift[oc] (after bias, activation and residual);
      * both NULL when there is none. */
     const float *post_scale, *post_shift;
+    /* Pointwise CONV2D only: x is scaled per (image, input channel) by a gate passed as the last
+     * input, fp32 [N][IC]: the apply step of the squeeze-and-excitation block before it. */
+    bool input_gate;
 };
 
 struct nn_gpu_op; /* opaque: per-kind state (pipelines, uploaded weights) */
@@ -66,6 +69,11 @@ int nn_gpu_op_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, c
 int nn_gpu_op_record(struct nn_gpu_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *inputs, int n_inputs,
                      const struct nn_gpu_tensor *outputs, int n_outputs, char *err, size_t err_len);
 void nn_gpu_op_destroy(struct nn_gpu_op *op);
+/* SE only: records the gate dispatch alone for input x, for a consumer that applies the gate
+ * itself (see input_gate), and returns the gate buffer ([N][C] fp32, owned by the op); NULL with
+ * a reason in err. */
+const struct gpu_buffer *nn_gpu_op_record_se_gate(struct nn_gpu_op *op, struct gpu_cmd *cmd,
+                                                  const struct nn_gpu_tensor *x, char *err, size_t err_len);
 
 /* The per-kind functions behind the three calls above. */
 struct nn_gpu_op_impl {

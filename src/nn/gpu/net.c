@@ -19,8 +19,11 @@ struct nn_gpu_net {
     struct nn_gpu_config cfg;
     const struct pvk_model *model;
     struct nn_gpu_op **ops; /* one per model op; NULL for ops fused into an earlier one */
-    int *absorbs;           /* op index -> index of the later op whose work it also does, or -1 */
-    bool *absorbed;         /* op index -> done by an earlier op: records nothing, output is a view */
+    /* Fusions (plan_fusions), per op index: */
+    int *affine_of;  /* conv -> the AFFINE after it that its epilogue applies, or -1 */
+    bool *absorbed;  /* that AFFINE: records nothing, its output is a view of the conv's */
+    int *gate_of;    /* 1x1 conv -> the SE before it whose gate it applies, or -1 */
+    bool *gate_only; /* that SE: records only its gate, its output is a view of its input */
 };
 
 /* A piece of storage that one or more tensors (a tensor and its reshape views) live in. */
@@ -69,15 +72,12 @@ static bool is_vector(const struct pvk_model *m, int32_t id, int64_t n)
     return t->dtype == PVK_DTYPE_F32 && t->ndim == 1 && t->shape[0] == (uint32_t)n;
 }
 
-/* PP-LCNetV3 follows most convolutions with a learnable affine (a Mul and an Add the converter
- * turns into AFFINE). Where an AFFINE is the only reader of a convolution's result it costs a
- * whole pass over the tensor; the convolution's epilogue applies it instead. */
-static void fuse_affines(struct nn_gpu_net *net)
+/* The one op that reads each tensor: -1 none, -2 several (or the net output). */
+static int *single_readers(const struct pvk_model *m)
 {
-    const struct pvk_model *m = net->model;
-    int *reader = malloc(((size_t)m->n_tensors + 1) * sizeof(int)); /* the one reading op, -2 = several */
+    int *reader = malloc(((size_t)m->n_tensors + 1) * sizeof(int));
     if (!reader)
-        return; /* fusion is an optimisation: without memory for it the net runs unfused */
+        return NULL;
     for (uint32_t t = 0; t < m->n_tensors; t++)
         reader[t] = -1;
     for (uint32_t i = 0; i < m->n_ops; i++)
@@ -88,22 +88,54 @@ static void fuse_affines(struct nn_gpu_net *net)
         }
     if (m->output >= 0 && (uint32_t)m->output < m->n_tensors)
         reader[m->output] = -2;
+    return reader;
+}
+
+static bool is_pointwise_conv(const struct pvk_op *op)
+{
+    return op->type == PVK_OP_CONV2D && op->attr.conv.kh == 1 && op->attr.conv.kw == 1 && op->attr.conv.sh == 1 &&
+           op->attr.conv.sw == 1 && !op->attr.conv.pad_t && !op->attr.conv.pad_l && !op->attr.conv.pad_b &&
+           !op->attr.conv.pad_r && op->attr.conv.group == 1;
+}
+
+/* Two passes over a whole tensor that the op next to them can do in its own dispatch:
+ * - PP-LCNetV3 follows most convolutions with a learnable affine (a Mul and an Add the converter
+ *   turns into AFFINE); where the AFFINE is the only reader of the convolution's result, the
+ *   convolution's epilogue applies it.
+ * - A squeeze-and-excitation block scales its input by a per-channel gate; where its only reader
+ *   is a 1x1 convolution (and it adds no residual), the SE records just the gate and the
+ *   convolution scales the rows of its GEMM as it loads them.
+ * Fusion is an optimisation: without memory for the analysis the net runs unfused. */
+static void plan_fusions(struct nn_gpu_net *net)
+{
+    const struct pvk_model *m = net->model;
+    int *reader = single_readers(m);
+    if (!reader)
+        return;
     for (uint32_t i = 0; i < m->n_ops; i++) {
-        const struct pvk_op *conv = &m->ops[i];
-        if (conv->type != PVK_OP_CONV2D || conv->outputs[0] < 0 || conv->weights[0] < 0 ||
-            (uint32_t)conv->outputs[0] >= m->n_tensors)
+        const struct pvk_op *op = &m->ops[i];
+        int32_t y = op->outputs[0];
+        if (y < 0 || (uint32_t)y >= m->n_tensors || reader[y] < 0)
             continue;
-        int j = reader[conv->outputs[0]];
-        if (j < 0)
-            continue;
-        const struct pvk_op *aff = &m->ops[j];
-        int64_t oc = m->tensors[conv->weights[0]].ndim == 4 ? m->tensors[conv->weights[0]].shape[0] : -1;
-        if (aff->type != PVK_OP_AFFINE || aff->act != PVK_ACT_NONE || aff->n_inputs != 1 ||
-            aff->inputs[0] != conv->outputs[0] || aff->outputs[0] < 0 || !is_vector(m, aff->weights[0], oc) ||
-            !is_vector(m, aff->weights[1], oc))
-            continue;
-        net->absorbs[i] = j;
-        net->absorbed[j] = true;
+        const int j = reader[y];
+        const struct pvk_op *next = &m->ops[j];
+        if (op->type == PVK_OP_CONV2D && op->weights[0] >= 0 && next->type == PVK_OP_AFFINE &&
+            next->act == PVK_ACT_NONE && next->n_inputs == 1 && next->inputs[0] == y && next->outputs[0] >= 0) {
+            const struct pvk_tensor *w = &m->tensors[op->weights[0]];
+            int64_t oc = w->ndim == 4 ? w->shape[0] : -1;
+            if (is_vector(m, next->weights[0], oc) && is_vector(m, next->weights[1], oc)) {
+                net->affine_of[i] = j;
+                net->absorbed[j] = true;
+            }
+        }
+        if (op->type == PVK_OP_SE && op->act == PVK_ACT_NONE && !op->attr.se.residual && op->n_inputs == 1 &&
+            is_pointwise_conv(next) && next->inputs[0] == y) {
+            bool residual_is_y = next->attr.conv.residual != PVK_RESIDUAL_NONE && next->inputs[1] == y;
+            if (!residual_is_y) {
+                net->gate_of[j] = (int)i;
+                net->gate_only[i] = true;
+            }
+        }
     }
     free(reader);
 }
@@ -114,8 +146,9 @@ int nn_gpu_net_create(const struct nn_gpu_config *cfg, const struct pvk_model *m
     *out = NULL;
     struct nn_gpu_net *net = calloc(1, sizeof(*net));
     size_t no = model->n_ops ? model->n_ops : 1;
-    if (!net || !(net->ops = calloc(no, sizeof(*net->ops))) || !(net->absorbs = malloc(no * sizeof(int))) ||
-        !(net->absorbed = calloc(no, sizeof(bool)))) {
+    if (!net || !(net->ops = calloc(no, sizeof(*net->ops))) || !(net->affine_of = malloc(no * sizeof(int))) ||
+        !(net->absorbed = calloc(no, sizeof(bool))) || !(net->gate_of = malloc(no * sizeof(int))) ||
+        !(net->gate_only = calloc(no, sizeof(bool)))) {
         nn_gpu_net_destroy(net);
         snprintf(err, err_len, "out of memory creating the net");
         return -1;
@@ -123,19 +156,20 @@ int nn_gpu_net_create(const struct nn_gpu_config *cfg, const struct pvk_model *m
     net->cfg = *cfg;
     net->model = model;
     for (size_t i = 0; i < no; i++)
-        net->absorbs[i] = -1;
-    fuse_affines(net);
+        net->affine_of[i] = net->gate_of[i] = -1;
+    plan_fusions(net);
     for (uint32_t i = 0; i < model->n_ops; i++) {
         const struct pvk_op *op = &model->ops[i];
         if (net->absorbed[i])
             continue;
         struct nn_gpu_weights w;
         memset(&w, 0, sizeof(w));
-        if (net->absorbs[i] >= 0) {
-            const struct pvk_op *aff = &model->ops[net->absorbs[i]];
+        if (net->affine_of[i] >= 0) {
+            const struct pvk_op *aff = &model->ops[net->affine_of[i]];
             w.post_scale = pvk_tensor_data(model, aff->weights[0]);
             w.post_shift = pvk_tensor_data(model, aff->weights[1]);
         }
+        w.input_gate = net->gate_of[i] >= 0;
         for (int k = 0; k < PVK_MAX_WEIGHTS; k++) {
             int32_t id = op->weights[k];
             if (id < 0)
@@ -174,14 +208,16 @@ void nn_gpu_net_destroy(struct nn_gpu_net *net)
         for (uint32_t i = 0; i < net->model->n_ops; i++)
             nn_gpu_op_destroy(net->ops[i]);
     free(net->ops);
-    free(net->absorbs);
+    free(net->affine_of);
     free(net->absorbed);
+    free(net->gate_of);
+    free(net->gate_only);
     free(net);
 }
 
-int nn_gpu_net_absorbs(const struct nn_gpu_net *net, int op_index)
+bool nn_gpu_net_result_stored(const struct nn_gpu_net *net, int op_index)
 {
-    return net->absorbs[op_index];
+    return net->affine_of[op_index] < 0 && !net->gate_only[op_index];
 }
 
 const struct pvk_model *nn_gpu_net_model(const struct nn_gpu_net *net)
@@ -326,7 +362,7 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
             int32_t id = op->outputs[k];
             if (id < 0)
                 continue;
-            if (plan->is_view[i] && plan->root[op->inputs[0]] >= 0) {
+            if ((plan->is_view[i] || net->gate_only[i]) && plan->root[op->inputs[0]] >= 0) {
                 plan->root[id] = plan->root[op->inputs[0]];
                 continue;
             }
@@ -469,9 +505,12 @@ int nn_gpu_plan_record(struct nn_gpu_plan *plan, struct gpu_cmd *cmd, char *err,
         hz.cap += (int)(m->ops[i].n_inputs + m->ops[i].n_outputs);
     hz.reads = malloc((size_t)hz.cap * sizeof(*hz.reads));
     hz.writes = malloc((size_t)hz.cap * sizeof(*hz.writes));
-    if (!hz.reads || !hz.writes) {
+    /* per SE that records only its gate: the buffer its convolution reads */
+    const struct gpu_buffer **gates = calloc((size_t)m->n_ops + 1, sizeof(*gates));
+    if (!hz.reads || !hz.writes || !gates) {
         free(hz.reads);
         free(hz.writes);
+        free(gates);
         snprintf(err, err_len, "out of memory recording the net");
         return -1;
     }
@@ -483,7 +522,7 @@ int nn_gpu_plan_record(struct nn_gpu_plan *plan, struct gpu_cmd *cmd, char *err,
         plan->op_timing[i + 1] = plan->op_timing[i];
         if (plan->is_view[i])
             continue;
-        struct nn_gpu_tensor ins[PVK_MAX_INPUTS], outs[2];
+        struct nn_gpu_tensor ins[PVK_MAX_INPUTS + 1], outs[2];
         struct hazard_range in_r[PVK_MAX_INPUTS], out_r[2];
         int n_in = 0, n_out = 0;
         for (uint32_t k = 0; k < op->n_inputs; k++) {
@@ -500,7 +539,9 @@ int nn_gpu_plan_record(struct nn_gpu_plan *plan, struct gpu_cmd *cmd, char *err,
             outs[n_out] = plan->tensors[id];
             out_r[n_out++] = tensor_range(plan, id);
         }
-        /* Read after write, write after read, write after write: only those need a barrier. */
+        /* Read after write, write after read, write after write: only those need a barrier. A
+         * gate-only SE writes its gate, which no range covers: its output (a view of its input)
+         * counts as written instead, so the convolution that reads it waits for the gate. */
         bool need = false;
         for (int k = 0; k < n_in && !need; k++)
             need = overlaps_any(&in_r[k], hz.writes, hz.n_writes);
@@ -516,7 +557,20 @@ int nn_gpu_plan_record(struct nn_gpu_plan *plan, struct gpu_cmd *cmd, char *err,
             hz.writes[hz.n_writes++] = out_r[k];
 
         char why[256];
-        if (nn_gpu_op_record(plan->net->ops[i], cmd, ins, n_in, outs, n_out, why, sizeof(why))) {
+        int gate_se = plan->net->gate_of[i];
+        if (gate_se >= 0) {
+            const struct pvk_shape *x = &plan->shapes[op->inputs[0]];
+            ins[n_in++] = (struct nn_gpu_tensor){gates[gate_se], 0, NN_F32, {2, {x->d[0], x->d[1]}}, 0};
+        }
+        if (plan->net->gate_only[i]) {
+            gates[i] = nn_gpu_op_record_se_gate(plan->net->ops[i], cmd, &ins[0], why, sizeof(why));
+            if (!gates[i]) {
+                char where[160];
+                op_label(m, (int)i, where, sizeof(where));
+                snprintf(err, err_len, "%s: %s", where, why);
+                rc = -1;
+            }
+        } else if (nn_gpu_op_record(plan->net->ops[i], cmd, ins, n_in, outs, n_out, why, sizeof(why))) {
             char where[160];
             op_label(m, (int)i, where, sizeof(where));
             snprintf(err, err_len, "%s: %s", where, why);
@@ -526,6 +580,7 @@ int nn_gpu_plan_record(struct nn_gpu_plan *plan, struct gpu_cmd *cmd, char *err,
     }
     free(hz.reads);
     free(hz.writes);
+    free(gates);
     return rc;
 }
 

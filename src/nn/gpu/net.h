@@ -1,8 +1,8 @@
 /* A converted net on the GPU.
  *
  * nn_gpu_net: the model's ops created once (pipelines chosen, weights uploaded).
- *   Where an op only post-processes its producer's result it is fused into that producer (a
- *   convolution's learnable affine).
+ *   Passes that only rescale a tensor are fused into the convolution next to them (a learnable
+ *   affine after it, an SE gate before it).
  * nn_gpu_plan: the net for one input shape: every activation placed in a few large arena buffers
  *   by a liveness plan (tensors never alive together share memory; reshapes are views), and the
  *   dispatches recorded into a caller's command buffer with barriers only where a tensor written
@@ -32,10 +32,10 @@ int nn_gpu_net_create(const struct nn_gpu_config *cfg, const struct pvk_model *m
                       char *err, size_t err_len);
 void nn_gpu_net_destroy(struct nn_gpu_net *net);
 const struct pvk_model *nn_gpu_net_model(const struct nn_gpu_net *net);
-/* The later op whose work op `op_index` also does (an AFFINE applied in a convolution's
- * epilogue), or -1. Such an op's own result is never stored: its output tensor holds the later
- * op's result. */
-int nn_gpu_net_absorbs(const struct nn_gpu_net *net, int op_index);
+/* False when op `op_index`'s output tensor does not hold its own result because of a fusion: a
+ * convolution whose output already has the following AFFINE applied, or an SE whose gate the
+ * following convolution applies (its output is then a view of its input). */
+bool nn_gpu_net_result_stored(const struct nn_gpu_net *net, int op_index);
 
 struct nn_gpu_plan_options {
     /* Give every tensor its own memory so that all intermediates can be read after a run

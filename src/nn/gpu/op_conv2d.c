@@ -7,7 +7,9 @@
  * Weights stay in their model layout (OC rows of IC/g KH KW, k-contiguous as the kernels read
  * them; GEMM rows zero-padded to a multiple of 4), in the net's storage precision; the bias
  * stays fp32. An affine the net fused from the following op (w->post_scale, w->post_shift) is
- * applied last, in the same dispatch: its scale and shift follow the bias in the bias buffer. */
+ * applied last, in the same dispatch: its scale and shift follow the bias in the bias buffer. A
+ * pointwise convolution can also apply the gate of the SE block before it (w->input_gate): the
+ * GEMM scales each input channel's row by gate[image][channel] as it loads it. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +33,7 @@ struct conv2d_state {
     enum conv_kind kind;
     int oc, icg, group;
     struct gpu_buffer weight, bias;
-    bool has_bias, post_affine;
+    bool has_bias, post_affine, input_gate;
     struct conv_gemm gemm;             /* pointwise, general */
     const struct gpu_pipeline *dw;     /* depthwise */
     uint32_t dw_outw;
@@ -82,6 +84,11 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
         snprintf(err, err_len, "conv2d %s: a fused affine needs both scale and shift", op->name);
         return -1;
     }
+    if (w->input_gate && (a->kh != 1 || a->kw != 1 || a->sh != 1 || a->sw != 1 || a->group != 1 || a->pad_t ||
+                          a->pad_l || a->pad_b || a->pad_r)) {
+        snprintf(err, err_len, "conv2d %s: only a pointwise convolution takes an input gate", op->name);
+        return -1;
+    }
     struct conv2d_state *s = calloc(1, sizeof *s);
     if (!s) {
         snprintf(err, err_len, "conv2d %s: out of memory", op->name);
@@ -121,6 +128,7 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
     }
     s->has_bias = w->data[1] != NULL;
     s->post_affine = w->post_scale != NULL;
+    s->input_gate = w->input_gate;
     if (s->post_affine) {
         /* bias (zeros when the model has none), scale, shift */
         float *packed = calloc(3 * (size_t)s->oc, sizeof *packed);
@@ -163,7 +171,7 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
             .dh = (uint32_t)a->dh, .dw = (uint32_t)a->dw,
             .m_hint = (uint32_t)(s->oc / s->group),
             .allow_coopmat = s->kind == CONV_POINTWISE,
-            .post_affine = s->post_affine, .affine_c = (uint32_t)s->oc,
+            .post_affine = s->post_affine, .affine_c = (uint32_t)s->oc, .b_gate = s->input_gate,
         };
         if (conv_gemm_create(cfg, &d, &s->gemm, err, err_len))
             goto fail;
@@ -188,11 +196,13 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     ref_conv_params_from_op(op, &cp);
     const struct ref_conv_params *a = &cp;
     const bool has_res = a->residual != PVK_RESIDUAL_NONE;
-    if (n_in < (has_res ? 2 : 1) || n_out < 1) {
-        snprintf(err, err_len, "conv2d %s: needs %d input(s) and one output", op->name, has_res ? 2 : 1);
+    const int want_in = 1 + has_res + s->input_gate;
+    if (n_in != want_in || n_out < 1) {
+        snprintf(err, err_len, "conv2d %s: needs %d input(s) and one output", op->name, want_in);
         return -1;
     }
     const struct nn_gpu_tensor *x = &in[0], *y = &out[0], *r = has_res ? &in[1] : NULL;
+    const struct nn_gpu_tensor *gate = s->input_gate ? &in[n_in - 1] : NULL;
     const enum nn_dtype dt = s->cfg.act_dtype;
     const int64_t n = x->shape.d[0], ic = x->shape.d[1], h = x->shape.d[2], wd = x->shape.d[3];
     int oh = 0, ow = 0;
@@ -211,15 +221,21 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
         snprintf(err, err_len, "conv2d %s: residual must be a dense [N][OC][OH][OW]", op->name);
         return -1;
     }
+    if (gate && (gate->dtype != NN_F32 || gate->elem_offset || gate->shape.ndim != 2 || gate->shape.d[0] != n ||
+                 gate->shape.d[1] != ic)) {
+        snprintf(err, err_len, "conv2d %s: the input gate must be fp32 [N][IC] from element 0", op->name);
+        return -1;
+    }
     const int64_t dc = y->dst_channels ? y->dst_channels : s->oc;
     if (dc < s->oc) {
         snprintf(err, err_len, "conv2d %s: dst_channels %lld below OC %d", op->name, (long long)dc, s->oc);
         return -1;
     }
     const uint32_t hw = (uint32_t)(h * wd), ohw = (uint32_t)(oh * ow);
-    struct gpu_binding bind[5] = {
+    struct gpu_binding bind[6] = {
         gpu_bind(&s->weight), gpu_bind(x->buf), gpu_bind(y->buf),
         gpu_bind(s->has_bias ? &s->bias : &s->weight), gpu_bind(r ? r->buf : &s->weight),
+        gpu_bind(gate ? gate->buf : &s->weight),
     };
     const char *label = op->name[0] ? op->name : "conv2d";
 

@@ -163,8 +163,8 @@ static int deconv_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     const struct gpu_buffer *bias = s->has_bias ? &s->bias : &s->weight;
 
     if (s->one_tap) {
-        struct gpu_binding bind[5] = {gpu_bind(&s->weight), gpu_bind(x->buf), gpu_bind(y->buf), gpu_bind(bias),
-                                      gpu_bind(&s->weight)};
+        struct gpu_binding bind[6] = {gpu_bind(&s->weight), gpu_bind(x->buf), gpu_bind(y->buf), gpu_bind(bias),
+                                      gpu_bind(&s->weight), gpu_bind(&s->weight)};
         struct conv_gemm_push p = {
             .M = (uint32_t)(s->oc * a.kh * a.kw), .N = hw, .K = (uint32_t)s->ic, .zdiv = 1,
             .a_sm = conv_gemm_row((uint32_t)s->ic),

@@ -172,8 +172,8 @@ static int matmul_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     }
     const char *label = op->name[0] ? op->name : "matmul";
     const struct gpu_buffer *own = s->const_b ? &s->weight : a->buf;
-    struct gpu_binding bind[5] = {gpu_bind(a->buf), gpu_bind(s->const_b ? &s->weight : b->buf), gpu_bind(y->buf),
-                                  gpu_bind(s->has_bias ? &s->bias : own), gpu_bind(own)};
+    struct gpu_binding bind[6] = {gpu_bind(a->buf), gpu_bind(s->const_b ? &s->weight : b->buf), gpu_bind(y->buf),
+                                  gpu_bind(s->has_bias ? &s->bias : own), gpu_bind(own), gpu_bind(own)};
     struct conv_gemm_push p = {
         .N = (uint32_t)n, .K = (uint32_t)k, .zdiv = 1,
         .a_off = a->elem_offset, .a_sm = (uint32_t)k,

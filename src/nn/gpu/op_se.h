@@ -1,6 +1,7 @@
-/* SE's gate, exposed so that a later optimisation can fold the channel scale into the consumer:
- * after nn_gpu_se_record_gate, nn_gpu_se_gate holds g[n][c] (fp32, dense [N][C]); y = x g (+ x) is
- * then the consumer's business. The gate buffer belongs to the op and lives until its destroy. */
+/* SE's gate, exposed so that the net can fold the channel scale into the consumer (a 1x1
+ * convolution, see nn_gpu_op_record_se_gate): after nn_gpu_se_record_gate, nn_gpu_se_gate holds
+ * g[n][c] (fp32, dense [N][C]); y = x g (+ x) is then the consumer's business. The gate buffer
+ * belongs to the op and lives until its destroy. */
 #ifndef PPOCR_NN_GPU_OP_SE_H
 #define PPOCR_NN_GPU_OP_SE_H
 
