@@ -12,6 +12,10 @@
 //             neighbouring invocations own neighbouring columns so SIMD lanes load contiguously;
 //             with VEC4 (4-aligned operands) A rows come 4 k per load and a plain B 4 columns per
 //             load, since lavapipe pays per load instruction and lane rather than per byte;
+//   GEMM_KSPLIT  few outputs and a long K (a 1x3 convolution over 960 channels of a one-line
+//             feature map: 2,400 outputs of 8,640 terms each, one tiled workgroup): BM x BN
+//             outputs per workgroup, each summed by LX / (BM BN) invocations over interleaved k
+//             and reduced through shared memory, so the work spreads over many workgroups;
 //   GEMM_COOPMAT  fp16 cooperative matrices (GL_NV_cooperative_matrix, 16x16x16, fp32
 //             accumulators): 2 x 2 subgroups of 32 each own 32 x 32 outputs of a 64 x 64 tile;
 //             tiles are staged through shared memory so global data needs no alignment, and the
@@ -220,6 +224,41 @@ void main()
         if (m < p.M && n < p.N)
             store_c(z1, z2, m, n, Cs[mm * CS_STRIDE + nn]);
     }
+}
+
+#elif defined(GEMM_KSPLIT)
+
+const uint OUTS = BM * BN;       // outputs per workgroup
+const uint KS = LX * LY / OUTS;  // invocations per output, each over every KS-th k
+shared float part[LX * LY];
+
+void main()
+{
+    const uint tid = gl_LocalInvocationIndex;
+    const uint ks = tid % KS, o = tid / KS; // a subgroup's lanes read neighbouring k of A's rows
+    const uint z1 = gl_WorkGroupID.z / p.zdiv, z2 = gl_WorkGroupID.z % p.zdiv;
+    const uint m = gl_WorkGroupID.y * BM + o / BN, n = gl_WorkGroupID.x * BN + o % BN;
+    // rows and columns past the edge read a valid neighbour and are never stored
+    const uint a_row = p.a_off + z1 * p.a_z1 + z2 * p.a_z2 + min(m, p.M - 1u) * p.a_sm;
+    const uint b_base = p.b_off + z1 * p.b_z1 + z2 * p.b_z2, nn = min(n, p.N - 1u);
+    int iy0 = 0, ix0 = 0;
+    if (MODE == MODE_IM2COL)
+        pixel_origin(nn, iy0, ix0);
+    float acc = 0.0;
+    for (uint k = ks; k < p.K; k += KS) {
+        float bv = MODE == MODE_IM2COL ? im2col_load(b_base, k, iy0, ix0)
+                                       : float(b[b_base + k * p.b_sk + nn * p.b_sn]) * b_gate(z1, k);
+        acc = fma(float(a[a_row + k]), bv, acc);
+    }
+    part[tid] = acc;
+    barrier();
+    for (uint s = KS / 2u; s > 0u; s >>= 1) {
+        if (ks < s)
+            part[tid] += part[tid + s];
+        barrier();
+    }
+    if (ks == 0u && m < p.M && n < p.N)
+        store_c(z1, z2, m, n, part[tid]);
 }
 
 #elif !defined(GEMM_CPU)

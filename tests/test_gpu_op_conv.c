@@ -320,15 +320,15 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
     return us;
 }
 
-/* Each case through every GEMM kernel (shared-memory tiles for GPUs, big and small; register
- * tiles for CPUs) whatever the device, in both precisions; then the cooperative-matrix kernel
+/* Each case through every GEMM kernel (shared-memory tiles for GPUs, big and small; K-split;
+ * register tiles for CPUs) whatever the device, in both precisions; then the cooperative-matrix kernel
  * where present. */
 static void run_cases(const struct conv_case *cases, size_t count)
 {
-    /* big and small shared-memory tiles, register tiles; then "": the device's own choice,
+    /* big and small shared-memory tiles, K-split, register tiles; then "": the device's own choice,
      * cooperative matrices included (only where it has them) */
-    static const char *const kernels[] = {"tiled", "small", "cpu", ""};
-    const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 4 : 3;
+    static const char *const kernels[] = {"tiled", "small", "ksplit", "cpu", ""};
+    const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 5 : 4;
     for (int kernel = 0; kernel < count_kernels; kernel++) {
         setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
         /* lavapipe runs the GPU kernels' barriers slowly: there they take one precision per case */

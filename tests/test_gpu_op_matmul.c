@@ -209,15 +209,15 @@ static double mm_run(const struct mm_case *mc, enum nn_dtype dt, int reps)
 #define S3(a, b, c) ((struct pvk_shape){3, {a, b, c}})
 #define S4(a, b, c, d) ((struct pvk_shape){4, {a, b, c, d}})
 
-/* Each case through every GEMM kernel (shared-memory tiles for GPUs, big and small; register
- * tiles for CPUs) whatever the device, in both precisions; then the cooperative-matrix kernel
+/* Each case through every GEMM kernel (shared-memory tiles for GPUs, big and small; K-split;
+ * register tiles for CPUs) whatever the device, in both precisions; then the cooperative-matrix kernel
  * where present. */
 static void run_cases(const struct mm_case *cases, size_t count)
 {
-    /* big and small shared-memory tiles, register tiles; then "": the device's own choice,
+    /* big and small shared-memory tiles, K-split, register tiles; then "": the device's own choice,
      * cooperative matrices included (only where it has them) */
-    static const char *const kernels[] = {"tiled", "small", "cpu", ""};
-    const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 4 : 3;
+    static const char *const kernels[] = {"tiled", "small", "ksplit", "cpu", ""};
+    const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 5 : 4;
     for (int kernel = 0; kernel < count_kernels; kernel++) {
         setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
         /* lavapipe runs the GPU kernels' barriers slowly: there they take one precision per case */

@@ -24,6 +24,14 @@
 #define CPU_LX 32u
 #define CPU_TM 8u
 #define CPU_TN 4u
+/* K-split kernel: 4 x 4 outputs per workgroup of 256, so 16 invocations share each output's K.
+ * Below SMALL_TILE_BELOW tiles it takes over once K is long enough for 16 slices to pay for the
+ * reduction: the SVTR neck's 1x3 convolutions (K 4,320 and 8,640 over 60 x 40 outputs per line)
+ * otherwise run in one workgroup per line. */
+#define KSPLIT_LX 256u
+#define KSPLIT_BM 4u
+#define KSPLIT_BN 4u
+#define KSPLIT_MIN_K 512u
 /* Cooperative-matrix kernel: 2 x 2 subgroups of 32, each 32 x 32 outputs (2 x 2 fragments). */
 #define COOPMAT_BM 64u
 #define COOPMAT_BN 64u
@@ -65,7 +73,7 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
     bool cpu_kernel = caps->is_cpu;
     if (force) {
         cpu_kernel = !strcmp(force, "cpu");
-        out->tiles = !strcmp(force, "tiled") ? 1 : !strcmp(force, "small") ? 2 : 0;
+        out->tiles = !strcmp(force, "tiled") ? 1 : !strcmp(force, "small") ? 2 : !strcmp(force, "ksplit") ? 3 : 0;
     }
     int rc = GPU_OK;
     out->mode = d->mode;
@@ -89,6 +97,9 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
                 rc = build(cfg, d, out->shader, TILED_LX / 2, out->small_bm / 4, out->small_bm, out->small_bn, v,
                            0, v ? &out->small_vec4 : &out->small);
         }
+        if (rc == GPU_OK)
+            rc = build(cfg, d, f16 ? "gemm_ksplit_f16" : "gemm_ksplit", KSPLIT_LX, 1, KSPLIT_BM, KSPLIT_BN, false,
+                       0, &out->ksplit);
     }
     if (rc != GPU_OK) {
         snprintf(err, err_len, "gemm pipeline %s: %s", out->shader, gpu_last_error());
@@ -123,7 +134,11 @@ int conv_gemm_record(const struct conv_gemm *g, struct gpu_cmd *cmd, const struc
     const struct gpu_pipeline *p = g->pipeline;
     uint32_t bm = g->bm, bn = g->bn;
     uint64_t big_groups = (uint64_t)((push->N + bn - 1) / bn) * ((push->M + bm - 1) / bm) * z_count;
-    if (g->coopmat && push->b_sn == 1 && push->M >= 32 && push->K >= 32) {
+    if (g->ksplit && (g->tiles == 3 || (g->tiles == 0 && big_groups < SMALL_TILE_BELOW && push->K >= KSPLIT_MIN_K))) {
+        p = g->ksplit;
+        bm = KSPLIT_BM;
+        bn = KSPLIT_BN;
+    } else if (g->coopmat && push->b_sn == 1 && push->M >= 32 && push->K >= 32) {
         p = g->coopmat;
         bm = g->coopmat_bm;
         bn = g->coopmat_bn;

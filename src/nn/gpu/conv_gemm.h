@@ -57,7 +57,11 @@ struct conv_gemm {
     /* GPUs: the same two with vec4 tile loads, for 4-element aligned operands */
     const struct gpu_pipeline *pipeline_vec4, *small_vec4;
     uint32_t small_bm, small_bn;
-    int tiles; /* 0: by size; 1: always big; 2: always small (PPOCR_VK_GEMM_KERNEL, for tests) */
+    /* GPUs: the K-split kernel, for GEMMs whose outputs fill too few tiles while K is long */
+    const struct gpu_pipeline *ksplit;
+    /* 0: by size; 1: always big; 2: always small; 3: always K-split (PPOCR_VK_GEMM_KERNEL, for
+     * tests) */
+    int tiles;
     const struct gpu_pipeline *coopmat; /* NULL unless the device has fp16 cooperative matrices */
     uint32_t coopmat_bm, coopmat_bn;
     const char *shader;
