@@ -1,69 +1,103 @@
-// Squeeze-and-excitation, first dispatch: the gate g[n][c] = gate_act(W2 relu(W1 mean_hw(x) + b1) + b2)
-// in fp32. One workgroup per (c, n) reduces its plane to a mean; the last workgroup of each n to
-// finish (an atomic counter, reset again for the next replay) runs the two small FC layers, so the
-// whole gate is one dispatch that still spreads the reading of x over all channels.
+// Squeeze-and-excitation gate g[n][c] = gate_act(W2 relu(W1 mean_hw(x) + b1) + b2), fp32, in two
+// dispatches that each spread over many workgroups:
+//   SE_MEAN  one workgroup per (image, CPW channels): WG_SIZE / CPW invocations sum a channel's
+//            contiguous plane and reduce through shared memory;
+//   SE_FC    one workgroup per (image, ROWS gate rows): the image's means staged in shared
+//            memory, the whole hidden layer computed again in every workgroup (CR x C
+//            multiply-adds, cheap next to a pass over x), then its ROWS gate rows. Groups of
+//            LANES invocations share each dot product so the weight rows are read contiguously.
+// The shared-memory reductions need no subgroup support, so one kernel serves every device.
 #extension GL_GOOGLE_include_directive : require
 #include "storage.glsl"
 #include "activation.glsl"
-#include "reduce.glsl"
-
 #include "workgroup.glsl"
-layout(constant_id = 1) const uint CR = 16;  // reduced channels (a model constant)
+
+shared float red[WG_SIZE];
+
+// Sums red[] over aligned groups of `width` invocations (a power of two): the group's first
+// invocation ends with the total. Every invocation must call it.
+void group_sum(uint l, uint width)
+{
+    barrier();
+    for (uint s = width / 2u; s > 0u; s >>= 1) {
+        if (l % width < s)
+            red[l] += red[l + s];
+        barrier();
+    }
+}
+
+#ifdef SE_MEAN
+layout(constant_id = 1) const uint CPW = 8; // channels per workgroup, a power of two
 
 layout(std430, binding = 0) readonly buffer X { SFLOAT x[]; };
-layout(std430, binding = 1) readonly buffer W { float w[]; };  // W1 [CR][C], b1 [CR], W2 [C][CR], b2 [C]
-layout(std430, binding = 2) coherent buffer Means { float means[]; };  // [N][C]
-layout(std430, binding = 3) coherent buffer Counter { uint counter[]; };  // [N]
-layout(std430, binding = 4) writeonly buffer Gate { float gate[]; };  // [N][C]
+layout(std430, binding = 1) writeonly buffer Means { float means[]; }; // [N][C]
 
 layout(push_constant) uniform Push {
-    uint c, plane, gate_act;
-    float gate_alpha, gate_beta;
-    uint x_off;
+    uint c, plane, x_off;
 } p;
-
-shared float hid[CR];
-shared bool last;
 
 void main()
 {
-    uint ch = gl_WorkGroupID.x, n = gl_WorkGroupID.y, l = gl_LocalInvocationID.x;
-    uint base = p.x_off + (n * p.c + ch) * p.plane;
-    // four independent partial sums keep several loads in flight per invocation
-    float s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-    uint k = l;
-    for (; k + 3u * WG_SIZE < p.plane; k += 4u * WG_SIZE) {
-        s0 += float(x[base + k]);
-        s1 += float(x[base + k + WG_SIZE]);
-        s2 += float(x[base + k + 2u * WG_SIZE]);
-        s3 += float(x[base + k + 3u * WG_SIZE]);
+    const uint l = gl_LocalInvocationID.x, tpc = WG_SIZE / CPW;
+    const uint n = gl_WorkGroupID.y, ch = gl_WorkGroupID.x * CPW + l / tpc, lane = l % tpc;
+    float s = 0.0;
+    if (ch < p.c) {
+        const uint base = p.x_off + (n * p.c + ch) * p.plane;
+        for (uint k = lane; k < p.plane; k += tpc)
+            s += float(x[base + k]);
     }
-    for (; k < p.plane; k += WG_SIZE)
-        s0 += float(x[base + k]);
-    float s = wg_sum((s0 + s1) + (s2 + s3));
-    if (l == 0u) {
-        means[n * p.c + ch] = s / float(p.plane);
-        memoryBarrierBuffer();
-        last = atomicAdd(counter[n], 1u) == p.c - 1u;
-    }
-    barrier();
-    if (!last)
-        return;
-    memoryBarrierBuffer();
-    uint w2 = CR * p.c + CR, b2 = w2 + p.c * CR;
-    for (uint r = l; r < CR; r += WG_SIZE) {
-        float z = w[CR * p.c + r];
-        for (uint k = 0; k < p.c; k++)
-            z += w[r * p.c + k] * means[n * p.c + k];
-        hid[r] = max(z, 0.0);
-    }
-    barrier();
-    for (uint k = l; k < p.c; k += WG_SIZE) {
-        float z = w[b2 + k];
-        for (uint r = 0; r < CR; r++)
-            z += w[w2 + k * CR + r] * hid[r];
-        gate[n * p.c + k] = apply_act(z, p.gate_act, p.gate_alpha, p.gate_beta);
-    }
-    if (l == 0u)
-        counter[n] = 0u;
+    red[l] = s;
+    group_sum(l, tpc);
+    if (lane == 0u && ch < p.c)
+        means[n * p.c + ch] = red[l] / float(p.plane);
 }
+
+#else // SE_FC
+layout(constant_id = 1) const uint CR = 16;   // reduced channels (a model constant)
+layout(constant_id = 2) const uint C = 64;    // channels (a model constant)
+layout(constant_id = 3) const uint ROWS = 32; // gate rows per workgroup; ROWS * LANES = WG_SIZE
+const uint LANES = WG_SIZE / ROWS;
+
+layout(std430, binding = 0) readonly buffer W { float w[]; };  // W1 [CR][C], b1 [CR], W2 [C][CR], b2 [C]
+layout(std430, binding = 1) readonly buffer Means { float means[]; }; // [N][C]
+layout(std430, binding = 2) writeonly buffer Gate { float gate[]; };  // [N][C]
+
+layout(push_constant) uniform Push {
+    uint gate_act;
+    float gate_alpha, gate_beta;
+} p;
+
+shared float mean_s[C];
+shared float hid[CR];
+
+void main()
+{
+    const uint l = gl_LocalInvocationID.x, n = gl_WorkGroupID.y;
+    const uint row = l / LANES, lane = l % LANES;
+    for (uint k = l; k < C; k += WG_SIZE)
+        mean_s[k] = means[n * C + k];
+    barrier();
+    const uint b1 = CR * C, w2 = b1 + CR, b2 = w2 + C * CR;
+    for (uint r0 = 0; r0 < CR; r0 += ROWS) {
+        const uint r = r0 + row;
+        float z = 0.0;
+        if (r < CR)
+            for (uint k = lane; k < C; k += LANES)
+                z += w[r * C + k] * mean_s[k];
+        red[l] = z;
+        group_sum(l, LANES);
+        if (lane == 0u && r < CR)
+            hid[r] = max(red[l] + w[b1 + r], 0.0);
+    }
+    barrier();
+    const uint k = gl_WorkGroupID.x * ROWS + row;
+    float z = 0.0;
+    if (k < C)
+        for (uint r = lane; r < CR; r += LANES)
+            z += w[w2 + k * CR + r] * hid[r];
+    red[l] = z;
+    group_sum(l, LANES);
+    if (lane == 0u && k < C)
+        gate[n * C + k] = apply_act(red[l] + w[b2 + k], p.gate_act, p.gate_alpha, p.gate_beta);
+}
+#endif

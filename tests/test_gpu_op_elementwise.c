@@ -408,6 +408,9 @@ static void run_se(enum nn_dtype dt)
     se_case(&h, 3, 24, 6, 5, 40, 1, true, 0);
     se_case(&h, 2, 7, 1, 1, 1, 1, false, 10);
     se_case(&h, 1, 96, 24, 60, 60, 1, true, 0);
+    /* rec's widest: more channels than a workgroup, more hidden rows than one pass */
+    se_case(&h, 2, 480, 120, 6, 80, 0, true, 0);
+    se_case(&h, 3, 203, 51, 2, 5, 0, true, 0);
     harness_done(&h);
     assert_int_equal(gpu_validation_message_count(), 0);
 }

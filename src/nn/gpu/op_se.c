@@ -1,12 +1,14 @@
-/* SE: y = x * gate(W2 relu(W1 mean_hw(x) + b1) + b2) [+ x] in two dispatches:
- *   se_gate   one workgroup per (c, n) averages a plane; the last of each n computes the gate
- *             (fp32, exposed through op_se.h);
+/* SE: y = x * gate(W2 relu(W1 mean_hw(x) + b1) + b2) [+ x] in three dispatches:
+ *   se_mean   the channel means, a few channels per workgroup;
+ *   se_fc     the gate from the means (fp32, exposed through op_se.h), a block of gate rows per
+ *             workgroup (shaders/se_gate.glsl says why the hidden layer is computed in each);
  *   affine    y = act(x (g[n][c] + residual)), the apply step, which can write into a channel
- *             slice of a concat.
+ *             slice of a concat. A 1x1 convolution after the SE can do this step instead.
  * The weights stay fp32 (W1, b1, W2, b2 packed in one buffer). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu/context.h"
 #include "gpu/error.h"
 #include "gpu/transfer.h"
 #include "nn/gpu/op_affine.h"
@@ -14,25 +16,35 @@
 #include "nn/gpu/op_se.h"
 
 #define SE_WG 256u
+#define SE_MEAN_CHANNELS 8u /* per workgroup: 32 invocations sum each plane */
+/* Gate rows per workgroup. GPUs: 32, 8 invocations sharing each dot product, so many workgroups
+ * read the weights contiguously. CPU devices: 256, one per invocation, since each workgroup
+ * computes the hidden layer again and lavapipe pays for every barrier. */
+#define SE_FC_ROWS 32u
+#define SE_FC_ROWS_CPU 256u
 #define SE_MAX_RETIRED 8
 
-struct se_gate_push {
-    uint32_t c, plane, gate_act;
+struct se_mean_push {
+    uint32_t c, plane, x_off;
+};
+
+struct se_fc_push {
+    uint32_t gate_act;
     float gate_alpha, gate_beta;
-    uint32_t x_off;
 };
 
 struct se_state {
     struct nn_gpu_config cfg;
-    const struct gpu_pipeline *gate_p;
+    const struct gpu_pipeline *mean_p, *fc_p;
     struct nnh_affine_pipes apply_p;
     struct gpu_buffer weights;
     int64_t c, cr;
+    uint32_t fc_rows;
     /* per-batch scratch, grown when a larger batch is recorded; earlier recordings may still bind
      * the smaller ones, so those are kept (retired) until destroy */
-    struct gpu_buffer means, counter, gate;
+    struct gpu_buffer means, gate;
     int64_t capacity_n;
-    struct gpu_buffer retired[SE_MAX_RETIRED][3];
+    struct gpu_buffer retired[SE_MAX_RETIRED][2];
     int n_retired;
 };
 
@@ -43,10 +55,9 @@ static void se_destroy(void *state)
         return;
     gpu_buffer_free(&s->weights);
     gpu_buffer_free(&s->means);
-    gpu_buffer_free(&s->counter);
     gpu_buffer_free(&s->gate);
     for (int i = 0; i < s->n_retired; i++)
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < 2; k++)
             gpu_buffer_free(&s->retired[i][k]);
     free(s);
 }
@@ -83,10 +94,14 @@ static int se_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, c
         memcpy(packed + cr * c + cr + c * cr, w->data[3], sizeof(float) * (size_t)c);
     int rc = nnh_upload(cfg->ctx, packed, total, NN_F32, &s->weights, err, err_len);
     free(packed);
-    uint32_t cr_spec = (uint32_t)cr;
+    s->fc_rows = gpu_context_caps(cfg->ctx)->is_cpu ? SE_FC_ROWS_CPU : SE_FC_ROWS;
+    const uint32_t mean_spec[1] = {SE_MEAN_CHANNELS}, fc_spec[3] = {(uint32_t)cr, (uint32_t)c, s->fc_rows};
     if (!rc)
-        rc = nnh_pipeline(cfg->ctx, "se_gate", nnh_use_subgroups(cfg->ctx), cfg->act_dtype, SE_WG, &cr_spec, 1, 5,
-                          sizeof(struct se_gate_push), &s->gate_p, err, err_len);
+        rc = nnh_pipeline(cfg->ctx, "se_mean", false, cfg->act_dtype, SE_WG, mean_spec, 1, 2,
+                          sizeof(struct se_mean_push), &s->mean_p, err, err_len);
+    if (!rc)
+        rc = nnh_pipeline(cfg->ctx, "se_fc", false, NN_F32, SE_WG, fc_spec, 3, 3, sizeof(struct se_fc_push),
+                          &s->fc_p, err, err_len);
     if (!rc)
         rc = nnh_affine_pipeline(cfg, &s->apply_p, err, err_len);
     if (rc) {
@@ -106,27 +121,16 @@ static int se_reserve(struct se_state *s, int64_t n, char *err, size_t err_len)
         if (s->n_retired == SE_MAX_RETIRED)
             return nnh_fail(err, err_len, "SE recorded for too many growing batch sizes");
         s->retired[s->n_retired][0] = s->means;
-        s->retired[s->n_retired][1] = s->counter;
-        s->retired[s->n_retired][2] = s->gate;
+        s->retired[s->n_retired][1] = s->gate;
         s->n_retired++;
         memset(&s->means, 0, sizeof s->means);
-        memset(&s->counter, 0, sizeof s->counter);
         memset(&s->gate, 0, sizeof s->gate);
     }
     struct gpu_context *ctx = s->cfg.ctx;
     size_t plane_bytes = (size_t)(n * s->c) * sizeof(float);
     if (gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, plane_bytes, &s->means) != GPU_OK ||
-        gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, plane_bytes, &s->gate) != GPU_OK ||
-        gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, (size_t)n * sizeof(uint32_t), &s->counter) != GPU_OK)
+        gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, plane_bytes, &s->gate) != GPU_OK)
         return nnh_fail(err, err_len, "SE scratch: %s", gpu_last_error());
-    /* the counters start at zero; the kernel puts them back to zero after each run */
-    uint32_t *zeros = calloc((size_t)n, sizeof(uint32_t));
-    if (!zeros)
-        return nnh_fail(err, err_len, "out of memory");
-    int rc = gpu_upload(ctx, &s->counter, 0, zeros, (size_t)n * sizeof(uint32_t));
-    free(zeros);
-    if (rc != GPU_OK)
-        return nnh_fail(err, err_len, "SE counters: %s", gpu_last_error());
     s->capacity_n = n;
     return 0;
 }
@@ -143,13 +147,18 @@ int nn_gpu_se_record_gate(void *state, const struct pvk_op *op, struct gpu_cmd *
                         (long long)s->c);
     if (se_reserve(s, xs->d[0], err, err_len))
         return -1;
-    struct se_gate_push pc = {.c = (uint32_t)s->c, .plane = (uint32_t)(xs->d[2] * xs->d[3]),
-                              .gate_act = (uint32_t)op->attr.se.gate_act, .gate_alpha = op->attr.se.gate_alpha,
-                              .gate_beta = op->attr.se.gate_beta, .x_off = x->elem_offset};
-    uint32_t groups[3] = {(uint32_t)s->c, (uint32_t)xs->d[0], 1};
-    struct gpu_binding b[5] = {gpu_bind(x->buf), gpu_bind(&s->weights), gpu_bind(&s->means), gpu_bind(&s->counter),
-                               gpu_bind(&s->gate)};
-    return nnh_dispatch(cmd, s->gate_p, b, &pc, groups, "se_gate", err, err_len);
+    const uint32_t c = (uint32_t)s->c, n = (uint32_t)xs->d[0];
+    struct se_mean_push mp = {.c = c, .plane = (uint32_t)(xs->d[2] * xs->d[3]), .x_off = x->elem_offset};
+    uint32_t mean_groups[3] = {(c + SE_MEAN_CHANNELS - 1) / SE_MEAN_CHANNELS, n, 1};
+    struct gpu_binding mb[2] = {gpu_bind(x->buf), gpu_bind(&s->means)};
+    if (nnh_dispatch(cmd, s->mean_p, mb, &mp, mean_groups, "se_mean", err, err_len))
+        return -1;
+    gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
+    struct se_fc_push fp = {.gate_act = (uint32_t)op->attr.se.gate_act, .gate_alpha = op->attr.se.gate_alpha,
+                            .gate_beta = op->attr.se.gate_beta};
+    uint32_t fc_groups[3] = {(c + s->fc_rows - 1) / s->fc_rows, n, 1};
+    struct gpu_binding fb[3] = {gpu_bind(&s->weights), gpu_bind(&s->means), gpu_bind(&s->gate)};
+    return nnh_dispatch(cmd, s->fc_p, fb, &fp, fc_groups, "se_fc", err, err_len);
 }
 
 const struct gpu_buffer *nn_gpu_se_gate(const void *state)

@@ -7,7 +7,7 @@
 
 #include "nn/gpu/gpu_op.h"
 
-/* Records only the first dispatch (means + FC layers -> gate) for input x. */
+/* Records only the gate dispatches (means, then the FC layers) for input x. */
 int nn_gpu_se_record_gate(void *state, const struct pvk_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *x,
                           char *err, size_t err_len);
 /* The gate buffer of the latest recording, [N][C] fp32. */
