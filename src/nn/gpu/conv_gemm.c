@@ -25,12 +25,15 @@
 #define CPU_TM 8u
 #define CPU_TN 4u
 /* K-split kernel: 4 x 4 outputs per workgroup of 256, so 16 invocations share each output's K.
- * Below SMALL_TILE_BELOW tiles it takes over once K is long enough for 16 slices to pay for the
- * reduction: the SVTR neck's 1x3 convolutions (K 4,320 and 8,640 over 60 x 40 outputs per line)
- * otherwise run in one workgroup per line. */
+ * It takes over when even small tiles leave most of an H200's 132 SMs idle and K is long enough
+ * for 16 slices to pay for the reduction: the SVTR neck's 1x3 convolutions (K 4,320 and 8,640
+ * over 60 x 40 outputs per line) otherwise run in one workgroup per line. With more tiles the
+ * tiled kernel wins (det's 3x3 neck convolution at 120 x 120: 450 small tiles, K 864, 83 us
+ * tiled against 300 us split). */
 #define KSPLIT_LX 256u
 #define KSPLIT_BM 4u
 #define KSPLIT_BN 4u
+#define KSPLIT_BELOW 128u
 #define KSPLIT_MIN_K 512u
 /* Cooperative-matrix kernel: 2 x 2 subgroups of 32, each 32 x 32 outputs (2 x 2 fragments). */
 #define COOPMAT_BM 64u
@@ -134,7 +137,10 @@ int conv_gemm_record(const struct conv_gemm *g, struct gpu_cmd *cmd, const struc
     const struct gpu_pipeline *p = g->pipeline;
     uint32_t bm = g->bm, bn = g->bn;
     uint64_t big_groups = (uint64_t)((push->N + bn - 1) / bn) * ((push->M + bm - 1) / bm) * z_count;
-    if (g->ksplit && (g->tiles == 3 || (g->tiles == 0 && big_groups < SMALL_TILE_BELOW && push->K >= KSPLIT_MIN_K))) {
+    uint64_t small_groups = g->small ? (uint64_t)((push->N + g->small_bn - 1) / g->small_bn) *
+                                           ((push->M + g->small_bm - 1) / g->small_bm) * z_count
+                                     : big_groups;
+    if (g->ksplit && (g->tiles == 3 || (g->tiles == 0 && small_groups < KSPLIT_BELOW && push->K >= KSPLIT_MIN_K))) {
         p = g->ksplit;
         bm = KSPLIT_BM;
         bn = KSPLIT_BN;

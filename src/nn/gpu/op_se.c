@@ -16,7 +16,10 @@
 #include "nn/gpu/op_se.h"
 
 #define SE_WG 256u
-#define SE_MEAN_CHANNELS 8u /* per workgroup: 32 invocations sum each plane */
+/* Channels per se_mean workgroup: 8 (32 invocations a plane) for small planes, 1 (256 a plane)
+ * from SE_MEAN_WIDE_PLANE on: det's 240 x 240 planes would otherwise take 1,800 loads each. */
+#define SE_MEAN_CHANNELS 8u
+#define SE_MEAN_WIDE_PLANE 2048u
 /* Gate rows per workgroup. GPUs: 32, 8 invocations sharing each dot product, so many workgroups
  * read the weights contiguously. CPU devices: 256, one per invocation, since each workgroup
  * computes the hidden layer again and lavapipe pays for every barrier. */
@@ -35,7 +38,7 @@ struct se_fc_push {
 
 struct se_state {
     struct nn_gpu_config cfg;
-    const struct gpu_pipeline *mean_p, *fc_p;
+    const struct gpu_pipeline *mean_p, *mean_wide_p, *fc_p;
     struct nnh_affine_pipes apply_p;
     struct gpu_buffer weights;
     int64_t c, cr;
@@ -95,10 +98,14 @@ static int se_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, c
     int rc = nnh_upload(cfg->ctx, packed, total, NN_F32, &s->weights, err, err_len);
     free(packed);
     s->fc_rows = gpu_context_caps(cfg->ctx)->is_cpu ? SE_FC_ROWS_CPU : SE_FC_ROWS;
-    const uint32_t mean_spec[1] = {SE_MEAN_CHANNELS}, fc_spec[3] = {(uint32_t)cr, (uint32_t)c, s->fc_rows};
+    const uint32_t mean_spec[1] = {SE_MEAN_CHANNELS}, wide_spec[1] = {1};
+    const uint32_t fc_spec[3] = {(uint32_t)cr, (uint32_t)c, s->fc_rows};
     if (!rc)
         rc = nnh_pipeline(cfg->ctx, "se_mean", false, cfg->act_dtype, SE_WG, mean_spec, 1, 2,
                           sizeof(struct se_mean_push), &s->mean_p, err, err_len);
+    if (!rc)
+        rc = nnh_pipeline(cfg->ctx, "se_mean", false, cfg->act_dtype, SE_WG, wide_spec, 1, 2,
+                          sizeof(struct se_mean_push), &s->mean_wide_p, err, err_len);
     if (!rc)
         rc = nnh_pipeline(cfg->ctx, "se_fc", false, NN_F32, SE_WG, fc_spec, 3, 3, sizeof(struct se_fc_push),
                           &s->fc_p, err, err_len);
@@ -149,9 +156,11 @@ int nn_gpu_se_record_gate(void *state, const struct pvk_op *op, struct gpu_cmd *
         return -1;
     const uint32_t c = (uint32_t)s->c, n = (uint32_t)xs->d[0];
     struct se_mean_push mp = {.c = c, .plane = (uint32_t)(xs->d[2] * xs->d[3]), .x_off = x->elem_offset};
-    uint32_t mean_groups[3] = {(c + SE_MEAN_CHANNELS - 1) / SE_MEAN_CHANNELS, n, 1};
+    const bool wide = mp.plane >= SE_MEAN_WIDE_PLANE;
+    const uint32_t cpw = wide ? 1 : SE_MEAN_CHANNELS;
+    uint32_t mean_groups[3] = {(c + cpw - 1) / cpw, n, 1};
     struct gpu_binding mb[2] = {gpu_bind(x->buf), gpu_bind(&s->means)};
-    if (nnh_dispatch(cmd, s->mean_p, mb, &mp, mean_groups, "se_mean", err, err_len))
+    if (nnh_dispatch(cmd, wide ? s->mean_wide_p : s->mean_p, mb, &mp, mean_groups, "se_mean", err, err_len))
         return -1;
     gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
     struct se_fc_push fp = {.gate_act = (uint32_t)op->attr.se.gate_act, .gate_alpha = op->attr.se.gate_alpha,
