@@ -47,15 +47,21 @@ struct job {
 static float *run_job(struct harness *h, struct job *j, const float *x, double *us)
 {
     size_t ny = (size_t)pvk_shape_numel(&j->ys);
-    struct htensor in, y;
+    struct htensor in, out[3];
     htensor_alloc(h, &in, &j->xs, h->cfg.act_dtype, 0, 0);
     htensor_write(h, &in, x);
-    htensor_alloc(h, &y, &j->ys, h->cfg.act_dtype, 0, 0);
-    harness_run_op(h, j->impl, &j->op, &j->w, &in, 1, &y, 1, us);
+    htensor_alloc(h, &out[0], &j->ys, h->cfg.act_dtype, 0, 0);
+    /* SE also writes its channel means and gate, fp32 [N][C] */
+    int n_out = j->op.type == PVK_OP_SE ? 3 : 1;
+    struct pvk_shape nc = SHAPE(j->xs.d[0], j->xs.d[1]);
+    for (int k = 1; k < n_out; k++)
+        htensor_alloc(h, &out[k], &nc, NN_F32, 0, 0);
+    harness_run_op(h, j->impl, &j->op, &j->w, &in, 1, out, n_out, us);
     float *got = malloc(ny * sizeof *got);
-    htensor_read(h, &y, got);
+    htensor_read(h, &out[0], got);
     htensor_free(&in);
-    htensor_free(&y);
+    for (int k = 0; k < n_out; k++)
+        htensor_free(&out[k]);
     return got;
 }
 

@@ -182,9 +182,11 @@ void harness_run_op(struct harness *h, const struct nn_gpu_op_impl *impl, const 
 {
     char err[256] = "";
     void *state = NULL;
-    struct nn_gpu_tensor ti[PVK_MAX_INPUTS], to[2];
+    struct nn_gpu_tensor ti[PVK_MAX_INPUTS], to[3];
     for (int i = 0; i < n_in; i++)
         ti[i] = in[i].t;
+    if (n_in > PVK_MAX_INPUTS || n_out > 3)
+        fail_msg("%s: at most %d inputs and 3 outputs", op->name, PVK_MAX_INPUTS);
     for (int i = 0; i < n_out; i++)
         to[i] = out[i].t;
     if (impl->create(&h->cfg, op, w, &state, err, sizeof err))
@@ -196,8 +198,7 @@ void harness_run_op(struct harness *h, const struct nn_gpu_op_impl *impl, const 
     if (impl->record(state, op, cmd, ti, n_in, to, n_out, err, sizeof err))
         fail_msg("record %s: %s", op->name, err);
     gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_HOST);
-    /* run twice: a recording must replay (SE's counters reset themselves), and the second run's
-     * timings leave first-run costs out */
+    /* run twice: a recording must replay, and the second run's timings leave first-run costs out */
     if (gpu_cmd_end(cmd) != GPU_OK || gpu_cmd_run(cmd) != GPU_OK || gpu_cmd_run(cmd) != GPU_OK)
         fail_msg("run %s: %s", op->name, gpu_last_error());
     if (us && !gpu_context_caps(h->ctx)->is_cpu) {

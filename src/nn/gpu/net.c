@@ -40,6 +40,7 @@ struct nn_gpu_plan {
     struct pvk_shape *shapes;
     int *root;      /* tensor id -> storage index, -1 for constants and unused tensors */
     bool *is_view;  /* op index -> output is a view of its input: nothing to record */
+    int *se_means, *se_gate; /* op index -> storages of an SE's fp32 [N][C] means and gate, or -1 */
     struct nn_gpu_tensor *tensors;
     struct storage *storages;
     int n_storages;
@@ -338,9 +339,12 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
     plan->root = malloc(((size_t)nt + 1) * sizeof(int));
     plan->is_view = calloc((size_t)no + 1, sizeof(bool));
     plan->tensors = calloc((size_t)nt + 1, sizeof(*plan->tensors));
-    plan->storages = calloc((size_t)nt + 1, sizeof(*plan->storages));
+    plan->storages = calloc((size_t)nt + 1 + 2 * (size_t)no, sizeof(*plan->storages));
     plan->op_timing = calloc((size_t)no + 1, sizeof(*plan->op_timing));
-    if (!plan->shapes || !plan->root || !plan->is_view || !plan->tensors || !plan->storages || !plan->op_timing)
+    plan->se_means = malloc(((size_t)no + 1) * sizeof(int));
+    plan->se_gate = malloc(((size_t)no + 1) * sizeof(int));
+    if (!plan->shapes || !plan->root || !plan->is_view || !plan->tensors || !plan->storages || !plan->op_timing ||
+        !plan->se_means || !plan->se_gate)
         goto oom;
     if (pvk_infer_shapes(m, input_nchw, plan->shapes, err, err_len))
         goto fail;
@@ -370,6 +374,15 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
             plan->root[id] = ns;
             plan->storages[ns++] = (struct storage){pvk_shape_numel(&plan->shapes[id]) * (int64_t)size, i, i, 0, 0};
         }
+        plan->se_means[i] = plan->se_gate[i] = -1;
+        if (op->type == PVK_OP_SE && op->inputs[0] >= 0) {
+            const struct pvk_shape *x = &plan->shapes[op->inputs[0]];
+            int64_t bytes = x->d[0] * x->d[1] * 4;
+            plan->se_means[i] = ns;
+            plan->storages[ns++] = (struct storage){bytes, i, i, 0, 0};
+            plan->se_gate[i] = ns;
+            plan->storages[ns++] = (struct storage){bytes, i, i, 0, 0};
+        }
     }
     plan->n_storages = ns;
 
@@ -382,6 +395,9 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
                 plan->storages[plan->root[id]].last = i;
         }
     }
+    for (int i = 0; i < no; i++)
+        if (net->gate_of[i] >= 0)
+            plan->storages[plan->se_gate[net->gate_of[i]]].last = i;
     plan->storages[plan->root[m->output]].last = no;
     bool keep_all = opt && opt->keep_all;
     for (int s = 0; s < ns; s++) {
@@ -466,6 +482,8 @@ void nn_gpu_plan_destroy(struct nn_gpu_plan *plan)
     free(plan->shapes);
     free(plan->root);
     free(plan->is_view);
+    free(plan->se_means);
+    free(plan->se_gate);
     free(plan->tensors);
     free(plan->storages);
     free(plan);
@@ -482,10 +500,21 @@ struct hazards {
     int n_reads, n_writes, cap;
 };
 
+static struct hazard_range storage_range(const struct nn_gpu_plan *plan, int index)
+{
+    const struct storage *s = &plan->storages[index];
+    return (struct hazard_range){s->arena, s->offset, s->offset + (uint64_t)s->bytes};
+}
+
 static struct hazard_range tensor_range(const struct nn_gpu_plan *plan, int32_t id)
 {
-    const struct storage *s = &plan->storages[plan->root[id]];
-    return (struct hazard_range){s->arena, s->offset, s->offset + (uint64_t)s->bytes};
+    return storage_range(plan, plan->root[id]);
+}
+
+/* An SE's means or gate storage as a tensor: fp32 [N][C] of the SE's input x. */
+static struct nn_gpu_tensor se_scratch(const struct nn_gpu_plan *plan, int storage, const struct pvk_shape *x)
+{
+    return (struct nn_gpu_tensor){&plan->views[storage], 0, NN_F32, {2, {x->d[0], x->d[1]}}, 0};
 }
 
 static bool overlaps_any(const struct hazard_range *r, const struct hazard_range *set, int n)
@@ -503,14 +532,12 @@ int nn_gpu_plan_record(struct nn_gpu_plan *plan, struct gpu_cmd *cmd, char *err,
     hz.cap = 1; /* enough for every range of every op: the sets only grow between barriers */
     for (uint32_t i = 0; i < m->n_ops; i++)
         hz.cap += (int)(m->ops[i].n_inputs + m->ops[i].n_outputs);
+    hz.cap += 3 * (int)m->n_ops; /* SE scratch and gates */
     hz.reads = malloc((size_t)hz.cap * sizeof(*hz.reads));
     hz.writes = malloc((size_t)hz.cap * sizeof(*hz.writes));
-    /* per SE that records only its gate: the buffer its convolution reads */
-    const struct gpu_buffer **gates = calloc((size_t)m->n_ops + 1, sizeof(*gates));
-    if (!hz.reads || !hz.writes || !gates) {
+    if (!hz.reads || !hz.writes) {
         free(hz.reads);
         free(hz.writes);
-        free(gates);
         snprintf(err, err_len, "out of memory recording the net");
         return -1;
     }
@@ -522,8 +549,10 @@ int nn_gpu_plan_record(struct nn_gpu_plan *plan, struct gpu_cmd *cmd, char *err,
         plan->op_timing[i + 1] = plan->op_timing[i];
         if (plan->is_view[i])
             continue;
-        struct nn_gpu_tensor ins[PVK_MAX_INPUTS + 1], outs[2];
-        struct hazard_range in_r[PVK_MAX_INPUTS], out_r[2];
+        struct nn_gpu_tensor ins[PVK_MAX_INPUTS + 1], outs[3];
+        struct hazard_range in_r[PVK_MAX_INPUTS + 1], out_r[3];
+        const bool gate_only = plan->net->gate_only[i];
+        const int gate_se = plan->net->gate_of[i];
         int n_in = 0, n_out = 0;
         for (uint32_t k = 0; k < op->n_inputs; k++) {
             int32_t id = op->inputs[k];
@@ -532,20 +561,36 @@ int nn_gpu_plan_record(struct nn_gpu_plan *plan, struct gpu_cmd *cmd, char *err,
             ins[n_in] = plan->tensors[id];
             in_r[n_in++] = tensor_range(plan, id);
         }
-        for (uint32_t k = 0; k < op->n_outputs; k++) {
+        /* A gate-only SE writes no y (its output is a view of its input); the convolution after
+         * it reads the gate as one more input. */
+        for (uint32_t k = 0; k < op->n_outputs && !gate_only; k++) {
             int32_t id = op->outputs[k];
             if (id < 0)
                 continue;
             outs[n_out] = plan->tensors[id];
             out_r[n_out++] = tensor_range(plan, id);
         }
-        /* Read after write, write after read, write after write: only those need a barrier. A
-         * gate-only SE writes its gate, which no range covers: its output (a view of its input)
-         * counts as written instead, so the convolution that reads it waits for the gate. */
+        if (plan->se_means[i] >= 0) {
+            const struct pvk_shape *x = &plan->shapes[op->inputs[0]];
+            if (gate_only) { /* a placeholder for y, which it does not write */
+                outs[n_out] = plan->tensors[op->outputs[0]];
+                out_r[n_out++] = tensor_range(plan, op->outputs[0]);
+            }
+            outs[n_out] = se_scratch(plan, plan->se_means[i], x);
+            out_r[n_out++] = storage_range(plan, plan->se_means[i]);
+            outs[n_out] = se_scratch(plan, plan->se_gate[i], x);
+            out_r[n_out++] = storage_range(plan, plan->se_gate[i]);
+        }
+        if (gate_se >= 0) {
+            ins[n_in] = se_scratch(plan, plan->se_gate[gate_se], &plan->shapes[op->inputs[0]]);
+            in_r[n_in++] = storage_range(plan, plan->se_gate[gate_se]);
+        }
+        /* Read after write, write after read, write after write: only those need a barrier. */
         bool need = false;
         for (int k = 0; k < n_in && !need; k++)
             need = overlaps_any(&in_r[k], hz.writes, hz.n_writes);
-        for (int k = 0; k < n_out && !need; k++)
+        const int first_out = gate_only ? 1 : 0;
+        for (int k = first_out; k < n_out && !need; k++)
             need = overlaps_any(&out_r[k], hz.writes, hz.n_writes) || overlaps_any(&out_r[k], hz.reads, hz.n_reads);
         if (need) {
             gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
@@ -553,24 +598,12 @@ int nn_gpu_plan_record(struct nn_gpu_plan *plan, struct gpu_cmd *cmd, char *err,
         }
         for (int k = 0; k < n_in; k++)
             hz.reads[hz.n_reads++] = in_r[k];
-        for (int k = 0; k < n_out; k++)
+        for (int k = first_out; k < n_out; k++)
             hz.writes[hz.n_writes++] = out_r[k];
 
         char why[256];
-        int gate_se = plan->net->gate_of[i];
-        if (gate_se >= 0) {
-            const struct pvk_shape *x = &plan->shapes[op->inputs[0]];
-            ins[n_in++] = (struct nn_gpu_tensor){gates[gate_se], 0, NN_F32, {2, {x->d[0], x->d[1]}}, 0};
-        }
-        if (plan->net->gate_only[i]) {
-            gates[i] = nn_gpu_op_record_se_gate(plan->net->ops[i], cmd, &ins[0], why, sizeof(why));
-            if (!gates[i]) {
-                char where[160];
-                op_label(m, (int)i, where, sizeof(where));
-                snprintf(err, err_len, "%s: %s", where, why);
-                rc = -1;
-            }
-        } else if (nn_gpu_op_record(plan->net->ops[i], cmd, ins, n_in, outs, n_out, why, sizeof(why))) {
+        if (gate_only ? nn_gpu_op_record_se_gate(plan->net->ops[i], cmd, &ins[0], &outs[1], &outs[2], why, sizeof(why))
+                      : nn_gpu_op_record(plan->net->ops[i], cmd, ins, n_in, outs, n_out, why, sizeof(why))) {
             char where[160];
             op_label(m, (int)i, where, sizeof(where));
             snprintf(err, err_len, "%s: %s", where, why);
@@ -580,7 +613,6 @@ int nn_gpu_plan_record(struct nn_gpu_plan *plan, struct gpu_cmd *cmd, char *err,
     }
     free(hz.reads);
     free(hz.writes);
-    free(gates);
     return rc;
 }
 

@@ -4,7 +4,9 @@
  *             workgroup (shaders/se_gate.glsl says why the hidden layer is computed in each);
  *   affine    y = act(x (g[n][c] + residual)), the apply step, which can write into a channel
  *             slice of a concat. A 1x1 convolution after the SE can do this step instead.
- * The weights stay fp32 (W1, b1, W2, b2 packed in one buffer). */
+ * The weights stay fp32 (W1, b1, W2, b2 packed in one buffer). The means and the gate live in
+ * two fp32 [N][C] outputs the caller provides (the net plans them like any tensor), so the op
+ * keeps no per-run state and several plans of one net can be in flight together. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +27,6 @@
  * computes the hidden layer again and lavapipe pays for every barrier. */
 #define SE_FC_ROWS 32u
 #define SE_FC_ROWS_CPU 256u
-#define SE_MAX_RETIRED 8
 
 struct se_mean_push {
     uint32_t c, plane, x_off;
@@ -43,12 +44,6 @@ struct se_state {
     struct gpu_buffer weights;
     int64_t c, cr;
     uint32_t fc_rows;
-    /* per-batch scratch, grown when a larger batch is recorded; earlier recordings may still bind
-     * the smaller ones, so those are kept (retired) until destroy */
-    struct gpu_buffer means, gate;
-    int64_t capacity_n;
-    struct gpu_buffer retired[SE_MAX_RETIRED][2];
-    int n_retired;
 };
 
 static void se_destroy(void *state)
@@ -57,11 +52,6 @@ static void se_destroy(void *state)
     if (!s)
         return;
     gpu_buffer_free(&s->weights);
-    gpu_buffer_free(&s->means);
-    gpu_buffer_free(&s->gate);
-    for (int i = 0; i < s->n_retired; i++)
-        for (int k = 0; k < 2; k++)
-            gpu_buffer_free(&s->retired[i][k]);
     free(s);
 }
 
@@ -119,31 +109,20 @@ static int se_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, c
     return 0;
 }
 
-/* Makes the per-batch buffers hold n samples. */
-static int se_reserve(struct se_state *s, int64_t n, char *err, size_t err_len)
+/* An fp32 [N][C] tensor at the start of its buffer. */
+static int check_scratch(const struct nn_gpu_tensor *t, int64_t n, int64_t c, const char *what, char *err,
+                         size_t err_len)
 {
-    if (n <= s->capacity_n)
-        return 0;
-    if (s->capacity_n) {
-        if (s->n_retired == SE_MAX_RETIRED)
-            return nnh_fail(err, err_len, "SE recorded for too many growing batch sizes");
-        s->retired[s->n_retired][0] = s->means;
-        s->retired[s->n_retired][1] = s->gate;
-        s->n_retired++;
-        memset(&s->means, 0, sizeof s->means);
-        memset(&s->gate, 0, sizeof s->gate);
-    }
-    struct gpu_context *ctx = s->cfg.ctx;
-    size_t plane_bytes = (size_t)(n * s->c) * sizeof(float);
-    if (gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, plane_bytes, &s->means) != GPU_OK ||
-        gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, plane_bytes, &s->gate) != GPU_OK)
-        return nnh_fail(err, err_len, "SE scratch: %s", gpu_last_error());
-    s->capacity_n = n;
+    if (t->dtype != NN_F32 || t->elem_offset || t->dst_channels || t->shape.ndim != 2 || t->shape.d[0] != n ||
+        t->shape.d[1] != c || t->buf->size < (VkDeviceSize)(n * c) * 4)
+        return nnh_fail(err, err_len, "SE %s must be fp32 [%lld][%lld] from element 0", what, (long long)n,
+                        (long long)c);
     return 0;
 }
 
 int nn_gpu_se_record_gate(void *state, const struct pvk_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *x,
-                          char *err, size_t err_len)
+                          const struct nn_gpu_tensor *means, const struct nn_gpu_tensor *gate, char *err,
+                          size_t err_len)
 {
     struct se_state *s = state;
     const struct pvk_shape *xs = &x->shape;
@@ -152,44 +131,39 @@ int nn_gpu_se_record_gate(void *state, const struct pvk_op *op, struct gpu_cmd *
     if (xs->ndim != 4 || xs->d[1] != s->c)
         return nnh_fail(err, err_len, "%s: SE over %lld channels needs NCHW input with them", op->name,
                         (long long)s->c);
-    if (se_reserve(s, xs->d[0], err, err_len))
+    if (check_scratch(means, xs->d[0], s->c, "means", err, err_len) ||
+        check_scratch(gate, xs->d[0], s->c, "gate", err, err_len))
         return -1;
     const uint32_t c = (uint32_t)s->c, n = (uint32_t)xs->d[0];
     struct se_mean_push mp = {.c = c, .plane = (uint32_t)(xs->d[2] * xs->d[3]), .x_off = x->elem_offset};
     const bool wide = mp.plane >= SE_MEAN_WIDE_PLANE;
     const uint32_t cpw = wide ? 1 : SE_MEAN_CHANNELS;
     uint32_t mean_groups[3] = {(c + cpw - 1) / cpw, n, 1};
-    struct gpu_binding mb[2] = {gpu_bind(x->buf), gpu_bind(&s->means)};
+    struct gpu_binding mb[2] = {gpu_bind(x->buf), gpu_bind(means->buf)};
     if (nnh_dispatch(cmd, wide ? s->mean_wide_p : s->mean_p, mb, &mp, mean_groups, "se_mean", err, err_len))
         return -1;
     gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
     struct se_fc_push fp = {.gate_act = (uint32_t)op->attr.se.gate_act, .gate_alpha = op->attr.se.gate_alpha,
                             .gate_beta = op->attr.se.gate_beta};
     uint32_t fc_groups[3] = {(c + s->fc_rows - 1) / s->fc_rows, n, 1};
-    struct gpu_binding fb[3] = {gpu_bind(&s->weights), gpu_bind(&s->means), gpu_bind(&s->gate)};
+    struct gpu_binding fb[3] = {gpu_bind(&s->weights), gpu_bind(means->buf), gpu_bind(gate->buf)};
     return nnh_dispatch(cmd, s->fc_p, fb, &fp, fc_groups, "se_fc", err, err_len);
-}
-
-const struct gpu_buffer *nn_gpu_se_gate(const void *state)
-{
-    const struct se_state *s = state;
-    return &s->gate;
 }
 
 static int se_record(void *state, const struct pvk_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *in,
                      int n_in, const struct nn_gpu_tensor *out, int n_out, char *err, size_t err_len)
 {
     struct se_state *s = state;
-    if (n_in != 1 || n_out != 1)
-        return nnh_fail(err, err_len, "%s: SE takes 1 input and 1 output", op->name);
+    if (n_in != 1 || n_out != 3)
+        return nnh_fail(err, err_len, "%s: SE takes 1 input and 3 outputs (y, means, gate)", op->name);
     if (nnh_check_tensor(&out[0], s->cfg.act_dtype, true, "SE output", err, err_len))
         return -1;
     if (!pvk_shape_equal(&in[0].shape, &out[0].shape))
         return nnh_fail(err, err_len, "%s: SE output shape differs from its input", op->name);
-    if (nn_gpu_se_record_gate(state, op, cmd, &in[0], err, err_len))
+    if (nn_gpu_se_record_gate(state, op, cmd, &in[0], &out[1], &out[2], err, err_len))
         return -1;
     gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
-    return nnh_record_affine(cmd, &s->apply_p, &in[0], &s->gate, (uint32_t)s->c, op->attr.se.residual ? 1.0f : 0.0f,
+    return nnh_record_affine(cmd, &s->apply_p, &in[0], out[2].buf, (uint32_t)s->c, op->attr.se.residual ? 1.0f : 0.0f,
                              NULL, &out[0], op, "se_apply", err, err_len);
 }
 
