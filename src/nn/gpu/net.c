@@ -50,7 +50,7 @@ struct nn_gpu_plan {
      * the driver and the synchronization validator see which bytes each dispatch touches. */
     struct gpu_buffer *views;
     uint64_t align;
-    unsigned *op_timing; /* op i's timed dispatches: [op_timing[i], op_timing[i + 1]) */
+    unsigned *op_first, *op_end; /* op i's timed dispatches: [op_first[i], op_end[i]) */
     uint64_t arena_bytes, unshared_bytes;
 };
 
@@ -340,10 +340,11 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
     plan->is_view = calloc((size_t)no + 1, sizeof(bool));
     plan->tensors = calloc((size_t)nt + 1, sizeof(*plan->tensors));
     plan->storages = calloc((size_t)nt + 1 + 2 * (size_t)no, sizeof(*plan->storages));
-    plan->op_timing = calloc((size_t)no + 1, sizeof(*plan->op_timing));
+    plan->op_first = calloc((size_t)no + 1, sizeof(*plan->op_first));
+    plan->op_end = calloc((size_t)no + 1, sizeof(*plan->op_end));
     plan->se_means = malloc(((size_t)no + 1) * sizeof(int));
     plan->se_gate = malloc(((size_t)no + 1) * sizeof(int));
-    if (!plan->shapes || !plan->root || !plan->is_view || !plan->tensors || !plan->storages || !plan->op_timing ||
+    if (!plan->shapes || !plan->root || !plan->is_view || !plan->tensors || !plan->storages || !plan->op_first || !plan->op_end ||
         !plan->se_means || !plan->se_gate)
         goto oom;
     if (pvk_infer_shapes(m, input_nchw, plan->shapes, err, err_len))
@@ -478,7 +479,8 @@ void nn_gpu_plan_destroy(struct nn_gpu_plan *plan)
             gpu_buffer_free(&plan->arenas[a]);
     free(plan->arenas);
     free(plan->views);
-    free(plan->op_timing);
+    free(plan->op_first);
+    free(plan->op_end);
     free(plan->shapes);
     free(plan->root);
     free(plan->is_view);
@@ -489,9 +491,10 @@ void nn_gpu_plan_destroy(struct nn_gpu_plan *plan)
     free(plan);
 }
 
-/* Byte ranges touched since the last barrier, to decide whether the next op needs one. */
+/* Byte ranges touched since the last barrier, to decide whether the next op needs one. An arena
+ * is named by its buffer, so plans recorded together never alias each other's ranges. */
 struct hazard_range {
-    int arena;
+    const struct gpu_buffer *arena;
     uint64_t begin, end;
 };
 
@@ -503,7 +506,7 @@ struct hazards {
 static struct hazard_range storage_range(const struct nn_gpu_plan *plan, int index)
 {
     const struct storage *s = &plan->storages[index];
-    return (struct hazard_range){s->arena, s->offset, s->offset + (uint64_t)s->bytes};
+    return (struct hazard_range){&plan->arenas[s->arena], s->offset, s->offset + (uint64_t)s->bytes};
 }
 
 static struct hazard_range tensor_range(const struct nn_gpu_plan *plan, int32_t id)
@@ -525,95 +528,141 @@ static bool overlaps_any(const struct hazard_range *r, const struct hazard_range
     return false;
 }
 
-int nn_gpu_plan_record(struct nn_gpu_plan *plan, struct gpu_cmd *cmd, char *err, size_t err_len)
+/* One op of one plan, ready to record: its tensors and the ranges they touch. */
+struct op_call {
+    struct nn_gpu_tensor ins[PVK_MAX_INPUTS + 1], outs[3];
+    struct hazard_range in_r[PVK_MAX_INPUTS + 1], out_r[3];
+    int n_in, n_out, first_out;
+};
+
+static void op_call_prepare(const struct nn_gpu_plan *plan, int i, struct op_call *c)
 {
-    const struct pvk_model *m = plan->net->model;
+    const struct pvk_op *op = &plan->net->model->ops[i];
+    const bool gate_only = plan->net->gate_only[i];
+    const int gate_se = plan->net->gate_of[i];
+    c->n_in = c->n_out = 0;
+    for (uint32_t k = 0; k < op->n_inputs; k++) {
+        int32_t id = op->inputs[k];
+        if (id < 0)
+            continue;
+        c->ins[c->n_in] = plan->tensors[id];
+        c->in_r[c->n_in++] = tensor_range(plan, id);
+    }
+    /* A gate-only SE writes no y (its output is a view of its input): a placeholder stands in,
+     * outside the hazard ranges. The convolution after it reads the gate as one more input. */
+    c->first_out = gate_only ? 1 : 0;
+    for (uint32_t k = 0; k < op->n_outputs; k++) {
+        int32_t id = op->outputs[k];
+        if (id < 0)
+            continue;
+        c->outs[c->n_out] = plan->tensors[id];
+        c->out_r[c->n_out++] = tensor_range(plan, id);
+    }
+    if (plan->se_means[i] >= 0) {
+        const struct pvk_shape *x = &plan->shapes[op->inputs[0]];
+        c->outs[c->n_out] = se_scratch(plan, plan->se_means[i], x);
+        c->out_r[c->n_out++] = storage_range(plan, plan->se_means[i]);
+        c->outs[c->n_out] = se_scratch(plan, plan->se_gate[i], x);
+        c->out_r[c->n_out++] = storage_range(plan, plan->se_gate[i]);
+    }
+    if (gate_se >= 0) {
+        c->ins[c->n_in] = se_scratch(plan, plan->se_gate[gate_se], &plan->shapes[op->inputs[0]]);
+        c->in_r[c->n_in++] = storage_range(plan, plan->se_gate[gate_se]);
+    }
+}
+
+/* Read after write, write after read, write after write: only those need a barrier. */
+static bool op_call_needs_barrier(const struct op_call *c, const struct hazards *hz)
+{
+    for (int k = 0; k < c->n_in; k++)
+        if (overlaps_any(&c->in_r[k], hz->writes, hz->n_writes))
+            return true;
+    for (int k = c->first_out; k < c->n_out; k++)
+        if (overlaps_any(&c->out_r[k], hz->writes, hz->n_writes) || overlaps_any(&c->out_r[k], hz->reads, hz->n_reads))
+            return true;
+    return false;
+}
+
+static int op_call_record(struct nn_gpu_plan *plan, int i, struct op_call *c, struct hazards *hz,
+                          struct gpu_cmd *cmd, char *err, size_t err_len)
+{
+    for (int k = 0; k < c->n_in; k++)
+        hz->reads[hz->n_reads++] = c->in_r[k];
+    for (int k = c->first_out; k < c->n_out; k++)
+        hz->writes[hz->n_writes++] = c->out_r[k];
+    plan->op_first[i] = gpu_cmd_timed_count(cmd);
+    char why[256];
+    int rc = plan->net->gate_only[i]
+                 ? nn_gpu_op_record_se_gate(plan->net->ops[i], cmd, &c->ins[0], &c->outs[1], &c->outs[2], why,
+                                            sizeof(why))
+                 : nn_gpu_op_record(plan->net->ops[i], cmd, c->ins, c->n_in, c->outs, c->n_out, why, sizeof(why));
+    plan->op_end[i] = gpu_cmd_timed_count(cmd);
+    if (rc) {
+        char where[160];
+        op_label(plan->net->model, i, where, sizeof(where));
+        snprintf(err, err_len, "%s: %s", where, why);
+    }
+    return rc;
+}
+
+int nn_gpu_plan_record_group(struct nn_gpu_plan *const *plans, int n_plans, struct gpu_cmd *cmd, char *err,
+                             size_t err_len)
+{
+    if (n_plans < 1) {
+        snprintf(err, err_len, "no plans to record");
+        return -1;
+    }
+    const struct nn_gpu_net *net = plans[0]->net;
+    for (int p = 1; p < n_plans; p++)
+        if (plans[p]->net != net) {
+            snprintf(err, err_len, "plans recorded together must be of one net");
+            return -1;
+        }
+    const struct pvk_model *m = net->model;
     struct hazards hz = {0};
     hz.cap = 1; /* enough for every range of every op: the sets only grow between barriers */
     for (uint32_t i = 0; i < m->n_ops; i++)
-        hz.cap += (int)(m->ops[i].n_inputs + m->ops[i].n_outputs);
-    hz.cap += 3 * (int)m->n_ops; /* SE scratch and gates */
+        hz.cap += (int)(m->ops[i].n_inputs + m->ops[i].n_outputs) + 3; /* + SE scratch and gate */
+    hz.cap *= n_plans;
     hz.reads = malloc((size_t)hz.cap * sizeof(*hz.reads));
     hz.writes = malloc((size_t)hz.cap * sizeof(*hz.writes));
-    if (!hz.reads || !hz.writes) {
+    struct op_call *calls = malloc((size_t)n_plans * sizeof(*calls));
+    if (!hz.reads || !hz.writes || !calls) {
         free(hz.reads);
         free(hz.writes);
+        free(calls);
         snprintf(err, err_len, "out of memory recording the net");
         return -1;
     }
 
     int rc = 0;
     for (uint32_t i = 0; i < m->n_ops && rc == 0; i++) {
-        const struct pvk_op *op = &m->ops[i];
-        plan->op_timing[i] = gpu_cmd_timed_count(cmd);
-        plan->op_timing[i + 1] = plan->op_timing[i];
-        if (plan->is_view[i])
+        for (int p = 0; p < n_plans; p++)
+            plans[p]->op_first[i] = plans[p]->op_end[i] = gpu_cmd_timed_count(cmd);
+        if (plans[0]->is_view[i])
             continue;
-        struct nn_gpu_tensor ins[PVK_MAX_INPUTS + 1], outs[3];
-        struct hazard_range in_r[PVK_MAX_INPUTS + 1], out_r[3];
-        const bool gate_only = plan->net->gate_only[i];
-        const int gate_se = plan->net->gate_of[i];
-        int n_in = 0, n_out = 0;
-        for (uint32_t k = 0; k < op->n_inputs; k++) {
-            int32_t id = op->inputs[k];
-            if (id < 0)
-                continue;
-            ins[n_in] = plan->tensors[id];
-            in_r[n_in++] = tensor_range(plan, id);
-        }
-        /* A gate-only SE writes no y (its output is a view of its input); the convolution after
-         * it reads the gate as one more input. */
-        for (uint32_t k = 0; k < op->n_outputs && !gate_only; k++) {
-            int32_t id = op->outputs[k];
-            if (id < 0)
-                continue;
-            outs[n_out] = plan->tensors[id];
-            out_r[n_out++] = tensor_range(plan, id);
-        }
-        if (plan->se_means[i] >= 0) {
-            const struct pvk_shape *x = &plan->shapes[op->inputs[0]];
-            if (gate_only) { /* a placeholder for y, which it does not write */
-                outs[n_out] = plan->tensors[op->outputs[0]];
-                out_r[n_out++] = tensor_range(plan, op->outputs[0]);
-            }
-            outs[n_out] = se_scratch(plan, plan->se_means[i], x);
-            out_r[n_out++] = storage_range(plan, plan->se_means[i]);
-            outs[n_out] = se_scratch(plan, plan->se_gate[i], x);
-            out_r[n_out++] = storage_range(plan, plan->se_gate[i]);
-        }
-        if (gate_se >= 0) {
-            ins[n_in] = se_scratch(plan, plan->se_gate[gate_se], &plan->shapes[op->inputs[0]]);
-            in_r[n_in++] = storage_range(plan, plan->se_gate[gate_se]);
-        }
-        /* Read after write, write after read, write after write: only those need a barrier. */
+        /* op i of every plan, behind one barrier if any of them needs it */
         bool need = false;
-        for (int k = 0; k < n_in && !need; k++)
-            need = overlaps_any(&in_r[k], hz.writes, hz.n_writes);
-        const int first_out = gate_only ? 1 : 0;
-        for (int k = first_out; k < n_out && !need; k++)
-            need = overlaps_any(&out_r[k], hz.writes, hz.n_writes) || overlaps_any(&out_r[k], hz.reads, hz.n_reads);
+        for (int p = 0; p < n_plans; p++) {
+            op_call_prepare(plans[p], (int)i, &calls[p]);
+            need = need || op_call_needs_barrier(&calls[p], &hz);
+        }
         if (need) {
             gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
             hz.n_reads = hz.n_writes = 0;
         }
-        for (int k = 0; k < n_in; k++)
-            hz.reads[hz.n_reads++] = in_r[k];
-        for (int k = first_out; k < n_out; k++)
-            hz.writes[hz.n_writes++] = out_r[k];
-
-        char why[256];
-        if (gate_only ? nn_gpu_op_record_se_gate(plan->net->ops[i], cmd, &ins[0], &outs[1], &outs[2], why, sizeof(why))
-                      : nn_gpu_op_record(plan->net->ops[i], cmd, ins, n_in, outs, n_out, why, sizeof(why))) {
-            char where[160];
-            op_label(m, (int)i, where, sizeof(where));
-            snprintf(err, err_len, "%s: %s", where, why);
-            rc = -1;
-        }
-        plan->op_timing[i + 1] = gpu_cmd_timed_count(cmd);
+        for (int p = 0; p < n_plans && rc == 0; p++)
+            rc = op_call_record(plans[p], (int)i, &calls[p], &hz, cmd, err, err_len);
     }
     free(hz.reads);
     free(hz.writes);
+    free(calls);
     return rc;
+}
+
+int nn_gpu_plan_record(struct nn_gpu_plan *plan, struct gpu_cmd *cmd, char *err, size_t err_len)
+{
+    return nn_gpu_plan_record_group(&plan, 1, cmd, err, err_len);
 }
 
 const struct nn_gpu_tensor *nn_gpu_plan_tensor(const struct nn_gpu_plan *plan, int32_t tensor_id)
@@ -635,8 +684,8 @@ const struct nn_gpu_tensor *nn_gpu_plan_output(const struct nn_gpu_plan *plan)
 
 void nn_gpu_plan_op_timings(const struct nn_gpu_plan *plan, int op_index, unsigned *first, unsigned *end)
 {
-    *first = plan->op_timing[op_index];
-    *end = plan->op_timing[op_index + 1];
+    *first = plan->op_first[op_index];
+    *end = plan->op_end[op_index];
 }
 
 const struct pvk_shape *nn_gpu_plan_shape(const struct nn_gpu_plan *plan, int32_t tensor_id)
