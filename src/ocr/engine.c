@@ -29,6 +29,9 @@
 #define REC_WIDTH_STEP 32 /* longer lines: padded to a multiple of this */
 #define CLS_BATCH_MAX 32
 #define PLAN_CACHE 8     /* input shapes kept per net */
+/* rec batches (one plan per input width) recorded in lockstep into one submission; fewer than
+ * PLAN_CACHE so the group's plans stay cached together */
+#define REC_GROUP 4
 #define PLAN_CACHE_BYTES ((uint64_t)128 << 20) /* activation memory kept per net beyond the plan in use */
 /* Detection's preparation (not in --paddle-parity): images with a shorter side below DET_MIN_SIDE
  * are scaled up to it, and every image gets DET_MARGIN pixels of its border colour around it. On
@@ -43,6 +46,7 @@ struct plan_entry {
     int64_t shape[4];
     struct nn_gpu_plan *plan;
     unsigned last_use;
+    bool pinned; /* part of the recording being built: not to be evicted */
 };
 
 /* A net with its plans for the input shapes seen lately. */
@@ -69,7 +73,7 @@ struct ocr_engine {
     struct nn_gpu_config cfg, det_cfg; /* cls and rec; det */
     struct net_slot det, cls, rec;
     struct image_ops *image_ops;
-    struct image_crop_batch *crops;
+    struct image_crop_batch *crops[REC_GROUP]; /* one per batch recorded together */
     struct nn_gpu_op *argmax;
     struct pvk_op argmax_op;
     struct gpu_cmd *cmd;
@@ -164,7 +168,7 @@ static struct plan_entry *slot_lru(struct net_slot *s, const struct plan_entry *
     struct plan_entry *lru = NULL;
     for (int i = 0; i < PLAN_CACHE; i++) {
         struct plan_entry *p = &s->plans[i];
-        if (p->plan && p != keep && (!lru || p->last_use < lru->last_use))
+        if (p->plan && p != keep && !p->pinned && (!lru || p->last_use < lru->last_use))
             lru = p;
     }
     return lru;
@@ -188,7 +192,10 @@ static struct nn_gpu_plan *slot_plan(struct gpu_context *ctx, struct net_slot *s
             slot = p;
     }
     if (!slot) {
-        slot = slot_lru(s, NULL);
+        if (!(slot = slot_lru(s, NULL))) {
+            snprintf(err, err_len, "%s: every cached plan is in use", s->name);
+            return NULL;
+        }
         slot_evict(s, slot);
     }
     char why[512];
@@ -295,9 +302,11 @@ struct ocr_engine *ocr_engine_create(const struct ocr_options *opt, int *err_kin
     if (slot_create_net(e, &e->det, &e->det_cfg, err, err_len) || slot_create_net(e, &e->rec, &e->cfg, err, err_len) ||
         (opt->use_cls && slot_create_net(e, &e->cls, &e->cfg, err, err_len)))
         goto fail;
-    if (image_ops_create(e->ctx, e->det_cfg.act_dtype, e->cfg.act_dtype, &e->image_ops, err, err_len) ||
-        image_crop_batch_create(e->image_ops, &e->crops, err, err_len))
+    if (image_ops_create(e->ctx, e->det_cfg.act_dtype, e->cfg.act_dtype, &e->image_ops, err, err_len))
         goto fail;
+    for (int i = 0; i < REC_GROUP; i++)
+        if (image_crop_batch_create(e->image_ops, &e->crops[i], err, err_len))
+            goto fail;
     e->argmax_op.type = PVK_OP_ARGMAX;
     e->argmax_op.n_inputs = 1;
     e->argmax_op.n_outputs = 2;
@@ -324,7 +333,8 @@ void ocr_engine_destroy(struct ocr_engine *e)
         return;
     gpu_cmd_destroy(e->cmd);
     nn_gpu_op_destroy(e->argmax);
-    image_crop_batch_destroy(e->crops);
+    for (int i = 0; i < REC_GROUP; i++)
+        image_crop_batch_destroy(e->crops[i]);
     image_det_job_destroy(e->det_job);
     image_ops_destroy(e->image_ops);
     gpu_buffer_free(&e->image);
@@ -498,8 +508,9 @@ struct line {
 };
 
 /* Crops `n` lines into batch slots 0..n-1 of `dst`. */
-static int record_crops(struct ocr_engine *e, const struct ocr_image *img, struct line *const *lines, int n,
-                        int target_w, const struct nn_gpu_tensor *dst, int use_flip, char *err, size_t err_len)
+static int record_crops(struct ocr_engine *e, struct image_crop_batch *batch, const struct ocr_image *img,
+                        struct line *const *lines, int n, int target_w, const struct nn_gpu_tensor *dst, int use_flip,
+                        char *err, size_t err_len)
 {
     struct image_crop *crops = malloc((size_t)n * sizeof(*crops));
     if (!crops)
@@ -510,11 +521,11 @@ static int record_crops(struct ocr_engine *e, const struct ocr_image *img, struc
         if (!use_flip)
             crops[i].flip = 0;
     }
-    int rc = image_crop_batch_set(e->image_ops, e->crops, crops, n, REC_HEIGHT, target_w, err, err_len);
+    int rc = image_crop_batch_set(e->image_ops, batch, crops, n, REC_HEIGHT, target_w, err, err_len);
     free(crops);
     if (rc)
         return -1;
-    return image_crop_record(e->image_ops, e->crops, e->cmd, &e->image, img->width, img->height, dst, err, err_len);
+    return image_crop_record(e->image_ops, batch, e->cmd, &e->image, img->width, img->height, dst, err, err_len);
 }
 
 /* Direction: crops at 48x192 through cls; a line whose best label is 180 degrees with a score above
@@ -533,7 +544,7 @@ static int run_cls(struct ocr_engine *e, const struct ocr_image *img, struct lin
             return -1;
         if (gpu_cmd_begin(e->cmd))
             return fail(err, err_len, "%s", gpu_last_error());
-        if (record_crops(e, img, batch, n, OCR_CLS_WIDTH, nn_gpu_plan_input(plan), 0, err, err_len))
+        if (record_crops(e, e->crops[0], img, batch, n, OCR_CLS_WIDTH, nn_gpu_plan_input(plan), 0, err, err_len))
             return -1;
         gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
         const struct nn_gpu_tensor *out = nn_gpu_plan_output(plan);
@@ -631,8 +642,26 @@ static int ensure_rec_outputs(struct ocr_engine *e, size_t rows, char *err, size
     return 0;
 }
 
-/* Recognition: lines grouped by input width, rec_batch_num at a time; argmax on the GPU, CTC on
- * the CPU. */
+/* One recognition batch: lines order[start .. start + n) at one input width. */
+struct rec_batch {
+    int start, n, width;
+    struct plan_entry *entry;
+    int64_t steps;
+    size_t row0; /* its first row in the argmax outputs */
+};
+
+static struct plan_entry *slot_entry(struct net_slot *s, const struct nn_gpu_plan *plan)
+{
+    for (int i = 0; i < PLAN_CACHE; i++)
+        if (s->plans[i].plan == plan)
+            return &s->plans[i];
+    return NULL;
+}
+
+/* Recognition: lines grouped by input width, rec_batch_num at a time, and up to REC_GROUP such
+ * batches recorded in lockstep into one submission (a page's lines fall into many widths, and
+ * one batch alone leaves the GPU waiting on its chain of barriers); argmax on the GPU, CTC on the
+ * CPU. */
 static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct line *lines, int n_lines,
                    struct ocr_result *r, char *err, size_t err_len)
 {
@@ -646,60 +675,92 @@ static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct lin
     int32_t *index = NULL;
     float *prob = NULL;
     for (int start = 0; start < n_lines && rc == 0;) {
-        int width = order[start]->width, n = 0;
-        while (start + n < n_lines && n < batch_max && order[start + n]->width == width)
-            n++;
-        const int64_t shape[4] = {n, 3, REC_HEIGHT, width};
-        struct nn_gpu_plan *plan = slot_plan(e->ctx, &e->rec, shape, err, err_len);
-        if (!plan) {
-            rc = -1;
-            break;
-        }
-        const struct nn_gpu_tensor *out = nn_gpu_plan_output(plan);
-        int64_t steps = out->shape.d[1], rows = (int64_t)n * steps;
-        struct nn_gpu_tensor idx_t = {&e->rec_index, 0, NN_I32, {2, {n, steps}}, 0};
-        struct nn_gpu_tensor prob_t = {&e->rec_prob, 0, e->cfg.act_dtype, {2, {n, steps}}, 0};
+        struct rec_batch g[REC_GROUP];
+        struct nn_gpu_plan *plans[REC_GROUP];
+        int ng = 0;
+        size_t rows = 0;
         double t0 = now_ms();
-        if (ensure_rec_outputs(e, (size_t)rows, err, err_len) || gpu_cmd_begin(e->cmd)) {
-            rc = -1;
-            break;
+        while (ng < REC_GROUP && start < n_lines) {
+            struct rec_batch *b = &g[ng];
+            b->start = start;
+            b->width = order[start]->width;
+            b->n = 0;
+            while (start + b->n < n_lines && b->n < batch_max && order[start + b->n]->width == b->width)
+                b->n++;
+            const int64_t shape[4] = {b->n, 3, REC_HEIGHT, b->width};
+            /* a later batch of the same width (more lines than rec_batch_num) waits for the next
+             * submission: both would need the one plan */
+            bool shared = false;
+            for (int k = 0; k < ng; k++)
+                shared = shared || (g[k].width == b->width && g[k].n == b->n);
+            if (shared)
+                break;
+            if (!(plans[ng] = slot_plan(e->ctx, &e->rec, shape, err, err_len))) {
+                rc = -1;
+                break;
+            }
+            b->entry = slot_entry(&e->rec, plans[ng]);
+            b->entry->pinned = true;
+            b->steps = nn_gpu_plan_output(plans[ng])->shape.d[1];
+            b->row0 = rows;
+            rows += (size_t)b->n * (size_t)b->steps;
+            start += b->n;
+            ng++;
         }
-        idx_t.buf = &e->rec_index;
-        prob_t.buf = &e->rec_prob;
-        struct nn_gpu_tensor argmax_out[2] = {idx_t, prob_t};
-        if (record_crops(e, img, order + start, n, width, nn_gpu_plan_input(plan), 1, err, err_len)) {
+        if (rc == 0 && (ensure_rec_outputs(e, rows, err, err_len) || gpu_cmd_begin(e->cmd)))
             rc = -1;
-            break;
+        for (int k = 0; k < ng && rc == 0; k++)
+            rc = record_crops(e, e->crops[k], img, order + g[k].start, g[k].n, g[k].width,
+                              nn_gpu_plan_input(plans[k]), 1, err, err_len);
+        if (rc == 0) {
+            gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
+            rc = nn_gpu_plan_record_group(plans, ng, e->cmd, err, err_len);
         }
-        gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
-        if (nn_gpu_plan_record(plan, e->cmd, err, err_len)) {
-            rc = -1;
-            break;
+        if (rc == 0)
+            gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
+        for (int k = 0; k < ng && rc == 0; k++) {
+            /* the batches' rows are disjoint, but each dispatch binds the whole output buffers */
+            if (k)
+                gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
+            const struct nn_gpu_tensor *out = nn_gpu_plan_output(plans[k]);
+            struct nn_gpu_tensor argmax_out[2] = {
+                {&e->rec_index, (uint32_t)g[k].row0, NN_I32, {2, {g[k].n, g[k].steps}}, 0},
+                {&e->rec_prob, (uint32_t)g[k].row0, e->cfg.act_dtype, {2, {g[k].n, g[k].steps}}, 0},
+            };
+            rc = nn_gpu_op_record(e->argmax, e->cmd, out, 1, argmax_out, 2, err, err_len);
         }
-        gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
-        if (nn_gpu_op_record(e->argmax, e->cmd, out, 1, argmax_out, 2, err, err_len) || submit(e, err, err_len)) {
-            rc = -1;
+        if (rc == 0)
+            rc = submit(e, err, err_len);
+        for (int k = 0; k < ng; k++)
+            g[k].entry->pinned = false;
+        if (rc)
             break;
-        }
         r->gpu_ms[OCR_STAGE_REC] += gpu_ms_of(e->cmd);
-        index = realloc(index, (size_t)rows * sizeof(*index));
-        prob = realloc(prob, (size_t)rows * sizeof(*prob));
-        if (!index || !prob) {
+        int32_t *grown_index = realloc(index, rows * sizeof(*index));
+        if (grown_index)
+            index = grown_index;
+        float *grown_prob = realloc(prob, rows * sizeof(*prob));
+        if (grown_prob)
+            prob = grown_prob;
+        if (!grown_index || !grown_prob) {
             rc = fail(err, err_len, "%s", "out of memory");
             break;
         }
-        if (gpu_download(e->ctx, &e->rec_index, 0, index, (size_t)rows * 4) ||
+        struct nn_gpu_tensor prob_t = {&e->rec_prob, 0, e->cfg.act_dtype, {1, {(int64_t)rows}}, 0};
+        if (gpu_download(e->ctx, &e->rec_index, 0, index, rows * 4) ||
             nn_gpu_tensor_read(e->ctx, &prob_t, prob, err, err_len)) {
             rc = fail(err, err_len, "reading recognition results: %s", gpu_last_error());
             break;
         }
         double t1 = now_ms();
         r->wall_ms[OCR_STAGE_REC] += t1 - t0;
-        for (int i = 0; i < n && rc == 0; i++)
-            rc = ctc_decode_argmax(index + (size_t)i * steps, prob + (size_t)i * steps, (size_t)steps,
-                                   e->rec.model.dict, e->rec.model.n_dict, &order[start + i]->text, err, err_len);
+        for (int k = 0; k < ng && rc == 0; k++)
+            for (int i = 0; i < g[k].n && rc == 0; i++) {
+                size_t at = g[k].row0 + (size_t)i * (size_t)g[k].steps;
+                rc = ctc_decode_argmax(index + at, prob + at, (size_t)g[k].steps, e->rec.model.dict,
+                                       e->rec.model.n_dict, &order[g[k].start + i]->text, err, err_len);
+            }
         r->wall_ms[OCR_STAGE_CTC] += now_ms() - t1;
-        start += n;
     }
     free(index);
     free(prob);
