@@ -51,7 +51,7 @@ static bool has_coopmat_16x16x16(const struct gpu_caps *caps)
     return false;
 }
 
-static int build(const struct nn_gpu_config *cfg, const struct conv_gemm_desc *d, const char *shader, uint32_t lx,
+static int build(struct gpu_context *ctx, const struct conv_gemm_desc *d, const char *shader, uint32_t lx,
                  uint32_t ly, uint32_t bm, uint32_t bn, bool vec4, uint32_t subgroup, const struct gpu_pipeline **out)
 {
     uint32_t spec[21] = {lx, ly, bm, bn, TILED_BK, d->mode, d->bias, d->act, conv_float_bits(d->act_alpha),
@@ -59,7 +59,32 @@ static int build(const struct nn_gpu_config *cfg, const struct conv_gemm_desc *d
                          d->post_affine, d->post_affine ? d->affine_c : 1, d->b_gate};
     struct gpu_pipeline_desc pd = {.shader = shader, .spec = spec, .spec_count = 21, .buffer_count = 6,
                                    .push_bytes = sizeof(struct conv_gemm_push), .subgroup_size = subgroup};
-    return gpu_pipeline_get(cfg->ctx, &pd, out);
+    return gpu_pipeline_get(ctx, &pd, out);
+}
+
+/* The pipeline of variant v, built on first use; NULL with the driver's reason in err. */
+static const struct gpu_pipeline *variant(struct conv_gemm *g, enum conv_gemm_variant v, char *err, size_t err_len)
+{
+    if (g->variant[v])
+        return g->variant[v];
+    const bool vec4 = v == GEMM_TILED_VEC4 || v == GEMM_SMALL_VEC4;
+    const char *shader = g->shader;
+    uint32_t lx, ly, bm, bn;
+    if (g->cpu_kernel) {
+        lx = CPU_LX, ly = 1, bm = CPU_TM, bn = CPU_TN;
+    } else if (v == GEMM_TILED || v == GEMM_TILED_VEC4) {
+        lx = TILED_LX, ly = g->bm / 4, bm = g->bm, bn = g->bn;
+    } else if (v == GEMM_SMALL || v == GEMM_SMALL_VEC4) {
+        lx = TILED_LX / 2, ly = g->small_bm / 4, bm = g->small_bm, bn = g->small_bn;
+    } else {
+        shader = strstr(g->shader, "_f16") ? "gemm_ksplit_f16" : "gemm_ksplit";
+        lx = KSPLIT_LX, ly = 1, bm = KSPLIT_BM, bn = KSPLIT_BN;
+    }
+    if (build(g->ctx, &g->desc, shader, lx, ly, bm, bn, vec4, 0, &g->variant[v]) != GPU_OK) {
+        snprintf(err, err_len, "gemm pipeline %s: %s", shader, gpu_last_error());
+        return NULL;
+    }
+    return g->variant[v];
 }
 
 int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_desc *d, struct conv_gemm *out,
@@ -68,49 +93,36 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
     const struct gpu_caps *caps = gpu_context_caps(cfg->ctx);
     const bool f16 = cfg->act_dtype == NN_F16;
     *out = (struct conv_gemm){0};
-    /* PPOCR_VK_GEMM_KERNEL=tiled|small|cpu overrides the device class and the tile choice (and
-     * leaves cooperative matrices out), so that the tests run every kernel on any device. */
+    out->ctx = cfg->ctx;
+    out->desc = *d;
+    /* PPOCR_VK_GEMM_KERNEL=tiled|small|ksplit|cpu overrides the device class and the tile choice
+     * (and leaves cooperative matrices out), so that the tests run every kernel on any device. */
     const char *force = getenv("PPOCR_VK_GEMM_KERNEL");
     if (force && !*force)
         force = NULL;
-    bool cpu_kernel = caps->is_cpu;
+    out->cpu_kernel = caps->is_cpu;
     if (force) {
-        cpu_kernel = !strcmp(force, "cpu");
+        out->cpu_kernel = !strcmp(force, "cpu");
         out->tiles = !strcmp(force, "tiled") ? 1 : !strcmp(force, "small") ? 2 : !strcmp(force, "ksplit") ? 3 : 0;
     }
-    int rc = GPU_OK;
     out->mode = d->mode;
-    if (cpu_kernel) {
+    if (out->cpu_kernel) {
         out->shader = f16 ? "gemm_cpu_f16" : "gemm_cpu";
         out->bm = CPU_TM;
         out->bn = CPU_LX * CPU_TN;
-        rc = build(cfg, d, out->shader, CPU_LX, 1, CPU_TM, CPU_TN, false, 0, &out->pipeline);
-        if (rc == GPU_OK)
-            rc = build(cfg, d, out->shader, CPU_LX, 1, CPU_TM, CPU_TN, true, 0, &out->pipeline_vec4);
     } else {
         out->shader = f16 ? "gemm_f16" : "gemm";
         out->bm = d->m_hint && d->m_hint <= 16 ? 16 : d->m_hint && d->m_hint <= 32 ? 32 : 64;
         out->bn = TILED_BN;
         out->small_bm = out->bm < 32 ? out->bm : 32;
         out->small_bn = TILED_BN / 2;
-        for (int v = 0; v < 2 && rc == GPU_OK; v++) {
-            rc = build(cfg, d, out->shader, TILED_LX, out->bm / 4, out->bm, out->bn, v, 0,
-                       v ? &out->pipeline_vec4 : &out->pipeline);
-            if (rc == GPU_OK)
-                rc = build(cfg, d, out->shader, TILED_LX / 2, out->small_bm / 4, out->small_bm, out->small_bn, v,
-                           0, v ? &out->small_vec4 : &out->small);
-        }
-        if (rc == GPU_OK)
-            rc = build(cfg, d, f16 ? "gemm_ksplit_f16" : "gemm_ksplit", KSPLIT_LX, 1, KSPLIT_BM, KSPLIT_BN, false,
-                       0, &out->ksplit);
     }
-    if (rc != GPU_OK) {
-        snprintf(err, err_len, "gemm pipeline %s: %s", out->shader, gpu_last_error());
+    /* the plain kernel now, so that a device that cannot build it fails at net creation */
+    if (!variant(out, GEMM_TILED, err, err_len))
         return -1;
-    }
     if (!force && f16 && d->allow_coopmat && d->mode == CONV_GEMM_PLAIN && has_coopmat_16x16x16(caps)) {
         /* A driver that lists the extension but cannot build the kernel keeps the tiled one. */
-        if (build(cfg, d, "gemm_coopmat_f16", 128, 1, COOPMAT_BM, COOPMAT_BN, false,
+        if (build(cfg->ctx, d, "gemm_coopmat_f16", 128, 1, COOPMAT_BM, COOPMAT_BN, false,
                   caps->subgroup_size_control ? 32 : 0, &out->coopmat) != GPU_OK) {
             fprintf(stderr, "ppocr-vk: cooperative-matrix GEMM unavailable, using the tiled kernel: %s\n",
                     gpu_last_error());
@@ -123,7 +135,7 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
     return 0;
 }
 
-int conv_gemm_record(const struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_binding bind[6],
+int conv_gemm_record(struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_binding bind[6],
                      const struct conv_gemm_push *push, uint32_t z_count, const char *label, char *err,
                      size_t err_len)
 {
@@ -134,14 +146,16 @@ int conv_gemm_record(const struct conv_gemm *g, struct gpu_cmd *cmd, const struc
     }
     /* Cooperative matrices pay off once tiles are mostly full and K spans a few fragments (at
      * K = 16 the shared-memory epilogue costs more than the multiply saves). */
-    const struct gpu_pipeline *p = g->pipeline;
+    const struct gpu_pipeline *p = NULL;
+    enum conv_gemm_variant v = GEMM_TILED;
     uint32_t bm = g->bm, bn = g->bn;
     uint64_t big_groups = (uint64_t)((push->N + bn - 1) / bn) * ((push->M + bm - 1) / bm) * z_count;
-    uint64_t small_groups = g->small ? (uint64_t)((push->N + g->small_bn - 1) / g->small_bn) *
-                                           ((push->M + g->small_bm - 1) / g->small_bm) * z_count
-                                     : big_groups;
-    if (g->ksplit && (g->tiles == 3 || (g->tiles == 0 && small_groups < KSPLIT_BELOW && push->K >= KSPLIT_MIN_K))) {
-        p = g->ksplit;
+    uint64_t small_groups = g->cpu_kernel ? big_groups
+                                          : (uint64_t)((push->N + g->small_bn - 1) / g->small_bn) *
+                                                ((push->M + g->small_bm - 1) / g->small_bm) * z_count;
+    if (!g->cpu_kernel &&
+        (g->tiles == 3 || (g->tiles == 0 && small_groups < KSPLIT_BELOW && push->K >= KSPLIT_MIN_K))) {
+        v = GEMM_KSPLIT;
         bm = KSPLIT_BM;
         bn = KSPLIT_BN;
     } else if (g->coopmat && push->b_sn == 1 && push->M >= 32 && push->K >= 32) {
@@ -156,15 +170,17 @@ int conv_gemm_record(const struct conv_gemm *g, struct gpu_cmd *cmd, const struc
         const struct conv_gemm_push *q = push;
         bool a4 = (q->a_off | q->a_sm | q->a_z1 | q->a_z2) % 4 == 0;
         bool b4 = g->mode == CONV_GEMM_IM2COL || (q->b_sn == 1 && (q->b_off | q->b_sk | q->b_z1 | q->b_z2) % 4 == 0);
-        bool vec4 = g->pipeline_vec4 && a4 && b4 && bind[0].offset % 16 == 0 && bind[1].offset % 16 == 0;
-        if (g->small && (g->tiles == 2 || (g->tiles == 0 && big_groups < SMALL_TILE_BELOW))) {
-            p = vec4 ? g->small_vec4 : g->small;
+        bool vec4 = a4 && b4 && bind[0].offset % 16 == 0 && bind[1].offset % 16 == 0;
+        if (!g->cpu_kernel && (g->tiles == 2 || (g->tiles == 0 && big_groups < SMALL_TILE_BELOW))) {
+            v = vec4 ? GEMM_SMALL_VEC4 : GEMM_SMALL;
             bm = g->small_bm;
             bn = g->small_bn;
-        } else if (vec4) {
-            p = g->pipeline_vec4;
+        } else {
+            v = vec4 ? GEMM_TILED_VEC4 : GEMM_TILED;
         }
     }
+    if (!p && !(p = variant(g, v, err, err_len)))
+        return -1;
     /* C rows, batches and bindings (and the residual's) 4-aligned: the CPU kernel's vec4 variant
      * stores 4-vectors */
     struct conv_gemm_push q = *push;

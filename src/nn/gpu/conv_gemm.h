@@ -48,23 +48,28 @@ struct conv_gemm_push {
     uint32_t c_vec4; /* set by conv_gemm_record */
 };
 
+/* Kernel variants. GPUs: big tiles, quarter-size tiles for GEMMs too small to give every compute
+ * unit a big tile, each also with vec4 tile loads for 4-element aligned operands, and the K-split
+ * kernel for GEMMs whose outputs fill too few tiles while K is long. CPU devices: the register-
+ * tiled kernel as GEMM_TILED, with vec4 loads as GEMM_TILED_VEC4. */
+enum conv_gemm_variant { GEMM_TILED, GEMM_TILED_VEC4, GEMM_SMALL, GEMM_SMALL_VEC4, GEMM_KSPLIT, GEMM_VARIANTS };
+
 struct conv_gemm {
     enum conv_gemm_mode mode;
-    const struct gpu_pipeline *pipeline;
-    uint32_t bm, bn;  /* outputs per workgroup along M and N */
-    /* GPUs: quarter-size tiles for GEMMs too small to give every compute unit a big tile */
-    const struct gpu_pipeline *small;
-    /* GPUs: the same two with vec4 tile loads, for 4-element aligned operands */
-    const struct gpu_pipeline *pipeline_vec4, *small_vec4;
+    /* A net uses one or two variants of each GEMM for the shapes it meets, so each pipeline is
+     * built the first time a recording needs it: creating all of them cost most of cold start. */
+    struct gpu_context *ctx;
+    struct conv_gemm_desc desc;
+    const char *shader;
+    bool cpu_kernel;
+    const struct gpu_pipeline *variant[GEMM_VARIANTS];
+    uint32_t bm, bn;  /* outputs per workgroup along M and N, big tiles */
     uint32_t small_bm, small_bn;
-    /* GPUs: the K-split kernel, for GEMMs whose outputs fill too few tiles while K is long */
-    const struct gpu_pipeline *ksplit;
     /* 0: by size; 1: always big; 2: always small; 3: always K-split (PPOCR_VK_GEMM_KERNEL, for
      * tests) */
     int tiles;
     const struct gpu_pipeline *coopmat; /* NULL unless the device has fp16 cooperative matrices */
     uint32_t coopmat_bm, coopmat_bn;
-    const char *shader;
 };
 
 int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_desc *d, struct conv_gemm *out,
@@ -72,7 +77,7 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
 
 /* Records one dispatch over z_count batches. bind: A, B, C, bias, residual, gate (unused ones may
  * repeat any read-only buffer). */
-int conv_gemm_record(const struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_binding bind[6],
+int conv_gemm_record(struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_binding bind[6],
                      const struct conv_gemm_push *push, uint32_t z_count, const char *label, char *err,
                      size_t err_len);
 
