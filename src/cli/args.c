@@ -21,6 +21,8 @@ void cli_print_help(const char *prog)
            "  --draw DIR               write a PNG of each image with its boxes drawn into DIR\n"
            "  --profile                per-stage timings (stderr; in JSON output too)\n"
            "  --shard K/N              process only the K-th (1..N) of N contiguous slices of the inputs\n"
+           "  -j, --jobs N             images in flight at once, one engine each (default: 2 on a GPU,\n"
+           "                           1 on a CPU device); output keeps the input order\n"
            "\n"
            "Pipeline (PaddleOCR's names and defaults):\n"
            "  --det-limit-side-len N   longest side given to detection (960)\n"
@@ -159,7 +161,7 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
         static const char *const valued[] = {
             "--format", "-o", "--output", "--draw", "--shard", "--det-limit-side-len",
             "--det-db-thresh", "--det-db-box-thresh", "--det-db-unclip-ratio", "--drop-score",
-            "--cls-thresh", "--rec-batch-num", "--models", "--device", "--bench-runs", NULL};
+            "--cls-thresh", "--rec-batch-num", "--models", "--device", "--bench-runs", "-j", "--jobs", NULL};
         int known = 0;
         for (int k = 0; valued[k]; k++)
             known |= strcmp(name, valued[k]) == 0;
@@ -201,6 +203,8 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
             args->ocr.models_dir = value;
         } else if (!strcmp(name, "--bench-runs")) {
             rc = parse_int(name, value, 1, 10000, &args->bench_runs);
+        } else if (!strcmp(name, "-j") || !strcmp(name, "--jobs")) {
+            rc = parse_int(name, value, 1, 64, &args->jobs);
         } else if (!strcmp(name, "--device")) {
             rc = parse_int(name, value, 0, 1024, &args->ocr.device_index);
         }

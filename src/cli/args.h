@@ -15,6 +15,7 @@ struct cli_args {
     const char *draw_dir;   /* --draw: PNG with the boxes drawn */
     int shard_index, shard_count; /* --shard K/N, 1-based K; 1/1 when not given */
     int bench_runs;               /* --bench-runs: timed runs per image (10) */
+    int jobs;                     /* -j/--jobs: engines working at once; 0 = by device */
     struct ocr_options ocr;
     int n_inputs;
     char **inputs; /* points into argv */

@@ -12,6 +12,7 @@
 #include "cli/inputs.h"
 #include "cli/output.h"
 #include "cli/stream.h"
+#include "cli/workers.h"
 #include "ocr/engine.h"
 #include "ocr/image.h"
 
@@ -75,115 +76,222 @@ static int interrupted(void)
     return EXIT_SOME_FAILED;
 }
 
-static void print_profile(const char *file, const struct ocr_result *r)
+/* What one input produced, kept until it is written out in input order. */
+struct outcome {
+    struct cli_buf out;  /* formatted result, for stdout or the -o file */
+    struct cli_buf errs; /* its stderr lines (errors, --profile) */
+    int failed;
+    int stopped; /* a stop signal ended the read of stdin: never begun */
+};
+
+struct run {
+    const struct cli_args *args;
+    struct cli_item_list items;
+    struct ocr_engine **engines; /* one per worker */
+    struct outcome *outcomes;
+    int text_headers, show_progress;
+    int failed, output_broken;
+};
+
+/* Decodes, recognises, draws and formats item i on `engine`; writes nothing. */
+static void process_item(struct run *run, struct ocr_engine *engine, int i)
 {
-    fprintf(stderr, "profile %s:", file);
-    for (int s = 0; s < OCR_STAGE_COUNT; s++)
-        fprintf(stderr, " %s %.2f/%.2f ms", ocr_stage_name(s), r->wall_ms[s], r->gpu_ms[s]);
-    fprintf(stderr, " (wall/gpu)\n");
+    const struct cli_args *args = run->args;
+    const struct cli_item *item = &run->items.items[i];
+    struct outcome *o = &run->outcomes[i];
+    const char *file = item->path;
+    char err[1024];
+    if (item->error) {
+        cli_buf_printf(&o->errs, "ppocr-vk: %s: %s\n", file, item->error);
+        o->failed = 1;
+        return;
+    }
+    struct ocr_image img;
+    int loaded = load_item(item, args->ocr.paddle_parity, &img, err, sizeof(err));
+    if (loaded > 0) {
+        o->stopped = 1;
+        return;
+    }
+    if (loaded) {
+        cli_buf_printf(&o->errs, "ppocr-vk: %s\n", err);
+        o->failed = 1;
+        return;
+    }
+    struct ocr_result result;
+    int rc = ocr_engine_run(engine, &img, &result, err, sizeof(err));
+    if (rc == 0 && args->draw_dir && cli_draw_boxes(args->draw_dir, item->name, &img, &result, err, sizeof(err))) {
+        cli_buf_printf(&o->errs, "ppocr-vk: %s: %s\n", file, err);
+        o->failed = 1;
+    }
+    ocr_image_free(&img);
+    if (rc) {
+        cli_buf_printf(&o->errs, "ppocr-vk: %s: %s\n", file, err);
+        o->failed = 1;
+        return;
+    }
+    if (args->ocr.profile) {
+        cli_buf_printf(&o->errs, "profile %s:", file);
+        for (int s = 0; s < OCR_STAGE_COUNT; s++)
+            cli_buf_printf(&o->errs, " %s %.2f/%.2f ms", ocr_stage_name(s), result.wall_ms[s], result.gpu_ms[s]);
+        cli_buf_printf(&o->errs, " (wall/gpu)\n");
+    }
+    if (args->format == CLI_FORMAT_TSV && args->output_dir)
+        cli_format_tsv_header(&o->out);
+    if (run->text_headers)
+        cli_buf_printf(&o->out, "%s==> %s <==\n", i ? "\n" : "", file);
+    cli_format_result(&o->out, args, file, &result);
+    ocr_result_free(&result);
+    if (o->out.failed) {
+        cli_buf_printf(&o->errs, "ppocr-vk: %s: out of memory formatting the result\n", file);
+        o->failed = 1;
+        cli_buf_free(&o->out);
+    }
+}
+
+/* Writes item i's outcome; non-zero once no further output can be written. */
+static int emit_item(struct run *run, int i)
+{
+    const struct cli_args *args = run->args;
+    const struct cli_item *item = &run->items.items[i];
+    struct outcome *o = &run->outcomes[i];
+    char err[1024];
+    if (o->errs.len)
+        fwrite(o->errs.data, 1, o->errs.len, stderr);
+    run->failed += o->failed;
+    if (o->out.len) {
+        if (args->output_dir) {
+            if (cli_write_file_atomic(args->output_dir, item->name, cli_format_extension(args->format), o->out.data,
+                                      o->out.len, err, sizeof(err))) {
+                fprintf(stderr, "ppocr-vk: %s: %s\n", item->path, err);
+                run->failed++;
+            }
+        } else if (cli_write_stdout(o->out.data, o->out.len, err, sizeof(err))) {
+            fprintf(stderr, "ppocr-vk: %s\n", err);
+            run->output_broken = 1;
+        }
+    }
+    cli_buf_free(&o->out);
+    cli_buf_free(&o->errs);
+    if (run->show_progress && !o->stopped)
+        progress(i + 1, run->items.n);
+    return run->output_broken || o->stopped;
+}
+
+static int worker_init(void *ctx, int worker)
+{
+    struct run *run = ctx;
+    if (run->engines[worker])
+        return 0;
+    char err[1024];
+    int err_kind;
+    run->engines[worker] = ocr_engine_create(&run->args->ocr, &err_kind, err, sizeof(err));
+    if (!run->engines[worker]) {
+        fprintf(stderr, "ppocr-vk: worker %d goes without an engine: %s\n", worker + 1, err);
+        return -1;
+    }
+    return 0;
+}
+
+static void worker_work(void *ctx, int worker, int item)
+{
+    struct run *run = ctx;
+    process_item(run, run->engines[worker], item);
+}
+
+static int worker_emit(void *ctx, int item)
+{
+    return emit_item(ctx, item);
+}
+
+/* Engines to run: --jobs, or by default two on a GPU (one image's CPU stages overlap the other's
+ * GPU work) and one on a CPU device, whose driver already uses every core. Image bytes on stdin
+ * keep one, so that a stop signal reaches the thread that is reading them. */
+static int job_count(const struct run *run)
+{
+    if (run->items.n < 2)
+        return 1;
+    for (int i = 0; i < run->items.n; i++)
+        if (!strcmp(run->items.items[i].path, "-"))
+            return 1;
+    int jobs = run->args->jobs ? run->args->jobs : ocr_engine_on_cpu(run->engines[0]) ? 1 : 2;
+    return jobs < run->items.n ? jobs : run->items.n;
 }
 
 static int run_ocr(const struct cli_args *args)
 {
-    struct cli_item_list items;
-    if (cli_expand_inputs(args->inputs, args->n_inputs, &stop_requested, &items))
+    struct run run = {.args = args};
+    if (cli_expand_inputs(args->inputs, args->n_inputs, &stop_requested, &run.items))
         return EXIT_SOME_FAILED;
     if (stop_requested) {
         /* stopped while listing (an @- list from a pipe): no image was begun, so none is finished,
          * and the nets are not even built */
-        cli_free_items(&items);
+        cli_free_items(&run.items);
         return interrupted();
     }
-    cli_keep_shard(&items, args->shard_index, args->shard_count);
+    cli_keep_shard(&run.items, args->shard_index, args->shard_count);
 
     char err[1024];
     int err_kind = 0;
-    struct ocr_engine *engine = ocr_engine_create(&args->ocr, &err_kind, err, sizeof(err));
-    if (!engine) {
+    struct ocr_engine *first = ocr_engine_create(&args->ocr, &err_kind, err, sizeof(err));
+    if (!first) {
         fprintf(stderr, "ppocr-vk: %s\n", err);
-        cli_free_items(&items);
+        cli_free_items(&run.items);
         return err_kind ? EXIT_NO_DEVICE_OR_MODELS : EXIT_SOME_FAILED;
     }
-
-    int failed = 0, output_broken = 0;
-    int show_progress = isatty(STDERR_FILENO) && items.n > 1;
-    int text_headers = args->format == CLI_FORMAT_TEXT && !args->output_dir && items.n > 1;
+    run.engines = &first;
+    int jobs = job_count(&run);
+    struct ocr_engine **engines = calloc((size_t)jobs, sizeof(*engines));
+    run.outcomes = calloc((size_t)run.items.n + 1, sizeof(*run.outcomes));
+    if (!engines || !run.outcomes) {
+        fprintf(stderr, "ppocr-vk: out of memory\n");
+        ocr_engine_destroy(first);
+        free(engines);
+        free(run.outcomes);
+        cli_free_items(&run.items);
+        return EXIT_SOME_FAILED;
+    }
+    engines[0] = first;
+    run.engines = engines;
+    run.show_progress = isatty(STDERR_FILENO) && run.items.n > 1;
+    run.text_headers = args->format == CLI_FORMAT_TEXT && !args->output_dir && run.items.n > 1;
     if (args->format == CLI_FORMAT_TSV && !args->output_dir) {
         struct cli_buf header = {0};
         cli_format_tsv_header(&header);
         if (cli_write_stdout(header.data, header.len, err, sizeof(err))) {
             fprintf(stderr, "ppocr-vk: %s\n", err);
-            output_broken = 1;
+            run.output_broken = 1;
         }
         cli_buf_free(&header);
     }
 
-    for (int i = 0; i < items.n && !stop_requested && !output_broken; i++) {
-        const struct cli_item *item = &items.items[i];
-        const char *file = item->path;
-        if (item->error) {
-            fprintf(stderr, "ppocr-vk: %s: %s\n", file, item->error);
-            failed++;
-            continue;
+    if (jobs == 1) {
+        for (int i = 0; i < run.items.n && !stop_requested && !run.output_broken; i++) {
+            process_item(&run, first, i);
+            if (emit_item(&run, i))
+                break;
         }
-        struct ocr_image img;
-        int loaded = load_item(item, args->ocr.paddle_parity, &img, err, sizeof(err));
-        if (loaded > 0)
-            break; /* stopped while reading stdin: this image was never begun */
-        if (loaded) {
-            fprintf(stderr, "ppocr-vk: %s\n", err);
-            failed++;
-            continue;
+    } else if (!run.output_broken) {
+        struct cli_workers w = {.n_items = run.items.n, .n_workers = jobs, .window = 4 * jobs, .ctx = &run,
+                                .init = worker_init, .work = worker_work, .emit = worker_emit,
+                                .stop = &stop_requested};
+        if (cli_workers_run(&w) < 0) {
+            fprintf(stderr, "ppocr-vk: cannot start worker threads\n");
+            run.failed++;
         }
-        struct ocr_result result;
-        int rc = ocr_engine_run(engine, &img, &result, err, sizeof(err));
-        if (rc == 0 && args->draw_dir && cli_draw_boxes(args->draw_dir, item->name, &img, &result, err, sizeof(err))) {
-            fprintf(stderr, "ppocr-vk: %s: %s\n", file, err);
-            failed++;
-        }
-        ocr_image_free(&img);
-        if (rc) {
-            fprintf(stderr, "ppocr-vk: %s: %s\n", file, err);
-            failed++;
-            continue;
-        }
-        if (args->ocr.profile)
-            print_profile(file, &result);
-
-        struct cli_buf out = {0};
-        if (args->format == CLI_FORMAT_TSV && args->output_dir)
-            cli_format_tsv_header(&out);
-        if (text_headers)
-            cli_buf_printf(&out, "%s==> %s <==\n", i ? "\n" : "", file);
-        cli_format_result(&out, args, file, &result);
-        ocr_result_free(&result);
-        if (out.failed) {
-            fprintf(stderr, "ppocr-vk: %s: out of memory formatting the result\n", file);
-            failed++;
-        } else if (args->output_dir) {
-            if (cli_write_file_atomic(args->output_dir, item->name, cli_format_extension(args->format), out.data,
-                                      out.len, err, sizeof(err))) {
-                fprintf(stderr, "ppocr-vk: %s: %s\n", file, err);
-                failed++;
-            }
-        } else if (cli_write_stdout(out.data, out.len, err, sizeof(err))) {
-            fprintf(stderr, "ppocr-vk: %s\n", err);
-            output_broken = 1;
-        }
-        cli_buf_free(&out);
-        if (show_progress)
-            progress(i + 1, items.n);
     }
     if (stop_requested)
         interrupted();
 
-    ocr_engine_destroy(engine);
-    cli_free_items(&items);
-    if (fflush(stdout) != 0 && !output_broken) {
+    for (int i = 0; i < jobs; i++)
+        ocr_engine_destroy(engines[i]);
+    free(engines);
+    free(run.outcomes);
+    cli_free_items(&run.items);
+    if (fflush(stdout) != 0 && !run.output_broken) {
         fprintf(stderr, "ppocr-vk: cannot write to standard output\n");
-        output_broken = 1;
+        run.output_broken = 1;
     }
-    return failed || output_broken || stop_requested ? EXIT_SOME_FAILED : EXIT_ALL_OK;
+    return run.failed || run.output_broken || stop_requested ? EXIT_SOME_FAILED : EXIT_ALL_OK;
 }
 
 int main(int argc, char **argv)

@@ -1058,6 +1058,11 @@ void ocr_engine_memory(const struct ocr_engine *e, struct ocr_engine_memory *out
     out->host_peak = host.peak;
 }
 
+int ocr_engine_on_cpu(const struct ocr_engine *e)
+{
+    return gpu_context_caps(e->ctx)->is_cpu;
+}
+
 const char *ocr_engine_device(const struct ocr_engine *e)
 {
     return e->device;

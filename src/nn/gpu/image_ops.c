@@ -202,7 +202,12 @@ int image_ops_create(struct gpu_context *ctx, enum nn_dtype det_dtype, enum nn_d
     ops->ctx = ctx;
     ops->det_dtype = det_dtype;
     ops->crop_dtype = crop_dtype;
-    static int16_t tab[CUBIC_TAB * CUBIC_TAB][16];
+    /* on the heap, not static: engines are created on several threads at once */
+    int16_t(*tab)[16] = malloc(sizeof(int16_t[CUBIC_TAB * CUBIC_TAB][16]));
+    if (!tab) {
+        image_ops_destroy(ops);
+        return nnh_fail(err, err_len, "out of memory");
+    }
     cubic_table(tab);
     int rc = nnh_pipeline(ctx, "det_preprocess", false, det_dtype, DET_WG, NULL, 0, 3, sizeof(struct det_push), &ops->det,
                           err, err_len) ||
@@ -215,10 +220,12 @@ int image_ops_create(struct gpu_context *ctx, enum nn_dtype det_dtype, enum nn_d
                            err, err_len)) ||
              nnh_pipeline(ctx, "crop_resize", false, crop_dtype, IMAGE_WG, NULL, 0, 3,
                           sizeof(struct crop_resize_push), &ops->crop_resize, err, err_len);
-    if (!rc && gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, sizeof tab, &ops->cubic) != GPU_OK)
+    const size_t tab_bytes = sizeof(int16_t[CUBIC_TAB * CUBIC_TAB][16]);
+    if (!rc && gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, tab_bytes, &ops->cubic) != GPU_OK)
         rc = nnh_fail(err, err_len, "cubic table: %s", gpu_last_error());
-    if (!rc && gpu_upload(ctx, &ops->cubic, 0, tab, sizeof tab) != GPU_OK)
+    if (!rc && gpu_upload(ctx, &ops->cubic, 0, tab, tab_bytes) != GPU_OK)
         rc = nnh_fail(err, err_len, "cubic table: %s", gpu_last_error());
+    free(tab);
     if (rc) {
         image_ops_destroy(ops);
         return -1;

@@ -1,0 +1,119 @@
+#include "cli/workers.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <time.h>
+
+struct shared {
+    const struct cli_workers *job;
+    pthread_mutex_t lock;
+    pthread_cond_t changed; /* an item finished, a worker left, or the window moved */
+    bool *done;
+    int next, emitted, alive;
+    bool halt;
+};
+
+struct worker {
+    struct shared *sh;
+    int index;
+};
+
+static bool stopping(const struct shared *sh)
+{
+    return sh->halt || (sh->job->stop && *sh->job->stop);
+}
+
+/* Waits for a change, or 100 ms: a stop signal sets a flag but wakes no one. */
+static void wait_change(struct shared *sh)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_nsec += 100 * 1000 * 1000;
+    if (t.tv_nsec >= 1000 * 1000 * 1000) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000 * 1000 * 1000;
+    }
+    pthread_cond_timedwait(&sh->changed, &sh->lock, &t);
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    struct shared *sh = w->sh;
+    const struct cli_workers *job = sh->job;
+    int usable = !job->init || job->init(job->ctx, w->index) == 0;
+    pthread_mutex_lock(&sh->lock);
+    while (usable) {
+        while (!stopping(sh) && sh->next < job->n_items && sh->next >= sh->emitted + job->window)
+            wait_change(sh);
+        if (stopping(sh) || sh->next >= job->n_items)
+            break;
+        int item = sh->next++;
+        pthread_mutex_unlock(&sh->lock);
+        job->work(job->ctx, w->index, item);
+        pthread_mutex_lock(&sh->lock);
+        sh->done[item] = true;
+        pthread_cond_broadcast(&sh->changed);
+    }
+    sh->alive--;
+    pthread_cond_broadcast(&sh->changed);
+    pthread_mutex_unlock(&sh->lock);
+    return NULL;
+}
+
+int cli_workers_run(const struct cli_workers *job)
+{
+    struct shared sh = {.job = job};
+    sh.done = calloc((size_t)job->n_items + 1, sizeof(bool));
+    pthread_t *threads = calloc((size_t)job->n_workers, sizeof(*threads));
+    struct worker *ws = calloc((size_t)job->n_workers, sizeof(*ws));
+    if (!sh.done || !threads || !ws) {
+        free(sh.done);
+        free(threads);
+        free(ws);
+        return -1;
+    }
+    pthread_mutex_init(&sh.lock, NULL);
+    pthread_cond_init(&sh.changed, NULL);
+    int started = 0;
+    pthread_mutex_lock(&sh.lock);
+    for (int w = 0; w < job->n_workers; w++) {
+        ws[w] = (struct worker){&sh, w};
+        if (pthread_create(&threads[w], NULL, worker_main, &ws[w]) == 0) {
+            started++;
+            sh.alive++;
+        } else {
+            ws[w].index = -1;
+        }
+    }
+    while (started && sh.emitted < job->n_items) {
+        if (sh.done[sh.emitted]) {
+            pthread_mutex_unlock(&sh.lock);
+            int halt = job->emit(job->ctx, sh.emitted);
+            pthread_mutex_lock(&sh.lock);
+            sh.emitted++;
+            sh.halt = sh.halt || halt;
+            pthread_cond_broadcast(&sh.changed);
+            continue;
+        }
+        /* the next item was never begun and never will be */
+        if (sh.next <= sh.emitted && (stopping(&sh) || sh.alive == 0))
+            break;
+        wait_change(&sh);
+    }
+    sh.halt = true;
+    pthread_cond_broadcast(&sh.changed);
+    pthread_mutex_unlock(&sh.lock);
+    for (int w = 0; w < job->n_workers; w++)
+        if (ws[w].index >= 0)
+            pthread_join(threads[w], NULL);
+    int emitted = sh.emitted;
+    pthread_cond_destroy(&sh.changed);
+    pthread_mutex_destroy(&sh.lock);
+    free(sh.done);
+    free(threads);
+    free(ws);
+    return started ? emitted : -1;
+}

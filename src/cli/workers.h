@@ -1,0 +1,30 @@
+/* Items processed on several threads, results handed back in input order: the CLI runs one OCR
+ * engine per worker so that several images are in flight (decode, detection post-processing and
+ * recognition of one overlap the GPU work of another), while output stays byte for byte what a
+ * single engine prints. */
+#ifndef PPOCR_CLI_WORKERS_H
+#define PPOCR_CLI_WORKERS_H
+
+#include <signal.h>
+
+struct cli_workers {
+    int n_items, n_workers;
+    int window; /* items begun but not yet emitted, at most (bounds memory held by results) */
+    void *ctx;
+    /* At the start of worker w's thread; non-zero: this worker takes no items (the others do). */
+    int (*init)(void *ctx, int worker);
+    /* Item i on worker w's thread. */
+    void (*work)(void *ctx, int worker, int item);
+    /* On the calling thread, for items 0, 1, 2... each after its work finished. Non-zero: hand
+     * out no further items. */
+    int (*emit)(void *ctx, int item);
+    /* Set (by a signal handler): no further items are begun. */
+    volatile sig_atomic_t *stop;
+};
+
+/* Runs until every item is emitted, or until a stop or an emit's non-zero answer, after which the
+ * items already begun are finished and emitted. Returns the count of items emitted, or -1 when no
+ * thread could be started. */
+int cli_workers_run(const struct cli_workers *job);
+
+#endif

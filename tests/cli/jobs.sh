@@ -1,0 +1,41 @@
+#!/bin/sh
+# Several images in flight (-j): the same bytes on stdout, the same stderr lines in the same order,
+# the same exit status and the same -o files as one engine, with a bad file and a missing one in
+# the middle of the batch. Small word images keep it quick on lavapipe.
+. "$(dirname "$0")/lib/common.sh"
+
+C="$SRC/tests/data/corpus/paddleocr"
+mkdir -p "$TMP/in"
+cp "$C/en_word_1.png" "$TMP/in/1.png"
+cp "$C/en_word_2.png" "$TMP/in/2.png"
+echo "not an image" > "$TMP/in/3.png"
+cp "$C/en_word_3.png" "$TMP/in/4.png"
+cp "$C/en_word_4.png" "$TMP/in/5.png"
+cp "$C/en_word_5.png" "$TMP/in/6.png"
+set -- "$TMP/in/1.png" "$TMP/in/2.png" "$TMP/in/3.png" "$TMP/missing.png" "$TMP/in/4.png" "$TMP/in/5.png" \
+    "$TMP/in/6.png"
+
+for fmt in text json tsv; do
+    expect_exit 1 "-j 1 $fmt" -- "$BIN" -j 1 --boxes --format "$fmt" "$@"
+    mv "$TMP/out" "$TMP/one.out"
+    mv "$TMP/err" "$TMP/one.err"
+    expect_exit 1 "-j 3 $fmt" -- "$BIN" -j 3 --boxes --format "$fmt" "$@"
+    cmp -s "$TMP/one.out" "$TMP/out" && pass || fail "-j 3 $fmt: stdout differs from -j 1"
+    grep -v 'worker' "$TMP/err" > "$TMP/err.kept"
+    cmp -s "$TMP/one.err" "$TMP/err.kept" && pass || fail "-j 3 $fmt: stderr differs from -j 1: $(cat "$TMP/err")"
+done
+expect_lines 6 "$TMP/one.out" "TSV: header and the five word images' lines"
+expect_grep "3.png" "$TMP/one.err" "the bad file is named"
+expect_grep "missing.png" "$TMP/one.err" "the missing file is named"
+
+# -o: the same files with the same contents.
+expect_exit 1 "-j 1 -o" -- "$BIN" -j 1 --format json -o "$TMP/o1" "$@"
+expect_exit 1 "-j 4 -o" -- "$BIN" -j 4 --format json -o "$TMP/o4" "$@"
+diff -r "$TMP/o1" "$TMP/o4" >/dev/null && pass || fail "-o folders differ between -j 1 and -j 4"
+[ "$(ls "$TMP/o4" | wc -l)" -eq 5 ] && pass || fail "-o: $(ls "$TMP/o4" | wc -l) files, expected 5"
+
+# More jobs than inputs, and a bad value.
+expect_exit 0 "-j 8 on one image" -- "$BIN" -j 8 "$TMP/in/1.png"
+expect_grep "^JOINT$" "$TMP/out" "-j 8 on one image"
+expect_exit 2 "-j 0" -- "$BIN" -j 0 "$TMP/in/1.png"
+finish
