@@ -238,6 +238,12 @@ static int run_ocr(const struct cli_args *args)
         cli_free_items(&run.items);
         return err_kind ? EXIT_NO_DEVICE_OR_MODELS : EXIT_SOME_FAILED;
     }
+    if (args->ocr.profile) {
+        struct ocr_engine_startup st;
+        ocr_engine_startup(first, &st);
+        fprintf(stderr, "profile startup: models %.2f ms device %.2f ms nets %.2f ms other %.2f ms\n", st.models_ms,
+                st.device_ms, st.nets_ms, st.other_ms);
+    }
     run.engines = &first;
     int jobs = job_count(&run);
     struct ocr_engine **engines = calloc((size_t)jobs, sizeof(*engines));

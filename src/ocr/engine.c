@@ -91,6 +91,7 @@ struct ocr_engine {
     const struct nn_gpu_plan *det_recorded_plan; /* NULL: record again */
     int det_recorded_key[4];
     unsigned det_recorded_evictions;
+    struct ocr_engine_startup startup;
 };
 
 /* ---- small helpers ------------------------------------------------------------------------ */
@@ -251,6 +252,7 @@ struct ocr_engine *ocr_engine_create(const struct ocr_options *opt, int *err_kin
         return NULL;
     }
     e->opt = *opt;
+    double t0 = now_ms();
 
     char dir[4096];
     if (ocr_find_models_dir(opt->models_dir, dir, sizeof(dir))) {
@@ -281,6 +283,7 @@ struct ocr_engine *ocr_engine_create(const struct ocr_options *opt, int *err_kin
         goto fail;
     }
 
+    double t1 = now_ms();
     struct gpu_options gopt;
     gpu_options_default(&gopt);
     gopt.device_index = opt->device_index;
@@ -290,6 +293,7 @@ struct ocr_engine *ocr_engine_create(const struct ocr_options *opt, int *err_kin
         *err_kind = 1;
         goto fail;
     }
+    double t2 = now_ms();
     e->cfg = ocr_line_nets_config(e->ctx);
     e->det_cfg = ocr_det_config(e->ctx);
     const struct gpu_caps *caps = gpu_context_caps(e->ctx);
@@ -302,6 +306,7 @@ struct ocr_engine *ocr_engine_create(const struct ocr_options *opt, int *err_kin
     if (slot_create_net(e, &e->det, &e->det_cfg, err, err_len) || slot_create_net(e, &e->rec, &e->cfg, err, err_len) ||
         (opt->use_cls && slot_create_net(e, &e->cls, &e->cfg, err, err_len)))
         goto fail;
+    double t3 = now_ms();
     if (image_ops_create(e->ctx, e->det_cfg.act_dtype, e->cfg.act_dtype, &e->image_ops, err, err_len))
         goto fail;
     for (int i = 0; i < REC_GROUP; i++)
@@ -320,6 +325,7 @@ struct ocr_engine *ocr_engine_create(const struct ocr_options *opt, int *err_kin
         snprintf(err, err_len, "%s", gpu_last_error());
         goto fail;
     }
+    e->startup = (struct ocr_engine_startup){t1 - t0, t2 - t1, t3 - t2, now_ms() - t3};
     *err_kind = 0;
     return e;
 fail:
@@ -1056,6 +1062,11 @@ void ocr_engine_memory(const struct ocr_engine *e, struct ocr_engine_memory *out
     out->device_peak = dev.peak;
     out->host_in_use = host.in_use;
     out->host_peak = host.peak;
+}
+
+void ocr_engine_startup(const struct ocr_engine *e, struct ocr_engine_startup *out)
+{
+    *out = e->startup;
 }
 
 int ocr_engine_on_cpu(const struct ocr_engine *e)

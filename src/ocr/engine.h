@@ -64,6 +64,14 @@ void ocr_engine_destroy(struct ocr_engine *engine);
 
 const char *ocr_stage_name(enum ocr_stage stage);
 
+/* Where the engine's creation spent its time (wall ms): model files (mapping, checks), the
+ * Vulkan instance and device, the nets (pipelines from the cache or the compiler, weights
+ * uploaded) and the rest (image kernels, buffers). */
+struct ocr_engine_startup {
+    double models_ms, device_ms, nets_ms, other_ms;
+};
+void ocr_engine_startup(const struct ocr_engine *engine, struct ocr_engine_startup *out);
+
 /* GPU memory the engine holds, from its buffer pools: now and at the most since creation. */
 struct ocr_engine_memory {
     uint64_t device_in_use, device_peak; /* device-local pool */
