@@ -184,7 +184,7 @@ static int worker_init(void *ctx, int worker)
         return 0;
     char err[1024];
     int err_kind;
-    run->engines[worker] = ocr_engine_create(&run->args->ocr, &err_kind, err, sizeof(err));
+    run->engines[worker] = ocr_engine_create_sibling(run->engines[0], &err_kind, err, sizeof(err));
     if (!run->engines[worker]) {
         fprintf(stderr, "ppocr-vk: worker %d goes without an engine: %s\n", worker + 1, err);
         return -1;
@@ -288,7 +288,7 @@ static int run_ocr(const struct cli_args *args)
     if (stop_requested)
         interrupted();
 
-    for (int i = 0; i < jobs; i++)
+    for (int i = jobs; i-- > 0;) /* the siblings before the first, whose device they share */
         ocr_engine_destroy(engines[i]);
     free(engines);
     free(run.outcomes);

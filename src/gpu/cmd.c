@@ -89,8 +89,11 @@ void gpu_cmd_destroy(struct gpu_cmd *cmd)
     VkDevice dev = cmd->ctx->device;
     /* destroying work still in flight is undefined: past the timeout, wait for the queue */
     if (cmd->pending && !cmd->ctx->lost &&
-        vkWaitForFences(dev, 1, &cmd->fence, VK_TRUE, cmd->ctx->timeout_ns) == VK_TIMEOUT)
+        vkWaitForFences(dev, 1, &cmd->fence, VK_TRUE, cmd->ctx->timeout_ns) == VK_TIMEOUT) {
+        pthread_mutex_lock(&cmd->ctx->queue_lock);
         vkQueueWaitIdle(cmd->ctx->queue);
+        pthread_mutex_unlock(&cmd->ctx->queue_lock);
+    }
     for (unsigned i = 0; i < cmd->descriptor_pool_count; i++)
         vkDestroyDescriptorPool(dev, cmd->descriptor_pools[i], NULL);
     free(cmd->descriptor_pools);

@@ -581,7 +581,9 @@ int gpu_ctx_submit(struct gpu_context *ctx, VkCommandBuffer cb, VkFence fence, c
     }
     VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                            .commandBufferCount = 1, .pCommandBuffers = &cb};
+    pthread_mutex_lock(&ctx->queue_lock);
     r = vkQueueSubmit(ctx->queue, 1, &submit, fence);
+    pthread_mutex_unlock(&ctx->queue_lock);
     if (r != VK_SUCCESS) {
         snprintf(doing, sizeof doing, "%s: vkQueueSubmit", what);
         return gpu_ctx_fail_vk(ctx, r, doing);
@@ -668,6 +670,9 @@ int gpu_context_create(const struct gpu_options *opt, struct gpu_context **out)
         return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "creating the GPU context: out of memory");
     resolve_options(opt, &ctx->opt);
     ctx->timeout_ns = (uint64_t)ctx->opt.timeout_ms * 1000000ull;
+    pthread_mutex_init(&ctx->queue_lock, NULL);
+    pthread_mutex_init(&ctx->pipeline_lock, NULL);
+    pthread_mutex_init(&ctx->transfer_lock, NULL);
 
     uint32_t api;
     int st = create_instance(ctx->opt.validate, &ctx->instance, &ctx->messenger, &api);
@@ -709,6 +714,9 @@ void gpu_context_destroy(struct gpu_context *ctx)
         gpu_validation_messenger_destroy(ctx->instance, ctx->messenger);
         vkDestroyInstance(ctx->instance, NULL);
     }
+    pthread_mutex_destroy(&ctx->queue_lock);
+    pthread_mutex_destroy(&ctx->pipeline_lock);
+    pthread_mutex_destroy(&ctx->transfer_lock);
     free(ctx);
 }
 

@@ -5,6 +5,7 @@
 #include "gpu/context.h"
 #include "gpu/error.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,6 +39,11 @@ struct gpu_context {
     VkCommandPool transfer_pool;
     VkCommandBuffer transfer_cmd;
     VkFence transfer_fence;
+
+    /* Several engines on several threads may share a context: the queue, the pipeline table and
+     * the staging copies each have a lock (the pools have their own). Taken in this order only:
+     * transfer_lock, then queue_lock. */
+    pthread_mutex_t queue_lock, pipeline_lock, transfer_lock;
 };
 
 struct gpu_pipeline {

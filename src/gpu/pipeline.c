@@ -116,8 +116,8 @@ static int build(struct gpu_context *ctx, const struct gpu_pipeline_desc *d,
     return GPU_OK;
 }
 
-int gpu_pipeline_get(struct gpu_context *ctx, const struct gpu_pipeline_desc *d,
-                     const struct gpu_pipeline **out)
+static int pipeline_get_locked(struct gpu_context *ctx, const struct gpu_pipeline_desc *d,
+                               const struct gpu_pipeline **out)
 {
     *out = NULL;
     int st = check_desc(ctx, d);
@@ -154,6 +154,15 @@ int gpu_pipeline_get(struct gpu_context *ctx, const struct gpu_pipeline_desc *d,
     ctx->pipelines[ctx->pipeline_count++] = p;
     *out = p;
     return GPU_OK;
+}
+
+int gpu_pipeline_get(struct gpu_context *ctx, const struct gpu_pipeline_desc *d,
+                     const struct gpu_pipeline **out)
+{
+    pthread_mutex_lock(&ctx->pipeline_lock);
+    int st = pipeline_get_locked(ctx, d, out);
+    pthread_mutex_unlock(&ctx->pipeline_lock);
+    return st;
 }
 
 const char *gpu_pipeline_shader(const struct gpu_pipeline *p) { return p->shader; }

@@ -38,8 +38,8 @@ static int transfer_init(struct gpu_context *ctx)
 
 /* Copies `bytes` between two pool buffers and waits, with barriers that order the copy after
  * earlier host writes and before later host reads. */
-static int copy_now(struct gpu_context *ctx, const struct gpu_buffer *src, VkDeviceSize src_offset,
-                    const struct gpu_buffer *dst, VkDeviceSize dst_offset, VkDeviceSize bytes)
+static int copy_locked(struct gpu_context *ctx, const struct gpu_buffer *src, VkDeviceSize src_offset,
+                       const struct gpu_buffer *dst, VkDeviceSize dst_offset, VkDeviceSize bytes)
 {
     int st = transfer_init(ctx);
     if (st)
@@ -64,6 +64,16 @@ static int copy_now(struct gpu_context *ctx, const struct gpu_buffer *src, VkDev
         return gpu_ctx_fail_vk(ctx, r, "staging copy: ending the command buffer");
     st = gpu_ctx_submit(ctx, cb, ctx->transfer_fence, "staging copy");
     return st ? st : gpu_ctx_wait(ctx, ctx->transfer_fence, "staging copy");
+}
+
+/* The context has one staging command buffer: one copy at a time. */
+static int copy_now(struct gpu_context *ctx, const struct gpu_buffer *src, VkDeviceSize src_offset,
+                    const struct gpu_buffer *dst, VkDeviceSize dst_offset, VkDeviceSize bytes)
+{
+    pthread_mutex_lock(&ctx->transfer_lock);
+    int st = copy_locked(ctx, src, src_offset, dst, dst_offset, bytes);
+    pthread_mutex_unlock(&ctx->transfer_lock);
+    return st;
 }
 
 static int check_range(const struct gpu_buffer *b, VkDeviceSize offset, size_t bytes,

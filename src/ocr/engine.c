@@ -70,6 +70,7 @@ struct ocr_engine {
     struct ocr_options opt;
     char device[320];
     struct gpu_context *ctx;
+    bool shares_ctx; /* a sibling's: the first engine owns and destroys it */
     struct nn_gpu_config cfg, det_cfg; /* cls and rec; det */
     struct net_slot det, cls, rec;
     struct image_ops *image_ops;
@@ -243,7 +244,8 @@ static int rec_classes(const struct pvk_model *m, int64_t *classes, char *err, s
 
 /* ---- engine life ---------------------------------------------------------------------------- */
 
-struct ocr_engine *ocr_engine_create(const struct ocr_options *opt, int *err_kind, char *err, size_t err_len)
+static struct ocr_engine *engine_create(const struct ocr_options *opt, struct gpu_context *shared, int *err_kind,
+                                        char *err, size_t err_len)
 {
     *err_kind = 0;
     struct ocr_engine *e = calloc(1, sizeof(*e));
@@ -288,7 +290,10 @@ struct ocr_engine *ocr_engine_create(const struct ocr_options *opt, int *err_kin
     gpu_options_default(&gopt);
     gopt.device_index = opt->device_index;
     gopt.force_fp32 = opt->force_fp32;
-    if (gpu_context_create(&gopt, &e->ctx)) {
+    if (shared) {
+        e->ctx = shared;
+        e->shares_ctx = true;
+    } else if (gpu_context_create(&gopt, &e->ctx)) {
         snprintf(err, err_len, "%s", gpu_last_error());
         *err_kind = 1;
         goto fail;
@@ -352,8 +357,20 @@ void ocr_engine_destroy(struct ocr_engine *e)
     slot_free(&e->det);
     slot_free(&e->cls);
     slot_free(&e->rec);
-    gpu_context_destroy(e->ctx);
+    if (!e->shares_ctx)
+        gpu_context_destroy(e->ctx);
     free(e);
+}
+
+struct ocr_engine *ocr_engine_create(const struct ocr_options *opt, int *err_kind, char *err, size_t err_len)
+{
+    return engine_create(opt, NULL, err_kind, err, err_len);
+}
+
+struct ocr_engine *ocr_engine_create_sibling(const struct ocr_engine *first, int *err_kind, char *err,
+                                             size_t err_len)
+{
+    return engine_create(&first->opt, first->ctx, err_kind, err, err_len);
 }
 
 /* ---- stages --------------------------------------------------------------------------------- */

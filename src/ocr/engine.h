@@ -56,6 +56,11 @@ struct ocr_engine;
 /* Returns NULL with a one-line reason in err. *err_kind tells why: 1 = no usable Vulkan device,
  * 2 = unusable models, 0 = other. */
 struct ocr_engine *ocr_engine_create(const struct ocr_options *opt, int *err_kind, char *err, size_t err_len);
+/* Another engine on `first`'s device: the Vulkan device, its queue, the compiled pipelines and
+ * the memory pools are shared, everything else (nets, plans, command buffers) is its own, so
+ * each engine can run on its own thread. Destroy siblings before `first`. */
+struct ocr_engine *ocr_engine_create_sibling(const struct ocr_engine *first, int *err_kind, char *err,
+                                             size_t err_len);
 /* Returns 0, or -1 with a one-line reason (the engine stays usable for the next image). */
 int ocr_engine_run(struct ocr_engine *engine, const struct ocr_image *image, struct ocr_result *result,
                    char *err, size_t err_len);
