@@ -84,6 +84,24 @@ struct bench_image {
 };
 
 /* Runs `exe` once on `image` with the pipeline cache in `cache_dir`; returns wall ms or -1. */
+/* One run of an image through `engine` to its formatted result, as a caller would get it; *ms
+ * is the wall time. Returns 0, or 1 after printing the reason. */
+static int run_to_result(struct ocr_engine *engine, const struct cli_args *args, const struct bench_image *image,
+                         struct ocr_result *res, double *ms)
+{
+    char err[1024];
+    double t0 = now_ms();
+    if (ocr_engine_run(engine, &image->img, res, err, sizeof(err))) {
+        fprintf(stderr, "ppocr-vk: %s: %s\n", image->name, err);
+        return 1;
+    }
+    struct cli_buf buf = {0};
+    cli_format_result(&buf, args, image->name, res);
+    cli_buf_free(&buf);
+    *ms = now_ms() - t0;
+    return 0;
+}
+
 static double timed_child(const char *exe, const struct cli_args *args, const char *cache_dir, const char *image)
 {
     char device[32];
@@ -225,17 +243,9 @@ int cli_bench(const struct cli_args *args, FILE *out)
         int lines = 0;
         for (int r = -1; r < runs && rc == 0; r++) {
             struct ocr_result res;
-            double t0 = now_ms();
-            if (ocr_engine_run(engine, &images[i].img, &res, err, sizeof(err))) {
-                fprintf(stderr, "ppocr-vk: %s: %s\n", images[i].name, err);
-                rc = 1;
+            double t;
+            if ((rc = run_to_result(engine, args, &images[i], &res, &t)))
                 break;
-            }
-            /* End to end means to the formatted result, as a caller would get it. */
-            struct cli_buf buf = {0};
-            cli_format_result(&buf, args, images[i].name, &res);
-            cli_buf_free(&buf);
-            double t = now_ms() - t0;
             lines = res.n_lines;
             if (r >= 0) {
                 total[r] = t;
@@ -258,17 +268,11 @@ int cli_bench(const struct cli_args *args, FILE *out)
          * batches): the same image again on an engine without them. */
         for (int r = -1; r < runs && rc == 0 && plain; r++) {
             struct ocr_result res;
-            double t0 = now_ms();
-            if (ocr_engine_run(plain, &images[i].img, &res, err, sizeof(err))) {
-                fprintf(stderr, "ppocr-vk: %s: %s\n", images[i].name, err);
-                rc = 1;
+            double t;
+            if ((rc = run_to_result(plain, args, &images[i], &res, &t)))
                 break;
-            }
-            struct cli_buf buf = {0};
-            cli_format_result(&buf, args, images[i].name, &res);
-            cli_buf_free(&buf);
             if (r >= 0)
-                total[r] = now_ms() - t0;
+                total[r] = t;
             ocr_result_free(&res);
         }
         if (rc == 0 && plain)
