@@ -203,9 +203,12 @@ static int worker_emit(void *ctx, int item)
     return emit_item(ctx, item);
 }
 
-/* Engines to run: --jobs, or by default two on a GPU (one image's CPU stages overlap the other's
- * GPU work) and one on a CPU device, whose driver already uses every core. Image bytes on stdin
- * keep one, so that a stop signal reaches the thread that is reading them. */
+/* Engines to run: --jobs, or by default four on a discrete GPU, two on another GPU, so that
+ * images' CPU stages overlap other images' GPU work (on an H200, a folder of pages ran at 120
+ * images/s with one, 180 with two and 190 with four; a folder of varied photos at 35, 61 and
+ * 61), and one on a CPU device, whose driver already uses every core. Each engine adds its own
+ * activation memory, which an integrated GPU shares with the host. Image bytes on stdin keep
+ * one, so that a stop signal reaches the thread that is reading them. */
 static int job_count(const struct run *run)
 {
     if (run->items.n < 2)
@@ -213,7 +216,8 @@ static int job_count(const struct run *run)
     for (int i = 0; i < run->items.n; i++)
         if (!strcmp(run->items.items[i].path, "-"))
             return 1;
-    int jobs = run->args->jobs ? run->args->jobs : ocr_engine_on_cpu(run->engines[0]) ? 1 : 2;
+    static const int by_class[] = {[OCR_DEVICE_CPU] = 1, [OCR_DEVICE_DISCRETE_GPU] = 4, [OCR_DEVICE_OTHER_GPU] = 2};
+    int jobs = run->args->jobs ? run->args->jobs : by_class[ocr_engine_device_class(run->engines[0])];
     return jobs < run->items.n ? jobs : run->items.n;
 }
 

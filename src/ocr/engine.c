@@ -1086,9 +1086,12 @@ void ocr_engine_startup(const struct ocr_engine *e, struct ocr_engine_startup *o
     *out = e->startup;
 }
 
-int ocr_engine_on_cpu(const struct ocr_engine *e)
+enum ocr_device_class ocr_engine_device_class(const struct ocr_engine *e)
 {
-    return gpu_context_caps(e->ctx)->is_cpu;
+    const struct gpu_caps *caps = gpu_context_caps(e->ctx);
+    if (caps->is_cpu)
+        return OCR_DEVICE_CPU;
+    return caps->kind == GPU_DEVICE_DISCRETE ? OCR_DEVICE_DISCRETE_GPU : OCR_DEVICE_OTHER_GPU;
 }
 
 const char *ocr_engine_device(const struct ocr_engine *e)

@@ -85,8 +85,10 @@ struct ocr_engine_memory {
 void ocr_engine_memory(const struct ocr_engine *engine, struct ocr_engine_memory *out);
 /* Describes the device the engine runs on: "<name> (<kind>), <fp16|fp32>". */
 const char *ocr_engine_device(const struct ocr_engine *engine);
-/* Whether the engine runs on a CPU device (lavapipe), which uses every core by itself. */
-int ocr_engine_on_cpu(const struct ocr_engine *engine);
+/* What kind of device the engine runs on: a CPU device (lavapipe, which uses every core by
+ * itself), a discrete GPU, or another GPU (integrated, virtual). */
+enum ocr_device_class { OCR_DEVICE_CPU, OCR_DEVICE_DISCRETE_GPU, OCR_DEVICE_OTHER_GPU };
+enum ocr_device_class ocr_engine_device_class(const struct ocr_engine *engine);
 
 /* Prints every Vulkan device with its index (what --device takes). Returns the device count, or
  * -1 with a one-line reason. */
