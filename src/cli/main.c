@@ -295,6 +295,10 @@ static int run_ocr(const struct cli_args *args)
     for (int i = jobs; i-- > 0;) /* the siblings before the first, whose device they share */
         ocr_engine_destroy(engines[i]);
     free(engines);
+    for (int i = 0; i < run.items.n; i++) { /* outcomes never written (output broken) */
+        cli_buf_free(&run.outcomes[i].out);
+        cli_buf_free(&run.outcomes[i].errs);
+    }
     free(run.outcomes);
     cli_free_items(&run.items);
     if (fflush(stdout) != 0 && !run.output_broken) {

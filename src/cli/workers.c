@@ -94,7 +94,8 @@ int cli_workers_run(const struct cli_workers *job)
             int halt = job->emit(job->ctx, sh.emitted);
             pthread_mutex_lock(&sh.lock);
             sh.emitted++;
-            sh.halt = sh.halt || halt;
+            if (halt)
+                break; /* nothing more can be written: the items still running are dropped */
             pthread_cond_broadcast(&sh.changed);
             continue;
         }

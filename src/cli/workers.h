@@ -16,15 +16,15 @@ struct cli_workers {
     /* Item i on worker w's thread. */
     void (*work)(void *ctx, int worker, int item);
     /* On the calling thread, for items 0, 1, 2... each after its work finished. Non-zero: hand
-     * out no further items. */
+     * out no further items and emit no more (the items begun are still finished). */
     int (*emit)(void *ctx, int item);
     /* Set (by a signal handler): no further items are begun. */
     volatile sig_atomic_t *stop;
 };
 
-/* Runs until every item is emitted, or until a stop or an emit's non-zero answer, after which the
- * items already begun are finished and emitted. Returns the count of items emitted, or -1 when no
- * thread could be started. */
+/* Runs until every item is emitted; after a stop, the items already begun are finished and
+ * emitted; after an emit's non-zero answer, they are finished but not emitted. Returns the count
+ * of items emitted, or -1 when no thread could be started. */
 int cli_workers_run(const struct cli_workers *job);
 
 #endif
