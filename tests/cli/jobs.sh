@@ -34,6 +34,12 @@ expect_exit 1 "-j 4 -o" -- "$BIN" -j 4 --format json -o "$TMP/o4" "$@"
 diff -r "$TMP/o1" "$TMP/o4" >/dev/null && pass || fail "-o folders differ between -j 1 and -j 4"
 [ "$(ls "$TMP/o4" | wc -l)" -eq 5 ] && pass || fail "-o: $(ls "$TMP/o4" | wc -l) files, expected 5"
 
+# A closed stdout: reported once, exit 1, the images still in flight dropped.
+( "$BIN" -j 3 --format json "$@" 2>"$TMP/err"; echo $? >"$TMP/rc" ) | head -c 1 >/dev/null
+[ "$(cat "$TMP/rc")" = 1 ] && pass || fail "-j 3 into a closed pipe: exit $(cat "$TMP/rc"), expected 1"
+[ "$(grep -c 'cannot write to standard output' "$TMP/err")" = 1 ] && pass ||
+    fail "-j 3 into a closed pipe: $(cat "$TMP/err")"
+
 # More jobs than inputs, and a bad value.
 expect_exit 0 "-j 8 on one image" -- "$BIN" -j 8 "$TMP/in/1.png"
 expect_grep "^JOINT$" "$TMP/out" "-j 8 on one image"
