@@ -32,8 +32,8 @@ static void install_signal_handlers(void)
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
-    /* no SA_RESTART: a read blocked on stdin (an @- list, image bytes from a pipe whose writer
-     * never closes) must return EINTR, so that the stop is seen and the wait ends */
+    /* no SA_RESTART: getline blocked on an @- list from a pipe whose writer never closes must
+     * return EINTR, so that the stop is seen and the wait ends (inputs.c) */
     sa.sa_flags = 0;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);

@@ -1,6 +1,7 @@
 #include "cli/stream.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,12 +19,17 @@ int cli_read_stream(int fd, const char *name, size_t max, const volatile sig_ato
         return -1;
     }
     for (;;) {
-        /* checked before every read, not only after EINTR: a signal that lands between two reads
-         * interrupts nothing */
         if (*stop) {
             free(buf);
             return 1;
         }
+        /* waited for in slices, the flag checked between them: EINTR alone is not enough, as a
+         * signal that lands just before read() interrupts nothing, and under -j the signal may be
+         * taken by another thread than this one */
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        int ready = poll(&pfd, 1, 100);
+        if (ready == 0 || (ready < 0 && errno == EINTR))
+            continue;
         if (n == cap) {
             /* one byte over the limit is read, so that exactly max bytes are accepted */
             if (cap > max) {

@@ -1,7 +1,6 @@
 /* Reading a whole stream (image bytes on stdin) in a way SIGINT and SIGTERM can cut short: the
- * command installs its handlers without SA_RESTART, so a signal makes a blocked read() return
- * EINTR, and the stop flag then decides between giving up and reading on. A pipe whose writer
- * never closes would otherwise hold the command until it is killed. */
+ * stop flag their handler sets is checked at least every 100 ms while the stream is quiet. A pipe
+ * whose writer never closes would otherwise hold the command until it is killed. */
 #ifndef PPOCR_CLI_STREAM_H
 #define PPOCR_CLI_STREAM_H
 
