@@ -1,0 +1,164 @@
+/* The -j worker pool (src/cli/workers.c) without a GPU: every item worked once and emitted in
+ * input order whatever order the workers finish in, a window on how far work runs ahead of the
+ * output, a stop that lets begun items finish and be emitted, an emit's halt, and workers whose
+ * start fails. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/workers.h"
+
+#define MAX_ITEMS 200
+
+struct trace {
+    pthread_mutex_t lock;
+    int worked[MAX_ITEMS];   /* times work() ran for each item */
+    int emitted[MAX_ITEMS];  /* order of emit() calls */
+    int n_emitted;
+    int begun_max;           /* highest item begun */
+    int ahead_max;           /* most items begun beyond the last emitted */
+    int halt_at;             /* emit returns non-zero for this item (-1: never) */
+    int stop_at;             /* work sets the stop flag at this item (-1: never) */
+    int failing_workers;     /* init fails for workers >= this */
+    volatile sig_atomic_t stop;
+};
+
+static void nap(int item)
+{
+    /* uneven durations, so workers finish out of order */
+    struct timespec t = {0, (long)((item * 7919) % 5) * 200000L};
+    nanosleep(&t, NULL);
+}
+
+static int trace_init(void *ctx, int worker)
+{
+    struct trace *t = ctx;
+    return worker >= t->failing_workers ? -1 : 0;
+}
+
+static void trace_work(void *ctx, int worker, int item)
+{
+    (void)worker;
+    struct trace *t = ctx;
+    pthread_mutex_lock(&t->lock);
+    t->worked[item]++;
+    if (item > t->begun_max)
+        t->begun_max = item;
+    if (item - t->n_emitted > t->ahead_max)
+        t->ahead_max = item - t->n_emitted;
+    if (item == t->stop_at)
+        t->stop = 1;
+    pthread_mutex_unlock(&t->lock);
+    nap(item);
+}
+
+static int trace_emit(void *ctx, int item)
+{
+    struct trace *t = ctx;
+    pthread_mutex_lock(&t->lock);
+    t->emitted[t->n_emitted++] = item;
+    pthread_mutex_unlock(&t->lock);
+    return item == t->halt_at;
+}
+
+static struct cli_workers job_for(struct trace *t, int n_items, int n_workers, int window)
+{
+    memset(t, 0, sizeof *t);
+    pthread_mutex_init(&t->lock, NULL);
+    t->halt_at = t->stop_at = -1;
+    t->begun_max = -1;
+    t->failing_workers = n_workers;
+    return (struct cli_workers){.n_items = n_items, .n_workers = n_workers, .window = window, .ctx = t,
+                                .init = trace_init, .work = trace_work, .emit = trace_emit, .stop = &t->stop};
+}
+
+static void assert_in_order(const struct trace *t, int n)
+{
+    assert_int_equal(t->n_emitted, n);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(t->emitted[i], i);
+}
+
+static void test_all_in_order(void **state)
+{
+    (void)state;
+    struct trace t;
+    struct cli_workers job = job_for(&t, 150, 4, 8);
+    assert_int_equal(cli_workers_run(&job), 150);
+    assert_in_order(&t, 150);
+    for (int i = 0; i < 150; i++)
+        assert_int_equal(t.worked[i], 1);
+    /* an item is begun only while fewer than `window` are begun and not yet emitted */
+    assert_true(t.ahead_max < 8);
+}
+
+static void test_more_workers_than_items(void **state)
+{
+    (void)state;
+    struct trace t;
+    struct cli_workers job = job_for(&t, 3, 8, 32);
+    assert_int_equal(cli_workers_run(&job), 3);
+    assert_in_order(&t, 3);
+    job = job_for(&t, 0, 2, 8);
+    assert_int_equal(cli_workers_run(&job), 0);
+    assert_int_equal(t.n_emitted, 0);
+}
+
+static void test_stop_finishes_begun_items(void **state)
+{
+    (void)state;
+    struct trace t;
+    struct cli_workers job = job_for(&t, 150, 4, 8);
+    t.stop_at = 20;
+    int emitted = cli_workers_run(&job);
+    /* every item begun before the stop was seen is finished and emitted, in order, and nothing
+     * after that prefix was begun */
+    assert_true(emitted > 20 && emitted < 150);
+    assert_int_equal(emitted, t.begun_max + 1);
+    assert_in_order(&t, emitted);
+    for (int i = 0; i < 150; i++)
+        assert_int_equal(t.worked[i], i < emitted ? 1 : 0);
+}
+
+static void test_halt_stops_emitting(void **state)
+{
+    (void)state;
+    struct trace t;
+    struct cli_workers job = job_for(&t, 150, 4, 8);
+    t.halt_at = 10;
+    assert_int_equal(cli_workers_run(&job), 11);
+    assert_in_order(&t, 11);
+    /* work ran at most a window past the halt */
+    assert_true(t.begun_max < 11 + 8);
+}
+
+static void test_failed_workers_leave_the_rest(void **state)
+{
+    (void)state;
+    struct trace t;
+    struct cli_workers job = job_for(&t, 60, 4, 8);
+    t.failing_workers = 1; /* only worker 0 starts */
+    assert_int_equal(cli_workers_run(&job), 60);
+    assert_in_order(&t, 60);
+    job = job_for(&t, 10, 3, 8);
+    t.failing_workers = 0; /* none starts: nothing is begun, and the run still ends */
+    assert_int_equal(cli_workers_run(&job), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_all_in_order),           cmocka_unit_test(test_more_workers_than_items),
+        cmocka_unit_test(test_stop_finishes_begun_items), cmocka_unit_test(test_halt_stops_emitting),
+        cmocka_unit_test(test_failed_workers_leave_the_rest),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
