@@ -9,7 +9,7 @@
 #   test_gpu_device 13 s, test_gpu_pool 11 s, test_gpu_dispatch 60 s, test_gpu_cache 15 s,
 #   test_gpu_image 92 s, test_gpu_op_elementwise 98 s, test_gpu_op_layout 13 s,
 #   test_gpu_op_norm 82 s, test_gpu_op_matmul 11 min, test_gpu_op_timing 74 s,
-#   test_gpu_net 4.5 min, test_gpu_parity 6.5 min: about 30 minutes in all.
+#   test_gpu_net 4.5 min, test_gpu_parity 6.5 min: about 30 minutes (the whole script: 40).
 # test_gpu_op_conv (7 s natively) is left out, to AddressSanitizer (tools/test.sh): it ran past
 # 20 minutes twice, the second time with its other tests done, nothing reported, and
 # test_timings (convolutions of up to 960 x 960, each checked against the CPU reference) running.
