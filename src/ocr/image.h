@@ -66,8 +66,9 @@ enum ocr_image_status {
  * ocr_image_free), or a status with a one-line reason in err (no trailing newline). */
 enum ocr_image_status ocr_image_load_file(const char *path, enum ocr_alpha_mode alpha, struct ocr_image *img,
                                           char *err, size_t err_len);
-/* Reads fd to its end (a pipe, stdin, a file) and decodes it; `name` is used in messages
- * (the CLI reads stdin with ocr_image_load_fd(0, "<stdin>", ...)). fd stays open. */
+/* Reads fd to its end (a pipe, stdin, a file) and decodes it; `name` is used in messages. Reads
+ * interrupted by a signal are retried: a caller that must stop on one reads the bytes itself and
+ * decodes them with ocr_image_load_memory (as the CLI does for stdin). fd stays open. */
 enum ocr_image_status ocr_image_load_fd(int fd, const char *name, enum ocr_alpha_mode alpha, struct ocr_image *img,
                                         char *err, size_t err_len);
 /* Decodes encoded bytes already in memory. */
