@@ -24,6 +24,8 @@ struct nn_gpu_net {
     bool *absorbed;  /* that AFFINE: records nothing, its output is a view of the conv's */
     int *gate_of;    /* 1x1 conv -> the SE before it whose gate it applies, or -1 */
     bool *gate_only; /* that SE: records only its gate, its output is a view of its input */
+    /* per tensor id: the channel CONCAT whose output it is written into as a slice, or -1 */
+    int *slice_of;
 };
 
 /* A piece of storage that one or more tensors (a tensor and its reshape views) live in. */
@@ -99,6 +101,26 @@ static bool is_pointwise_conv(const struct pvk_op *op)
            !op->attr.conv.pad_r && op->attr.conv.group == 1;
 }
 
+/* Ops whose kernels can write a channel slice of a wider NCHW tensor (dst_channels), and whose
+ * output tensor is their own result. */
+static bool writes_channel_slices(const struct nn_gpu_net *net, int i)
+{
+    if (net->absorbed[i] || net->gate_only[i] || net->affine_of[i] >= 0)
+        return false;
+    switch (net->model->ops[i].type) {
+    case PVK_OP_CONV2D:
+    case PVK_OP_CONV_TRANSPOSE2D:
+    case PVK_OP_RESIZE:
+    case PVK_OP_AFFINE:
+    case PVK_OP_BINARY:
+    case PVK_OP_POOL2D:
+    case PVK_OP_SE:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* Two passes over a whole tensor that the op next to them can do in its own dispatch:
  * - PP-LCNetV3 follows most convolutions with a learnable affine (a Mul and an Add the converter
  *   turns into AFFINE); where the AFFINE is the only reader of the convolution's result, the
@@ -106,13 +128,21 @@ static bool is_pointwise_conv(const struct pvk_op *op)
  * - A squeeze-and-excitation block scales its input by a per-channel gate; where its only reader
  *   is a 1x1 convolution (and it adds no residual), the SE records just the gate and the
  *   convolution scales the rows of its GEMM as it loads them.
+ * And a copy that the ops before it can do: where every input of a CONCAT along axis 1 is written
+ * by an op that can write channel slices and read by the concat alone, the producers write
+ * straight into the output (det's neck: four maps of 24 channels at a quarter of the image,
+ * 22 MiB in fp32 at 960, otherwise alive twice) and the concat records nothing.
  * Fusion is an optimisation: without memory for the analysis the net runs unfused. */
 static void plan_fusions(struct nn_gpu_net *net)
 {
     const struct pvk_model *m = net->model;
     int *reader = single_readers(m);
-    if (!reader)
+    int *producer = malloc(((size_t)m->n_tensors + 1) * sizeof(int));
+    if (!reader || !producer) {
+        free(reader);
+        free(producer);
         return;
+    }
     for (uint32_t i = 0; i < m->n_ops; i++) {
         const struct pvk_op *op = &m->ops[i];
         int32_t y = op->outputs[0];
@@ -138,7 +168,37 @@ static void plan_fusions(struct nn_gpu_net *net)
             }
         }
     }
+
+    for (uint32_t t = 0; t < m->n_tensors; t++)
+        producer[t] = -1;
+    for (uint32_t i = 0; i < m->n_ops; i++)
+        if (m->ops[i].n_outputs == 1 && m->ops[i].outputs[0] >= 0)
+            producer[m->ops[i].outputs[0]] = (int)i;
+    for (uint32_t c = 0; c < m->n_ops; c++) {
+        const struct pvk_op *op = &m->ops[c];
+        if (op->type != PVK_OP_CONCAT || op->attr.axis.axis != 1 || op->outputs[0] < 0 ||
+            m->tensors[op->outputs[0]].ndim != 4)
+            continue;
+        bool ok = op->n_inputs > 0;
+        for (uint32_t k = 0; k < op->n_inputs && ok; k++) {
+            int32_t t = op->inputs[k];
+            ok = t >= 0 && producer[t] >= 0 && reader[t] == (int)c && writes_channel_slices(net, producer[t]) &&
+                 m->tensors[t].ndim == 4;
+        }
+        for (uint32_t k = 0; k < op->n_inputs && ok; k++)
+            net->slice_of[op->inputs[k]] = (int)c;
+    }
     free(reader);
+    free(producer);
+}
+
+/* The first channel of slice t in concat c's output: the channels of the inputs before it. */
+static int64_t channel_at(const struct pvk_model *m, const struct pvk_shape *shapes, int c, int32_t t)
+{
+    int64_t at = 0;
+    for (uint32_t k = 0; k < m->ops[c].n_inputs && m->ops[c].inputs[k] != t; k++)
+        at += shapes[m->ops[c].inputs[k]].d[1];
+    return at;
 }
 
 int nn_gpu_net_create(const struct nn_gpu_config *cfg, const struct pvk_model *model, struct nn_gpu_net **out,
@@ -149,7 +209,8 @@ int nn_gpu_net_create(const struct nn_gpu_config *cfg, const struct pvk_model *m
     size_t no = model->n_ops ? model->n_ops : 1;
     if (!net || !(net->ops = calloc(no, sizeof(*net->ops))) || !(net->affine_of = malloc(no * sizeof(int))) ||
         !(net->absorbed = calloc(no, sizeof(bool))) || !(net->gate_of = malloc(no * sizeof(int))) ||
-        !(net->gate_only = calloc(no, sizeof(bool)))) {
+        !(net->gate_only = calloc(no, sizeof(bool))) ||
+        !(net->slice_of = malloc(((size_t)model->n_tensors + 1) * sizeof(int)))) {
         nn_gpu_net_destroy(net);
         snprintf(err, err_len, "out of memory creating the net");
         return -1;
@@ -158,6 +219,8 @@ int nn_gpu_net_create(const struct nn_gpu_config *cfg, const struct pvk_model *m
     net->model = model;
     for (size_t i = 0; i < no; i++)
         net->affine_of[i] = net->gate_of[i] = -1;
+    for (uint32_t t = 0; t < model->n_tensors; t++)
+        net->slice_of[t] = -1;
     plan_fusions(net);
     for (uint32_t i = 0; i < model->n_ops; i++) {
         const struct pvk_op *op = &model->ops[i];
@@ -213,6 +276,7 @@ void nn_gpu_net_destroy(struct nn_gpu_net *net)
     free(net->absorbed);
     free(net->gate_of);
     free(net->gate_only);
+    free(net->slice_of);
     free(net);
 }
 
@@ -324,78 +388,10 @@ static int place_storages(struct nn_gpu_plan *plan, uint64_t arena_limit, uint64
     return 0;
 }
 
-/* Ops whose kernels can write a channel slice of a wider NCHW tensor (dst_channels), and whose
- * output tensor is their own result. */
-static bool writes_channel_slices(const struct nn_gpu_net *net, int i)
-{
-    if (net->absorbed[i] || net->gate_only[i] || net->affine_of[i] >= 0)
-        return false;
-    switch (net->model->ops[i].type) {
-    case PVK_OP_CONV2D:
-    case PVK_OP_CONV_TRANSPOSE2D:
-    case PVK_OP_RESIZE:
-    case PVK_OP_AFFINE:
-    case PVK_OP_BINARY:
-    case PVK_OP_POOL2D:
-    case PVK_OP_SE:
-        return true;
-    default:
-        return false;
-    }
-}
-
-/* Channel concatenations done by their producers: where every input of a CONCAT along axis 1 is
- * written by an op that can write channel slices and read by the concat alone, the producers
- * write straight into the output (det's neck: four maps of 24 channels at a quarter of the
- * image, 22 MiB in fp32 at 960, otherwise alive twice) and the concat records nothing.
- * concat_of[t]: the concat that tensor t is a slice of, or -1; channel_at[t]: its first channel. */
-static void plan_concats(const struct nn_gpu_net *net, const struct pvk_shape *shapes, int *concat_of,
-                         int64_t *channel_at)
-{
-    const struct pvk_model *m = net->model;
-    for (uint32_t t = 0; t < m->n_tensors; t++)
-        concat_of[t] = -1;
-    int *reader = single_readers(m);
-    int *producer = malloc(((size_t)m->n_tensors + 1) * sizeof(int));
-    if (!reader || !producer) {
-        free(reader);
-        free(producer);
-        return; /* an optimisation: without memory for it the concat copies */
-    }
-    for (uint32_t t = 0; t < m->n_tensors; t++)
-        producer[t] = -1;
-    for (uint32_t i = 0; i < m->n_ops; i++)
-        if (m->ops[i].n_outputs == 1 && m->ops[i].outputs[0] >= 0)
-            producer[m->ops[i].outputs[0]] = (int)i;
-    for (uint32_t c = 0; c < m->n_ops; c++) {
-        const struct pvk_op *op = &m->ops[c];
-        if (op->type != PVK_OP_CONCAT || op->attr.axis.axis != 1 || op->outputs[0] < 0 ||
-            shapes[op->outputs[0]].ndim != 4)
-            continue;
-        bool ok = op->n_inputs > 0;
-        for (uint32_t k = 0; k < op->n_inputs && ok; k++) {
-            int32_t t = op->inputs[k];
-            ok = t >= 0 && producer[t] >= 0 && reader[t] == (int)c && writes_channel_slices(net, producer[t]) &&
-                 shapes[t].ndim == 4;
-        }
-        if (!ok)
-            continue;
-        int64_t at = 0;
-        for (uint32_t k = 0; k < op->n_inputs; k++) {
-            concat_of[op->inputs[k]] = (int)c;
-            channel_at[op->inputs[k]] = at;
-            at += shapes[op->inputs[k]].d[1];
-        }
-    }
-    free(reader);
-    free(producer);
-}
-
 int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], const struct nn_gpu_plan_options *opt,
                        struct nn_gpu_plan **out, char *err, size_t err_len)
 {
-    int *concat_of = NULL, *concat_storage = NULL;
-    int64_t *channel_at = NULL;
+    int *concat_storage = NULL;
     *out = NULL;
     const struct pvk_model *m = net->model;
     int nt = (int)m->n_tensors, no = (int)m->n_ops;
@@ -413,21 +409,15 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
     plan->op_end = calloc((size_t)no + 1, sizeof(*plan->op_end));
     plan->se_means = malloc(((size_t)no + 1) * sizeof(int));
     plan->se_gate = malloc(((size_t)no + 1) * sizeof(int));
-    concat_of = malloc(((size_t)nt + 1) * sizeof(int));
     concat_storage = malloc(((size_t)no + 1) * sizeof(int));
-    channel_at = calloc((size_t)nt + 1, sizeof(int64_t));
     if (!plan->shapes || !plan->root || !plan->is_view || !plan->tensors || !plan->storages || !plan->op_first ||
-        !plan->op_end || !plan->se_means || !plan->se_gate || !concat_of || !concat_storage || !channel_at)
+        !plan->op_end || !plan->se_means || !plan->se_gate || !concat_storage)
         goto oom;
     if (pvk_infer_shapes(m, input_nchw, plan->shapes, err, err_len))
         goto fail;
     bool keep_all = opt && opt->keep_all;
-    /* keep_all leaves every tensor dense, to be read back and compared */
-    if (keep_all)
-        for (int t = 0; t < nt; t++)
-            concat_of[t] = -1;
-    else
-        plan_concats(net, plan->shapes, concat_of, channel_at);
+    /* keep_all leaves every tensor dense, to be read back and compared: no concat slices */
+    const int *slice_of = keep_all ? NULL : net->slice_of;
     for (int i = 0; i < no; i++)
         concat_storage[i] = -1;
 
@@ -444,13 +434,13 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
     for (int i = 0; i < no; i++) {
         const struct pvk_op *op = &m->ops[i];
         plan->is_view[i] = op_is_view(op) || net->absorbed[i] ||
-                           (op->type == PVK_OP_CONCAT && op->n_inputs > 0 && op->inputs[0] >= 0 &&
-                            concat_of[op->inputs[0]] == i);
+                           (slice_of && op->type == PVK_OP_CONCAT && op->n_inputs > 0 && op->inputs[0] >= 0 &&
+                            slice_of[op->inputs[0]] == i);
         for (uint32_t k = 0; k < op->n_outputs; k++) {
             int32_t id = op->outputs[k];
             if (id < 0)
                 continue;
-            int c = concat_of[id];
+            int c = slice_of ? slice_of[id] : -1;
             if (c >= 0) { /* a channel slice of concat c's output, whose storage the first slice opens */
                 if (concat_storage[c] < 0) {
                     concat_storage[c] = ns;
@@ -546,9 +536,10 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
         g->dtype = dtype;
         g->shape = plan->shapes[t];
         g->elem_offset = 0;
-        if (concat_of[t] >= 0) {
-            const struct pvk_shape *y = &plan->shapes[m->ops[concat_of[t]].outputs[0]];
-            g->elem_offset = (uint32_t)(channel_at[t] * y->d[2] * y->d[3]);
+        int c = slice_of ? slice_of[t] : -1;
+        if (c >= 0) {
+            const struct pvk_shape *y = &plan->shapes[m->ops[c].outputs[0]];
+            g->elem_offset = (uint32_t)(channel_at(m, plan->shapes, c, t) * y->d[2] * y->d[3]);
             g->dst_channels = y->d[1];
         }
     }
@@ -558,17 +549,13 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
         if (op->type == PVK_OP_ARGMAX && op->outputs[0] >= 0)
             plan->tensors[op->outputs[0]].dtype = NN_I32;
     }
-    free(concat_of);
     free(concat_storage);
-    free(channel_at);
     *out = plan;
     return 0;
 oom:
     snprintf(err, err_len, "out of memory planning the net");
 fail:
-    free(concat_of);
     free(concat_storage);
-    free(channel_at);
     nn_gpu_plan_destroy(plan);
     return -1;
 }
