@@ -77,7 +77,7 @@ static const struct gpu_pipeline *variant(struct conv_gemm *g, enum conv_gemm_va
     } else if (v == GEMM_SMALL || v == GEMM_SMALL_VEC4) {
         lx = TILED_LX / 2, ly = g->small_bm / 4, bm = g->small_bm, bn = g->small_bn;
     } else {
-        shader = strstr(g->shader, "_f16") ? "gemm_ksplit_f16" : "gemm_ksplit";
+        shader = g->f16 ? "gemm_ksplit_f16" : "gemm_ksplit";
         lx = KSPLIT_LX, ly = 1, bm = KSPLIT_BM, bn = KSPLIT_BN;
     }
     if (build(g->ctx, &g->desc, shader, lx, ly, bm, bn, vec4, 0, &g->variant[v]) != GPU_OK) {
@@ -95,6 +95,7 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
     *out = (struct conv_gemm){0};
     out->ctx = cfg->ctx;
     out->desc = *d;
+    out->f16 = f16;
     /* PPOCR_VK_GEMM_KERNEL=tiled|small|ksplit|cpu overrides the device class and the tile choice
      * (and leaves cooperative matrices out), so that the tests run every kernel on any device. */
     const char *force = getenv("PPOCR_VK_GEMM_KERNEL");

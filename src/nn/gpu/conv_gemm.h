@@ -61,7 +61,7 @@ struct conv_gemm {
     struct gpu_context *ctx;
     struct conv_gemm_desc desc;
     const char *shader;
-    bool cpu_kernel;
+    bool f16, cpu_kernel;
     const struct gpu_pipeline *variant[GEMM_VARIANTS];
     uint32_t bm, bn;  /* outputs per workgroup along M and N, big tiles */
     uint32_t small_bm, small_bn;
