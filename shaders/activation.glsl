@@ -1,4 +1,6 @@
-// Fused activations, numbered as enum pvk_act in src/model/ops.h.
+// Fused activations, numbered as enum pvk_act in src/model/ops.h. Written once as a macro over the
+// value type, so the same formulas serve float and vec4, and float16_t and f16vec4 in shaders that
+// compute in fp16 (MATH_F16); alpha and beta arrive as fp32 and are cast to the value type.
 #ifndef PPOCR_ACTIVATION_GLSL
 #define PPOCR_ACTIVATION_GLSL
 
@@ -13,34 +15,39 @@
 #define ACT_GELU_ERF 8u
 #define ACT_GELU_TANH 9u
 
-// erf with |error| < 1.5e-7 (Abramowitz-Stegun 7.1.26): GLSL has no erf.
-float act_erf(float x)
-{
-    float s = sign(x), a = abs(x);
-    float t = 1.0 / (1.0 + 0.3275911 * a);
-    float y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * exp(-a * a);
-    return s * y;
-}
-
-float act_sigmoid(float x)
-{
-    return 1.0 / (1.0 + exp(-x));
-}
-
-float apply_act(float x, uint act, float alpha, float beta)
-{
-    switch (act) {
-    case ACT_RELU: return max(x, 0.0);
-    case ACT_RELU6: return clamp(x, 0.0, 6.0);
-    case ACT_CLIP: return min(max(x, alpha), beta);
-    case ACT_HARDSWISH: return x * clamp(x + 3.0, 0.0, 6.0) * (1.0 / 6.0);
-    case ACT_HARDSIGMOID: return clamp(alpha * x + beta, 0.0, 1.0);
-    case ACT_SIGMOID: return act_sigmoid(x);
-    case ACT_SWISH: return x * act_sigmoid(x);
-    case ACT_GELU_ERF: return 0.5 * x * (1.0 + act_erf(x * 0.70710678118654752));
-    case ACT_GELU_TANH: return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-    default: return x;
+// erf with |error| < 1.5e-7 in fp32 (Abramowitz-Stegun 7.1.26): GLSL has no erf. T(c) casts each
+// coefficient to the value type.
+#define PPOCR_ACTIVATIONS(T)                                                                               \
+    T act_erf(T x)                                                                                         \
+    {                                                                                                      \
+        T s = sign(x), a = abs(x);                                                                         \
+        T t = T(1.0) / (T(1.0) + T(0.3275911) * a);                                                        \
+        T y = T(1.0) - (((((T(1.061405429) * t - T(1.453152027)) * t) + T(1.421413741)) * t - T(0.284496736)) * t \
+                        + T(0.254829592)) * t * exp(-a * a);                                               \
+        return s * y;                                                                                      \
+    }                                                                                                      \
+    T act_sigmoid(T x) { return T(1.0) / (T(1.0) + exp(-x)); }                                             \
+    T apply_act(T x, uint act, float alpha, float beta)                                                    \
+    {                                                                                                      \
+        switch (act) {                                                                                     \
+        case ACT_RELU: return max(x, T(0.0));                                                              \
+        case ACT_RELU6: return clamp(x, T(0.0), T(6.0));                                                   \
+        case ACT_CLIP: return min(max(x, T(alpha)), T(beta));                                              \
+        case ACT_HARDSWISH: return x * clamp(x + T(3.0), T(0.0), T(6.0)) * T(1.0 / 6.0);                   \
+        case ACT_HARDSIGMOID: return clamp(T(alpha) * x + T(beta), T(0.0), T(1.0));                        \
+        case ACT_SIGMOID: return act_sigmoid(x);                                                           \
+        case ACT_SWISH: return x * act_sigmoid(x);                                                         \
+        case ACT_GELU_ERF: return T(0.5) * x * (T(1.0) + act_erf(x * T(0.70710678118654752)));             \
+        case ACT_GELU_TANH: return T(0.5) * x * (T(1.0) + tanh(T(0.7978845608028654) * (x + T(0.044715) * x * x * x))); \
+        default: return x;                                                                                 \
+        }                                                                                                  \
     }
-}
+
+PPOCR_ACTIVATIONS(float)
+PPOCR_ACTIVATIONS(vec4)
+#ifdef MATH_F16
+PPOCR_ACTIVATIONS(float16_t)
+PPOCR_ACTIVATIONS(f16vec4)
+#endif
 
 #endif

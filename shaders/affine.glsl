@@ -2,7 +2,7 @@
 // folded BatchNorm (scale per channel), and SE's second dispatch (scale = the gate per (n, c), with
 // scale_add 1 when the block adds its input back). Scale and shift are fp32. The AFFINE_VEC4 twin
 // handles four elements of one channel per invocation (inner, offsets and channel-view blocks
-// multiples of 4, checked by the host).
+// multiples of 4, checked by the host). The arithmetic is in MFLOAT: fp16 in the f16a twins.
 #extension GL_GOOGLE_include_directive : require
 #include "storage.glsl"
 #include "activation.glsl"
@@ -12,12 +12,12 @@
 
 #ifdef AFFINE_VEC4
 #define XTYPE SFLOAT4
-#define FTYPE vec4
+#define FTYPE MFLOAT4
 #define TO_X(v) TO_S4(v)
 #define VEC 4u
 #else
 #define XTYPE SFLOAT
-#define FTYPE float
+#define FTYPE MFLOAT
 #define TO_X(v) TO_S(v)
 #define VEC 1u
 #endif
@@ -34,16 +34,6 @@ layout(push_constant) uniform Push {
     uint x_off, y_off, y_block, y_block_stride;
 } p;
 
-FTYPE act_v(FTYPE v)
-{
-#ifdef AFFINE_VEC4
-    return vec4(apply_act(v.x, p.act, p.alpha, p.beta), apply_act(v.y, p.act, p.alpha, p.beta),
-                apply_act(v.z, p.act, p.alpha, p.beta), apply_act(v.w, p.act, p.alpha, p.beta));
-#else
-    return apply_act(v, p.act, p.alpha, p.beta);
-#endif
-}
-
 // n, offsets and blocks in units of VEC elements; inner in elements
 void main()
 {
@@ -52,8 +42,9 @@ void main()
         return;
     uint q = i * VEC / p.inner;
     uint ch = q % p.c, outer = q / p.c;
-    FTYPE v = FTYPE(x[p.x_off + i]) * (scale[outer * p.scale_outer_stride + ch] + p.scale_add);
+    FTYPE v = FTYPE(x[p.x_off + i]) * MFLOAT(scale[outer * p.scale_outer_stride + ch] + p.scale_add);
     if (p.has_shift != 0u)
-        v += shift[ch];
-    y[p.y_off + grid_out_index(i, p.y_block, p.y_block_stride)] = TO_X(p.act == ACT_NONE ? v : act_v(v));
+        v += MFLOAT(shift[ch]);
+    y[p.y_off + grid_out_index(i, p.y_block, p.y_block_stride)] =
+        TO_X(p.act == ACT_NONE ? v : apply_act(v, p.act, p.alpha, p.beta));
 }

@@ -1,6 +1,7 @@
 // y = act(a (op) b) with numpy broadcasting, or y = act(a) (OP_COPY: the unary op). The host
 // collapses the shapes to at most 6 dims and passes each input's element strides per output dim
-// (0 where it broadcasts); the output is dense or a channel slice of a wider tensor.
+// (0 where it broadcasts); the output is dense or a channel slice of a wider tensor. The arithmetic
+// is in MFLOAT: fp16 in the f16a twin.
 #extension GL_GOOGLE_include_directive : require
 #include "storage.glsl"
 #include "activation.glsl"
@@ -42,13 +43,13 @@ void main()
     }
     ai += rest * p.as[0];
     bi += rest * p.bs[0];
-    float x = float(a[ai]);
-    float v;
+    MFLOAT x = MFLOAT(a[ai]);
+    MFLOAT v;
     switch (p.op) {
-    case OP_ADD: v = x + float(b[bi]); break;
-    case OP_SUB: v = x - float(b[bi]); break;
-    case OP_MUL: v = x * float(b[bi]); break;
-    case OP_DIV: v = x / float(b[bi]); break;
+    case OP_ADD: v = x + MFLOAT(b[bi]); break;
+    case OP_SUB: v = x - MFLOAT(b[bi]); break;
+    case OP_MUL: v = x * MFLOAT(b[bi]); break;
+    case OP_DIV: v = x / MFLOAT(b[bi]); break;
     default: v = x; break;
     }
     y[p.y_off + grid_out_index(i, p.y_block, p.y_block_stride)] = TO_S(apply_act(v, p.act, p.alpha, p.beta));

@@ -1,6 +1,7 @@
 // binary.glsl's common case four elements at a time: a and y dense and contiguous, b contiguous,
 // a scalar (b_scalar) or absent (OP_COPY), element count and offsets multiples of 4 (the host
-// checks), so every access is one 16-byte (fp32) or 8-byte (fp16) load or store.
+// checks), so every access is one 16-byte (fp32) or 8-byte (fp16) load or store. The arithmetic
+// is in MFLOAT4: fp16 in the f16a twin.
 #extension GL_GOOGLE_include_directive : require
 #include "storage.glsl"
 #include "activation.glsl"
@@ -21,25 +22,19 @@ layout(push_constant) uniform Push {
 #define OP_MUL 2u
 #define OP_DIV 3u
 
-vec4 act4(vec4 v)
-{
-    return vec4(apply_act(v.x, p.act, p.alpha, p.beta), apply_act(v.y, p.act, p.alpha, p.beta),
-                apply_act(v.z, p.act, p.alpha, p.beta), apply_act(v.w, p.act, p.alpha, p.beta));
-}
-
 void main()
 {
     uint i = grid_item_id();
     if (i >= p.n4)
         return;
-    vec4 x = vec4(a[p.a_off4 + i]);
+    MFLOAT4 x = MFLOAT4(a[p.a_off4 + i]);
     if (p.op <= OP_DIV) {
-        vec4 q;
+        MFLOAT4 q;
         if (p.b_scalar != 0u) {
-            q = vec4(float(b[p.b_off]));
+            q = MFLOAT4(float(b[p.b_off]));
         } else {
             uint j = p.b_off + 4u * i;
-            q = vec4(float(b[j]), float(b[j + 1u]), float(b[j + 2u]), float(b[j + 3u]));
+            q = MFLOAT4(vec4(float(b[j]), float(b[j + 1u]), float(b[j + 2u]), float(b[j + 3u])));
         }
         switch (p.op) {
         case OP_ADD: x += q; break;
@@ -48,5 +43,5 @@ void main()
         default: x /= q; break;
         }
     }
-    y[p.y_off4 + i] = TO_S4(p.act == ACT_NONE ? x : act4(x));
+    y[p.y_off4 + i] = TO_S4(p.act == ACT_NONE ? x : apply_act(x, p.act, p.alpha, p.beta));
 }

@@ -2,7 +2,8 @@
 // one row, reading each input row segment once into registers and reusing it for every kernel
 // column (stride 1 shares (KW - 1) of each output's taps with its neighbour). Kernel size,
 // stride and dilation are specialization constants so the tap loops unroll; bias, activation and
-// the residual add are fused.
+// the residual add are fused. Taps and the row segment are held as MFLOAT and the epilogue
+// computes in it (fp16 in the f16a twin, halving their registers); the sum over taps stays fp32.
 #extension GL_GOOGLE_include_directive : require
 #include "storage.glsl"
 #include "activation.glsl"
@@ -55,9 +56,9 @@ void main()
     const uint oy = gid / p.OWG, ox0 = (gid - oy * p.OWG) * OUTW;
     const uint img = gl_WorkGroupID.y / p.C, ch = gl_WorkGroupID.y % p.C;
 
-    float wk[KH * KW];
+    MFLOAT wk[KH * KW];
     for (uint t = 0; t < KH * KW; t++)
-        wk[t] = float(w[ch * KH * KW + t]);
+        wk[t] = MFLOAT(w[ch * KH * KW + t]);
     float acc[OUTW];
     const float b0 = HAS_BIAS || POST_AFFINE ? bias[ch] : 0.0;
     for (uint o = 0; o < OUTW; o++)
@@ -70,14 +71,14 @@ void main()
         if (uint(iy) >= p.H)
             continue;
         const uint row = plane + uint(iy) * p.W;
-        float seg[SPAN];
+        MFLOAT seg[SPAN];
         for (uint t = 0; t < SPAN; t++) {
             int ix = ix0 + int(t);
-            seg[t] = uint(ix) < p.W ? float(x[row + uint(ix)]) : 0.0;
+            seg[t] = uint(ix) < p.W ? MFLOAT(x[row + uint(ix)]) : MFLOAT(0.0);
         }
         for (uint kx = 0; kx < KW; kx++)
             for (uint o = 0; o < OUTW; o++)
-                acc[o] = fma(seg[o * SW + kx * DW], wk[ky * KW + kx], acc[o]);
+                acc[o] = fma(float(seg[o * SW + kx * DW]), float(wk[ky * KW + kx]), acc[o]);
     }
 
     const uint yrow = p.y_off + img * p.y_img + (ch * p.OH + oy) * p.OW;
@@ -86,15 +87,15 @@ void main()
         uint ox = ox0 + o;
         if (ox >= p.OW)
             break;
-        float v = acc[o];
-        float res = RESIDUAL != RES_NONE ? float(r[rrow + ox]) : 0.0;
+        MFLOAT v = MFLOAT(acc[o]);
+        MFLOAT res = RESIDUAL != RES_NONE ? MFLOAT(r[rrow + ox]) : MFLOAT(0.0);
         if (RESIDUAL == RES_BEFORE_ACT)
             v += res;
         v = apply_act(v, ACT, ALPHA, BETA);
         if (RESIDUAL == RES_AFTER_ACT)
             v += res;
         if (POST_AFFINE)
-            v = fma(v, bias[p.C + ch], bias[2 * p.C + ch]);
+            v = fma(v, MFLOAT(bias[p.C + ch]), MFLOAT(bias[2 * p.C + ch]));
         y[yrow + ox] = TO_S(v);
     }
 }

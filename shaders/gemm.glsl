@@ -270,8 +270,10 @@ const uint A_STRIDE = BM + 1; // padding: the transposed stores hit distinct ban
 const uint A_LOADS = BM * BK / WG;
 const uint B_LOADS = BK * BN / WG;
 
-shared float As[BK * A_STRIDE];
-shared float Bs[BK * BN];
+// Tiles and the prefetch registers hold MFLOAT: fp16 in the f16a twin, which halves the shared
+// memory and registers a tile costs; products are still summed in fp32.
+shared MFLOAT As[BK * A_STRIDE];
+shared MFLOAT Bs[BK * BN];
 
 const uint A4_LOADS = BM * BK / 4 / WG;
 const uint B4_LOADS = BK * BN / 4 / WG;
@@ -279,38 +281,38 @@ const bool B_VEC4 = VEC4 && MODE != MODE_IM2COL;
 
 // The next K tile, fetched into registers while the current one is multiplied, so global
 // latency overlaps arithmetic instead of stalling every iteration.
-float a_next[A_LOADS];
-float b_next[B_LOADS];
-vec4 a_next4[A4_LOADS];
-vec4 b_next4[B4_LOADS];
+MFLOAT a_next[A_LOADS];
+MFLOAT b_next[B_LOADS];
+MFLOAT4 a_next4[A4_LOADS];
+MFLOAT4 b_next4[B4_LOADS];
 uint m0, n0, z1_img, a_base, b_base, a_kk, a_mm, b_kk, b_nn, a4_kq, a4_mm, b4_nq, b4_kk;
 bool b_n_fast;
 int iy0, ix0;
 
 // Four k of row m of A from k (a multiple of 4); zeros past the edges.
-vec4 load_a4(uint m, uint k)
+MFLOAT4 load_a4(uint m, uint k)
 {
     uint i = a_base + m * p.a_sm + k;
     if (m < p.M && k + 3 < p.K)
-        return vec4(a4[i / 4]);
-    vec4 v = vec4(0.0);
+        return MFLOAT4(a4[i / 4]);
+    MFLOAT4 v = MFLOAT4(0.0);
     for (uint c = 0; c < 4; c++)
         if (m < p.M && k + c < p.K)
-            v[c] = float(a[i + c]);
+            v[c] = MFLOAT(a[i + c]);
     return v;
 }
 
 // Four n of row k of B from n (a multiple of 4); zeros past the edges.
-vec4 load_b4(uint k, uint n)
+MFLOAT4 load_b4(uint k, uint n)
 {
     uint i = b_base + k * p.b_sk + n;
     if (k < p.K && n + 3 < p.N)
-        return vec4(b4[i / 4]) * b_gate(z1_img, k);
+        return MFLOAT4(vec4(b4[i / 4]) * b_gate(z1_img, k));
     vec4 v = vec4(0.0);
     for (uint c = 0; c < 4; c++)
         if (k < p.K && n + c < p.N)
             v[c] = float(b[i + c]);
-    return v * b_gate(z1_img, k);
+    return MFLOAT4(v * b_gate(z1_img, k));
 }
 
 void fetch_tile(uint k0)
@@ -327,16 +329,16 @@ void fetch_tile(uint k0)
     }
     for (uint l = 0; l < A_LOADS && !VEC4; l++) {
         uint m = m0 + a_mm + l * (WG / BK), k = k0 + a_kk;
-        a_next[l] = m < p.M && k < p.K ? float(a[a_base + m * p.a_sm + k]) : 0.0;
+        a_next[l] = m < p.M && k < p.K ? MFLOAT(a[a_base + m * p.a_sm + k]) : MFLOAT(0.0);
     }
     for (uint l = 0; l < B_LOADS && !B_VEC4; l++) {
         uint kk = b_n_fast ? b_kk + l * (WG / BN) : b_kk;
         uint nn = b_n_fast ? b_nn : b_nn + l * (WG / BK);
         uint k = k0 + kk, n = n0 + nn;
         if (MODE == MODE_IM2COL)
-            b_next[l] = im2col_load(b_base, k, iy0, ix0);
+            b_next[l] = MFLOAT(im2col_load(b_base, k, iy0, ix0));
         else
-            b_next[l] = k < p.K && n < p.N ? float(b[b_base + k * p.b_sk + n * p.b_sn]) * b_gate(z1_img, k) : 0.0;
+            b_next[l] = MFLOAT(k < p.K && n < p.N ? float(b[b_base + k * p.b_sk + n * p.b_sn]) * b_gate(z1_img, k) : 0.0);
     }
 }
 
@@ -399,9 +401,9 @@ void main()
         for (uint kk = 0; kk < BK; kk++) {
             float av[TM], bv[TN];
             for (uint i = 0; i < TM; i++)
-                av[i] = As[kk * A_STRIDE + ly + i * LY];
+                av[i] = float(As[kk * A_STRIDE + ly + i * LY]);
             for (uint j = 0; j < TN; j++)
-                bv[j] = Bs[kk * BN + lx + j * LX];
+                bv[j] = float(Bs[kk * BN + lx + j * LX]);
             for (uint i = 0; i < TM; i++)
                 for (uint j = 0; j < TN; j++)
                     acc[i][j] = fma(av[i], bv[j], acc[i][j]);

@@ -80,7 +80,9 @@ static void run_net(const char *file, const int64_t in_shape[4], enum nn_dtype d
     if (pvk_cpu_run(&m, input, in_shape, keep_layer, &cl, &cpu, err, sizeof err))
         fail_msg("cpu run of %s: %s", file, err);
 
-    struct nn_gpu_config cfg = {.ctx = test_gpu, .act_dtype = dt};
+    /* fp16 as a GPU runs it: arithmetic in fp16 too where the device has shaderFloat16 */
+    struct nn_gpu_config cfg = {.ctx = test_gpu, .act_dtype = dt,
+                                .fp16_math = dt == NN_F16 && gpu_context_caps(test_gpu)->shader_fp16};
     struct nn_gpu_net *net;
     if (nn_gpu_net_create(&cfg, &m, &net, err, sizeof err))
         fail_msg("%s: %s", file, err);

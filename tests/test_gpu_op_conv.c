@@ -29,6 +29,7 @@
 
 static struct gpu_context *ctx;
 static bool aligned_offsets; /* tensors start at multiples of 4 elements */
+static bool fp16_math;       /* fp16 cases run the *_f16a shaders (where the device has shaderFloat16) */
 
 static int setup(void **s)
 {
@@ -220,7 +221,8 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
     w.input_gate = cc->gate;
 
     const struct nn_gpu_op_impl *impl = cc->transpose ? &nn_gpu_conv_transpose2d_impl : &nn_gpu_conv2d_impl;
-    struct nn_gpu_config cfg = {.ctx = ctx, .act_dtype = dt};
+    const bool math = dt == NN_F16 && fp16_math && gpu_context_caps(ctx)->shader_fp16;
+    struct nn_gpu_config cfg = {.ctx = ctx, .act_dtype = dt, .fp16_math = math};
     void *state = NULL;
     char err[256] = "";
     if (impl->create(&cfg, &op, &w, &state, err, sizeof err))
@@ -299,7 +301,7 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
     if (!(err_l2 <= tol))
         fail_msg("%s %s n%d c%d %dx%d -> oc%d k%dx%d s%d,%d d%d,%d pad %d,%d,%d,%d g%d act %d res %d affine %d: "
                  "rel-L2 %g",
-                 cc->transpose ? "conv_transpose2d" : "conv2d", dt == NN_F16 ? "f16" : "f32",
+                 cc->transpose ? "conv_transpose2d" : "conv2d", math ? "f16 arithmetic" : dt == NN_F16 ? "f16" : "f32",
                  cc->n, cc->c, cc->h, cc->w, cc->oc, cc->kh, cc->kw, cc->sh, cc->sw, cc->dh, cc->dw, cc->pt, cc->pl,
                  cc->pb, cc->pr, cc->group, cc->act, cc->res, cc->post_affine, err_l2);
 
@@ -322,7 +324,8 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
 
 /* Each case through every GEMM kernel (shared-memory tiles for GPUs, big and small; K-split;
  * register tiles for CPUs) whatever the device, in both precisions; then the cooperative-matrix kernel
- * where present. */
+ * where present. The fp16 runs alternate between fp16 storage alone and fp16 arithmetic, so that
+ * each case and each kernel meets both. */
 static void run_cases(const struct conv_case *cases, size_t count)
 {
     /* big and small shared-memory tiles, K-split, register tiles; then "": the device's own choice,
@@ -337,12 +340,14 @@ static void run_cases(const struct conv_case *cases, size_t count)
             aligned_offsets = (i / 2) % 2;
             if (!alternate || i % 2 == 0)
                 conv_case_run(&cases[i], NN_F32, 1);
+            fp16_math = (kernel + i) % 2;
             if (!alternate || i % 2 == 1)
                 conv_case_run(&cases[i], NN_F16, 1);
         }
     }
     unsetenv("PPOCR_VK_GEMM_KERNEL");
     aligned_offsets = false;
+    fp16_math = false;
 }
 
 #define RUN(cases) run_cases(cases, sizeof cases / sizeof cases[0])
@@ -433,7 +438,9 @@ static void test_activations(void **s)
         setenv("PPOCR_VK_GEMM_KERNEL", act % 2 ? "tiled" : "cpu", 1);
         conv_case_run(&pw, NN_F32, 1);
         conv_case_run(&dw, NN_F32, 1);
+        fp16_math = act % 4 < 2;
         conv_case_run(&full, NN_F16, 1);
+        fp16_math = false;
         unsetenv("PPOCR_VK_GEMM_KERNEL");
     }
 }

@@ -101,10 +101,11 @@ static void binary_case(struct harness *h, enum pvk_binary_kind kind, struct pvk
     free(want);
 }
 
-static void run_binary(enum nn_dtype dt)
+/* fp16_math: dt is NN_F16, computed by the *_f16a shaders */
+static void run_binary(enum nn_dtype dt, bool fp16_math)
 {
     struct harness h;
-    if (!harness_init(&h, dt))
+    if (!(fp16_math ? harness_init_fp16_math(&h) : harness_init(&h, dt)))
         return;
     for (int k = PVK_BIN_ADD; k <= PVK_BIN_DIV; k++) {
         binary_case(&h, k, SHAPE(2, 5, 7, 3), SHAPE(2, 5, 7, 3), false, PVK_ACT_NONE, 0);
@@ -134,15 +135,16 @@ static void run_binary(enum nn_dtype dt)
     assert_int_equal(gpu_validation_message_count(), 0);
 }
 
-static void test_binary_f32(void **s) { (void)s; run_binary(NN_F32); }
-static void test_binary_f16(void **s) { (void)s; run_binary(NN_F16); }
+static void test_binary_f32(void **s) { (void)s; run_binary(NN_F32, false); }
+static void test_binary_f16(void **s) { (void)s; run_binary(NN_F16, false); }
+static void test_binary_f16_math(void **s) { (void)s; run_binary(NN_F16, true); }
 
 /* ---- unary ----------------------------------------------------------------------------------- */
 
-static void run_unary(enum nn_dtype dt)
+static void run_unary(enum nn_dtype dt, bool fp16_math)
 {
     struct harness h;
-    if (!harness_init(&h, dt))
+    if (!(fp16_math ? harness_init_fp16_math(&h) : harness_init(&h, dt)))
         return;
     /* every activation on a block of values and on a single one (kept within [-2, 2] there: a lone
      * value deep in a tail, e.g. GELU(-5) ~ -1e-6, has no meaningful relative error) */
@@ -179,15 +181,16 @@ static void run_unary(enum nn_dtype dt)
     assert_int_equal(gpu_validation_message_count(), 0);
 }
 
-static void test_unary_f32(void **s) { (void)s; run_unary(NN_F32); }
-static void test_unary_f16(void **s) { (void)s; run_unary(NN_F16); }
+static void test_unary_f32(void **s) { (void)s; run_unary(NN_F32, false); }
+static void test_unary_f16(void **s) { (void)s; run_unary(NN_F16, false); }
+static void test_unary_f16_math(void **s) { (void)s; run_unary(NN_F16, true); }
 
 /* ---- affine ---------------------------------------------------------------------------------- */
 
-static void run_affine(enum nn_dtype dt)
+static void run_affine(enum nn_dtype dt, bool fp16_math)
 {
     struct harness h;
-    if (!harness_init(&h, dt))
+    if (!(fp16_math ? harness_init_fp16_math(&h) : harness_init(&h, dt)))
         return;
     /* the last two run four elements per invocation (inner and offsets multiples of 4) */
     const struct pvk_shape shapes[] = {SHAPE(2, 5, 7, 9), SHAPE(1, 1, 1, 1), SHAPE(3, 17), SHAPE(2, 6, 5, 4),
@@ -226,8 +229,9 @@ static void run_affine(enum nn_dtype dt)
     assert_int_equal(gpu_validation_message_count(), 0);
 }
 
-static void test_affine_f32(void **s) { (void)s; run_affine(NN_F32); }
-static void test_affine_f16(void **s) { (void)s; run_affine(NN_F16); }
+static void test_affine_f32(void **s) { (void)s; run_affine(NN_F32, false); }
+static void test_affine_f16(void **s) { (void)s; run_affine(NN_F16, false); }
+static void test_affine_f16_math(void **s) { (void)s; run_affine(NN_F16, true); }
 
 /* ---- resize ---------------------------------------------------------------------------------- */
 
@@ -404,10 +408,10 @@ static void se_case(struct harness *h, int n, int c, int cr, int ih, int iw, int
     free(x), free(want), free(w1), free(b1), free(w2), free(b2);
 }
 
-static void run_se(enum nn_dtype dt)
+static void run_se(enum nn_dtype dt, bool fp16_math)
 {
     struct harness h;
-    if (!harness_init(&h, dt))
+    if (!(fp16_math ? harness_init_fp16_math(&h) : harness_init(&h, dt)))
         return;
     se_case(&h, 1, 16, 4, 9, 11, 0, true, 0);
     se_case(&h, 3, 24, 6, 5, 40, 1, true, 0);
@@ -420,8 +424,9 @@ static void run_se(enum nn_dtype dt)
     assert_int_equal(gpu_validation_message_count(), 0);
 }
 
-static void test_se_f32(void **s) { (void)s; run_se(NN_F32); }
-static void test_se_f16(void **s) { (void)s; run_se(NN_F16); }
+static void test_se_f32(void **s) { (void)s; run_se(NN_F32, false); }
+static void test_se_f16(void **s) { (void)s; run_se(NN_F16, false); }
+static void test_se_f16_math(void **s) { (void)s; run_se(NN_F16, true); }
 
 /* The reductions again through their shared-memory twins (devices without subgroup arithmetic). */
 static void test_no_subgroups(void **s)
@@ -429,7 +434,7 @@ static void test_no_subgroups(void **s)
     (void)s;
     setenv("PPOCR_VK_NO_SUBGROUPS", "1", 1);
     run_pool(NN_F32);
-    run_se(NN_F32);
+    run_se(NN_F32, false);
     unsetenv("PPOCR_VK_NO_SUBGROUPS");
 }
 
@@ -437,12 +442,12 @@ int main(void)
 {
     test_seed();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_binary_f32), cmocka_unit_test(test_binary_f16),
-        cmocka_unit_test(test_unary_f32),  cmocka_unit_test(test_unary_f16),
-        cmocka_unit_test(test_affine_f32), cmocka_unit_test(test_affine_f16),
+        cmocka_unit_test(test_binary_f32), cmocka_unit_test(test_binary_f16), cmocka_unit_test(test_binary_f16_math),
+        cmocka_unit_test(test_unary_f32),  cmocka_unit_test(test_unary_f16),  cmocka_unit_test(test_unary_f16_math),
+        cmocka_unit_test(test_affine_f32), cmocka_unit_test(test_affine_f16), cmocka_unit_test(test_affine_f16_math),
         cmocka_unit_test(test_resize_f32), cmocka_unit_test(test_resize_f16),
         cmocka_unit_test(test_pool_f32),   cmocka_unit_test(test_pool_f16),
-        cmocka_unit_test(test_se_f32),     cmocka_unit_test(test_se_f16),
+        cmocka_unit_test(test_se_f32),     cmocka_unit_test(test_se_f16),     cmocka_unit_test(test_se_f16_math),
         cmocka_unit_test(test_no_subgroups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

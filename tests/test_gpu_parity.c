@@ -1,6 +1,6 @@
 /* The GPU nets against onnxruntime on real preprocessed inputs (tests/data/parity): det's
  * probability map within 1e-3 (fp32), cls labels identical and rec argmax sequences identical in
- * fp32 and fp16 storage, on the GPU path as the engine runs it (planner with liveness sharing,
+ * fp32 and fp16 (storage and element-wise arithmetic), on the GPU path as the engine runs it (planner with liveness sharing,
  * argmax on the GPU for rec). Each check prints its figures: together they are the parity table.
  * det in fp16 storage is printed, not held to a tolerance: fp16 storage anywhere in the net moves
  * the map's worst pixel by about 0.02 (rounding the input alone by 0.012), so the engine runs det
@@ -43,7 +43,9 @@ static void run(const char *net, const char *input, enum nn_dtype dt, int argmax
     pvkt_read(input, &in);
     assert_int_equal(in.shape.ndim, 4);
 
-    struct nn_gpu_config cfg = {.ctx = test_gpu, .act_dtype = dt};
+    /* fp16 as a GPU runs it: arithmetic in fp16 too where the device has shaderFloat16 */
+    struct nn_gpu_config cfg = {.ctx = test_gpu, .act_dtype = dt,
+                                .fp16_math = dt == NN_F16 && gpu_context_caps(test_gpu)->shader_fp16};
     struct nn_gpu_net *g;
     struct nn_gpu_plan *plan;
     if (nn_gpu_net_create(&cfg, &m, &g, err, sizeof err) || nn_gpu_plan_create(g, in.shape.d, NULL, &plan, err, sizeof err))

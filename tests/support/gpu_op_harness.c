@@ -33,6 +33,20 @@ bool harness_init(struct harness *h, enum nn_dtype dtype)
     return true;
 }
 
+bool harness_init_fp16_math(struct harness *h)
+{
+    if (!harness_init(h, NN_F16))
+        return false;
+    const struct gpu_caps *caps = gpu_context_caps(h->ctx);
+    if (!caps->shader_fp16) {
+        fprintf(stderr, "%s has no shaderFloat16: fp16 arithmetic case skipped\n", caps->device_name);
+        harness_done(h);
+        return false;
+    }
+    h->cfg.fp16_math = true;
+    return true;
+}
+
 void harness_done(struct harness *h)
 {
     gpu_context_destroy(h->ctx);

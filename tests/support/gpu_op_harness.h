@@ -19,6 +19,9 @@ struct harness {
 
 /* Creates the context; returns false (and prints why) when `dtype` cannot be stored on it. */
 bool harness_init(struct harness *h, enum nn_dtype dtype);
+/* harness_init(h, NN_F16) with fp16 arithmetic on (the *_f16a shaders); false (and prints why)
+ * when the device has no 16-bit storage or no shaderFloat16. */
+bool harness_init_fp16_math(struct harness *h);
 void harness_done(struct harness *h);
 
 struct htensor {

@@ -112,7 +112,7 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
         out->bm = CPU_TM;
         out->bn = CPU_LX * CPU_TN;
     } else {
-        out->shader = f16 ? "gemm_f16" : "gemm";
+        out->shader = !f16 ? "gemm" : cfg->fp16_math ? "gemm_f16a" : "gemm_f16";
         out->bm = d->m_hint && d->m_hint <= 16 ? 16 : d->m_hint && d->m_hint <= 32 ? 32 : 64;
         out->bn = TILED_BN;
         out->small_bm = out->bm < 32 ? out->bm : 32;

@@ -36,7 +36,8 @@ enum nn_dtype { NN_F32 = 0, NN_F16 = 1, NN_I32 = 2 };
 struct nn_gpu_config {
     struct gpu_context *ctx;
     enum nn_dtype act_dtype; /* NN_F32, or NN_F16 when gpu_prefers_fp16() and not forced off */
-    bool fp16_math;          /* fp16 arithmetic allowed (accumulation in reductions stays fp32) */
+    bool fp16_math;          /* with NN_F16 and shaderFloat16: element-wise arithmetic in fp16 (the *_f16a
+                                shaders); sums over many terms stay fp32 */
 };
 
 struct nn_gpu_tensor {

@@ -20,10 +20,10 @@ struct affine_state {
 
 int nnh_affine_pipeline(const struct nn_gpu_config *cfg, struct nnh_affine_pipes *p, char *err, size_t err_len)
 {
-    return nnh_pipeline(cfg->ctx, "affine", false, cfg->act_dtype, NNH_WG_ELEMENTWISE, NULL, 0, 4,
-                        sizeof(struct affine_push), &p->scalar, err, err_len) ||
-           nnh_pipeline(cfg->ctx, "affine_vec4", false, cfg->act_dtype, NNH_WG_ELEMENTWISE, NULL, 0, 4,
-                        sizeof(struct affine_push), &p->vec4, err, err_len);
+    return nnh_arith_pipeline(cfg, "affine", NNH_WG_ELEMENTWISE, 4, sizeof(struct affine_push), &p->scalar, err,
+                              err_len) ||
+           nnh_arith_pipeline(cfg, "affine_vec4", NNH_WG_ELEMENTWISE, 4, sizeof(struct affine_push), &p->vec4, err,
+                              err_len);
 }
 
 int nnh_record_affine(struct gpu_cmd *cmd, const struct nnh_affine_pipes *p, const struct nn_gpu_tensor *x,

@@ -28,10 +28,10 @@ struct binary_state {
 
 int nnh_binary_pipeline(const struct nn_gpu_config *cfg, struct nnh_binary_pipes *p, char *err, size_t err_len)
 {
-    return nnh_pipeline(cfg->ctx, "binary", false, cfg->act_dtype, NNH_WG_ELEMENTWISE, NULL, 0, 3,
-                        sizeof(struct binary_push), &p->generic, err, err_len) ||
-           nnh_pipeline(cfg->ctx, "binary_vec4", false, cfg->act_dtype, NNH_WG_ELEMENTWISE, NULL, 0, 3,
-                        sizeof(struct binary_vec4_push), &p->vec4, err, err_len);
+    return nnh_arith_pipeline(cfg, "binary", NNH_WG_ELEMENTWISE, 3, sizeof(struct binary_push), &p->generic, err,
+                              err_len) ||
+           nnh_arith_pipeline(cfg, "binary_vec4", NNH_WG_ELEMENTWISE, 3, sizeof(struct binary_vec4_push), &p->vec4,
+                              err, err_len);
 }
 
 int nnh_record_binary(struct gpu_cmd *cmd, const struct nnh_binary_pipes *p, uint32_t kind, const struct nn_gpu_tensor *a,

@@ -21,6 +21,7 @@
 #include "nn/gpu/conv_gemm.h"
 #include "nn/cpu/ref_ops.h"
 #include "nn/gpu/gpu_op.h"
+#include "nn/gpu/op_helpers.h"
 
 enum conv_kind { CONV_POINTWISE, CONV_DEPTHWISE, CONV_GENERAL };
 
@@ -154,8 +155,9 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
         uint32_t spec[14] = {DW_LX, (uint32_t)a->kh, (uint32_t)a->kw, (uint32_t)a->sh, (uint32_t)a->sw,
                              (uint32_t)a->dh, (uint32_t)a->dw, s->dw_outw, op->act, conv_float_bits(op->act_alpha),
                              conv_float_bits(op->act_beta), (uint32_t)a->residual, s->has_bias, s->post_affine};
-        struct gpu_pipeline_desc pd = {.shader = cfg->act_dtype == NN_F16 ? "conv_dw_f16" : "conv_dw",
-                                       .spec = spec, .spec_count = 14, .buffer_count = 5,
+        char shader[32];
+        snprintf(shader, sizeof shader, "conv_dw%s", nnh_precision_suffix(cfg));
+        struct gpu_pipeline_desc pd = {.shader = shader, .spec = spec, .spec_count = 14, .buffer_count = 5,
                                        .push_bytes = sizeof(struct dw_push)};
         if (gpu_pipeline_get(cfg->ctx, &pd, &s->dw) != GPU_OK) {
             snprintf(err, err_len, "conv2d %s: %s", op->name, gpu_last_error());

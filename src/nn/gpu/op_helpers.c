@@ -29,17 +29,13 @@ bool nnh_use_subgroups(struct gpu_context *ctx)
     return (caps->subgroup_ops & need) == need && caps->subgroup_size >= 4 && caps->subgroup_size <= 128;
 }
 
-int nnh_pipeline(struct gpu_context *ctx, const char *base, bool subgroup, enum nn_dtype dtype, uint32_t local_x,
-                 const uint32_t *extra, unsigned n_extra, unsigned buffers, unsigned push_bytes,
-                 const struct gpu_pipeline **out, char *err, size_t err_len)
+static int named_pipeline(struct gpu_context *ctx, const char *name, uint32_t local_x, const uint32_t *extra,
+                          unsigned n_extra, unsigned buffers, unsigned push_bytes, const struct gpu_pipeline **out,
+                          char *err, size_t err_len)
 {
-    char name[64];
     uint32_t spec[GPU_MAX_SPEC_CONSTANTS];
     if (n_extra + 1 > GPU_MAX_SPEC_CONSTANTS)
-        return nnh_fail(err, err_len, "%s: too many specialisation constants", base);
-    if (dtype != NN_F32 && dtype != NN_F16)
-        return nnh_fail(err, err_len, "%s: activations must be fp32 or fp16", base);
-    snprintf(name, sizeof name, "%s%s%s", base, subgroup ? "_sg" : "", dtype == NN_F16 ? "_f16" : "");
+        return nnh_fail(err, err_len, "%s: too many specialisation constants", name);
     spec[0] = local_x;
     for (unsigned i = 0; i < n_extra; i++)
         spec[1 + i] = extra[i];
@@ -48,6 +44,34 @@ int nnh_pipeline(struct gpu_context *ctx, const char *base, bool subgroup, enum 
     if (gpu_pipeline_get(ctx, &d, out) != GPU_OK)
         return nnh_fail(err, err_len, "pipeline %s: %s", name, gpu_last_error());
     return 0;
+}
+
+int nnh_pipeline(struct gpu_context *ctx, const char *base, bool subgroup, enum nn_dtype dtype, uint32_t local_x,
+                 const uint32_t *extra, unsigned n_extra, unsigned buffers, unsigned push_bytes,
+                 const struct gpu_pipeline **out, char *err, size_t err_len)
+{
+    char name[64];
+    if (dtype != NN_F32 && dtype != NN_F16)
+        return nnh_fail(err, err_len, "%s: activations must be fp32 or fp16", base);
+    snprintf(name, sizeof name, "%s%s%s", base, subgroup ? "_sg" : "", dtype == NN_F16 ? "_f16" : "");
+    return named_pipeline(ctx, name, local_x, extra, n_extra, buffers, push_bytes, out, err, err_len);
+}
+
+const char *nnh_precision_suffix(const struct nn_gpu_config *cfg)
+{
+    if (cfg->act_dtype != NN_F16)
+        return "";
+    return cfg->fp16_math && gpu_context_caps(cfg->ctx)->shader_fp16 ? "_f16a" : "_f16";
+}
+
+int nnh_arith_pipeline(const struct nn_gpu_config *cfg, const char *base, uint32_t local_x, unsigned buffers,
+                       unsigned push_bytes, const struct gpu_pipeline **out, char *err, size_t err_len)
+{
+    char name[64];
+    if (cfg->act_dtype != NN_F32 && cfg->act_dtype != NN_F16)
+        return nnh_fail(err, err_len, "%s: activations must be fp32 or fp16", base);
+    snprintf(name, sizeof name, "%s%s", base, nnh_precision_suffix(cfg));
+    return named_pipeline(cfg->ctx, name, local_x, NULL, 0, buffers, push_bytes, out, err, err_len);
 }
 
 int nnh_upload(struct gpu_context *ctx, const float *data, size_t n, enum nn_dtype dtype, struct gpu_buffer *out,

@@ -30,6 +30,14 @@ int nnh_pipeline(struct gpu_context *ctx, const char *base, bool subgroup, enum 
                  const uint32_t *extra, unsigned n_extra, unsigned buffers, unsigned push_bytes,
                  const struct gpu_pipeline **out, char *err, size_t err_len);
 
+/* The name suffix of a shader that has an fp16-arithmetic twin: "_f16a" when cfg stores fp16 and
+ * allows fp16 arithmetic, "_f16" for fp16 storage alone, "" for fp32. */
+const char *nnh_precision_suffix(const struct nn_gpu_config *cfg);
+
+/* As nnh_pipeline (no subgroup twin) for a shader "<base><nnh_precision_suffix(cfg)>". */
+int nnh_arith_pipeline(const struct nn_gpu_config *cfg, const char *base, uint32_t local_x, unsigned buffers,
+                       unsigned push_bytes, const struct gpu_pipeline **out, char *err, size_t err_len);
+
 /* Uploads n floats to a new device buffer, converted to `dtype` (NN_F32 or NN_F16). */
 int nnh_upload(struct gpu_context *ctx, const float *data, size_t n, enum nn_dtype dtype, struct gpu_buffer *out,
                char *err, size_t err_len);
