@@ -328,14 +328,16 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
  * each case and each kernel meets both. */
 static void run_cases(const struct conv_case *cases, size_t count)
 {
-    /* big and small shared-memory tiles, K-split, register tiles; then "": the device's own choice,
+    /* big and small shared-memory tiles, K-split, register tiles, direct convolutions (register
+     * tiles for the rest); then "": the device's own choice,
      * cooperative matrices included (only where it has them) */
-    static const char *const kernels[] = {"tiled", "small", "ksplit", "cpu", ""};
-    const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 5 : 4;
+    static const char *const kernels[] = {"tiled", "small", "ksplit", "cpu", "direct", ""};
+    const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 6 : 5;
     for (int kernel = 0; kernel < count_kernels; kernel++) {
         setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
         /* lavapipe runs the GPU kernels' barriers slowly: there they take one precision per case */
-        const bool alternate = gpu_context_caps(ctx)->is_cpu && strcmp(kernels[kernel], "cpu");
+        const bool alternate =
+            gpu_context_caps(ctx)->is_cpu && strcmp(kernels[kernel], "cpu") && strcmp(kernels[kernel], "direct");
         for (size_t i = 0; i < count; i++) {
             aligned_offsets = (i / 2) % 2;
             if (!alternate || i % 2 == 0)

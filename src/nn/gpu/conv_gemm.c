@@ -97,13 +97,14 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
     out->desc = *d;
     out->f16 = f16;
     /* PPOCR_VK_GEMM_KERNEL=tiled|small|ksplit|cpu overrides the device class and the tile choice
-     * (and leaves cooperative matrices out), so that the tests run every kernel on any device. */
+     * (and leaves cooperative matrices out), so that the tests run every kernel on any device;
+     * "direct" is "cpu" with direct convolutions (op_conv2d.c). */
     const char *force = getenv("PPOCR_VK_GEMM_KERNEL");
     if (force && !*force)
         force = NULL;
     out->cpu_kernel = caps->is_cpu;
     if (force) {
-        out->cpu_kernel = !strcmp(force, "cpu");
+        out->cpu_kernel = !strcmp(force, "cpu") || !strcmp(force, "direct");
         out->tiles = !strcmp(force, "tiled") ? 1 : !strcmp(force, "small") ? 2 : !strcmp(force, "ksplit") ? 3 : 0;
     }
     out->mode = d->mode;

@@ -1,0 +1,117 @@
+// Direct convolution for CPU devices (lavapipe), one group: each invocation computes TM output
+// channels x TN neighbouring outputs of one row, reading each input row segment once per
+// (input channel, kernel row) into registers and reusing it for every kernel column and output
+// channel. lavapipe runs invocations as SIMD lanes and pays per load instruction and lane: the
+// implicit GEMM gathers every im2col element separately (with its index arithmetic), while here
+// the weights, packed [OC/TM][IC][KH][KW][TM], are the same for every lane (one scalar load,
+// broadcast) and each lane loads a segment of SPAN inputs for TM * TN * KW multiply-adds. No
+// shared memory and no barriers, which lavapipe runs as coroutine switches. Kernel size, stride,
+// dilation and the tile are specialization constants; bias, activation, the residual add and a
+// learnable affine (PP-LCNetV3) are fused as in the other convolution kernels.
+#extension GL_GOOGLE_include_directive : require
+#include "storage.glsl"
+#include "activation.glsl"
+
+#define RES_NONE 0u
+#define RES_AFTER_ACT 1u
+#define RES_BEFORE_ACT 2u
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint LX = 32;
+layout(constant_id = 1) const uint KH = 3;
+layout(constant_id = 2) const uint KW = 3;
+layout(constant_id = 3) const uint SH = 1;
+layout(constant_id = 4) const uint SW = 1;
+layout(constant_id = 5) const uint DH = 1;
+layout(constant_id = 6) const uint DW = 1;
+layout(constant_id = 7) const uint TM = 8; // output channels per invocation
+layout(constant_id = 8) const uint TN = 4; // neighbouring outputs of a row per invocation
+layout(constant_id = 9) const uint ACT = 0;
+layout(constant_id = 10) const float ALPHA = 0.0;
+layout(constant_id = 11) const float BETA = 0.0;
+layout(constant_id = 12) const uint RESIDUAL = RES_NONE;
+layout(constant_id = 13) const bool HAS_BIAS = false;
+// scale[OC] and shift[OC] follow the bias (OC entries, zero when the conv has none) in its buffer
+layout(constant_id = 14) const bool POST_AFFINE = false;
+
+layout(std430, binding = 0) readonly buffer BufX { SFLOAT x[]; };
+layout(std430, binding = 1) readonly buffer BufW { SFLOAT4 w4[]; }; // TM a multiple of 4
+layout(std430, binding = 2) writeonly buffer BufY { SFLOAT y[]; };
+layout(std430, binding = 3) readonly buffer BufBias { float bias[]; };
+layout(std430, binding = 4) readonly buffer BufR { SFLOAT r[]; };
+
+layout(push_constant) uniform Push {
+    uint IC, H, W, OC, OH, OW;
+    uint pad_t, pad_l;
+    uint x_off, x_img;   // image stride of x in elements
+    uint y_off, y_img;   // image stride of y (dst_channels OH OW)
+    uint r_off, r_img;
+    uint OWG;            // groups of TN outputs per row: invocation x covers (oy, group) pairs
+} p;
+
+const uint SPAN = (TN - 1) * SW + (KW - 1) * DW + 1; // input columns TN outputs touch
+
+void main()
+{
+    const uint gid = gl_GlobalInvocationID.x;
+    if (gid >= p.OWG * p.OH)
+        return;
+    const uint oy = gid / p.OWG, ox0 = (gid - oy * p.OWG) * TN;
+    const uint ocb = gl_WorkGroupID.y, img = gl_WorkGroupID.z;
+
+    float acc[TM][TN];
+    for (uint t = 0; t < TM; t++)
+        for (uint o = 0; o < TN; o++)
+            acc[t][o] = 0.0;
+
+    const int ix0 = int(ox0 * SW) - int(p.pad_l);
+    const int iy0 = int(oy * SH) - int(p.pad_t);
+    for (uint ic = 0; ic < p.IC; ic++) {
+        const uint plane = p.x_off + img * p.x_img + ic * p.H * p.W;
+        const uint wbase = (ocb * p.IC + ic) * KH * KW * TM;
+        for (uint ky = 0; ky < KH; ky++) {
+            const int iy = iy0 + int(ky * DH);
+            if (uint(iy) >= p.H)
+                continue;
+            const uint row = plane + uint(iy) * p.W;
+            float seg[SPAN];
+            for (uint s = 0; s < SPAN; s++) {
+                int ix = ix0 + int(s);
+                seg[s] = uint(ix) < p.W ? float(x[row + uint(ix)]) : 0.0;
+            }
+            for (uint kx = 0; kx < KW; kx++) {
+                const uint wk = (wbase + (ky * KW + kx) * TM) / 4;
+                for (uint t4 = 0; t4 < TM / 4; t4++) {
+                    const vec4 wv = vec4(w4[wk + t4]);
+                    for (uint c = 0; c < 4; c++)
+                        for (uint o = 0; o < TN; o++)
+                            acc[4 * t4 + c][o] = fma(seg[o * SW + kx * DW], wv[c], acc[4 * t4 + c][o]);
+                }
+            }
+        }
+    }
+
+    for (uint t = 0; t < TM; t++) {
+        const uint oc = ocb * TM + t;
+        if (oc >= p.OC)
+            break;
+        const float b0 = HAS_BIAS || POST_AFFINE ? bias[oc] : 0.0;
+        const uint yrow = p.y_off + img * p.y_img + (oc * p.OH + oy) * p.OW;
+        const uint rrow = p.r_off + img * p.r_img + (oc * p.OH + oy) * p.OW;
+        for (uint o = 0; o < TN; o++) {
+            const uint ox = ox0 + o;
+            if (ox >= p.OW)
+                break;
+            float v = acc[t][o] + b0;
+            float res = RESIDUAL != RES_NONE ? float(r[rrow + ox]) : 0.0;
+            if (RESIDUAL == RES_BEFORE_ACT)
+                v += res;
+            v = apply_act(v, ACT, ALPHA, BETA);
+            if (RESIDUAL == RES_AFTER_ACT)
+                v += res;
+            if (POST_AFFINE)
+                v = fma(v, bias[p.OC + oc], bias[2 * p.OC + oc]);
+            y[yrow + ox] = TO_S(v);
+        }
+    }
+}
