@@ -1,6 +1,6 @@
 /* The GPU nets against onnxruntime on real preprocessed inputs (tests/data/parity): det's
  * probability map within 1e-3 (fp32), cls labels identical and rec argmax sequences identical in
- * fp32 and fp16 (storage and element-wise arithmetic), on the GPU path as the engine runs it (planner with liveness sharing,
+ * fp32 and fp16 storage (and with --fp16-math's fp16 arithmetic), on the GPU path as the engine runs it (planner with liveness sharing,
  * argmax on the GPU for rec). Each check prints its figures: together they are the parity table.
  * det in fp16 storage is printed, not held to a tolerance: fp16 storage anywhere in the net moves
  * the map's worst pixel by about 0.02 (rounding the input alone by 0.012), so the engine runs det
@@ -31,6 +31,8 @@
 /* Runs models/<net>.pvk on the fixture input; with `argmax`, the rec way: an ARGMAX op after the
  * net writes int32 indices and the max values. out receives the net output (or the max values),
  * index the argmax indices. */
+
+static bool fp16_math; /* fp16 cases compute element-wise in fp16 too (the *_f16a shaders) */
 static void run(const char *net, const char *input, enum nn_dtype dt, int argmax, float **out, size_t *n_out,
                 int32_t **index)
 {
@@ -43,9 +45,8 @@ static void run(const char *net, const char *input, enum nn_dtype dt, int argmax
     pvkt_read(input, &in);
     assert_int_equal(in.shape.ndim, 4);
 
-    /* fp16 as a GPU runs it: arithmetic in fp16 too where the device has shaderFloat16 */
     struct nn_gpu_config cfg = {.ctx = test_gpu, .act_dtype = dt,
-                                .fp16_math = dt == NN_F16 && gpu_context_caps(test_gpu)->shader_fp16};
+                                .fp16_math = dt == NN_F16 && fp16_math && gpu_context_caps(test_gpu)->shader_fp16};
     struct nn_gpu_net *g;
     struct nn_gpu_plan *plan;
     if (nn_gpu_net_create(&cfg, &m, &g, err, sizeof err) || nn_gpu_plan_create(g, in.shape.d, NULL, &plan, err, sizeof err))
@@ -113,7 +114,7 @@ static void run(const char *net, const char *input, enum nn_dtype dt, int argmax
 
 static const char *dt_name(enum nn_dtype dt)
 {
-    return dt == NN_F16 ? "fp16" : "fp32";
+    return dt == NN_F16 ? fp16_math ? "fp16 arithmetic" : "fp16" : "fp32";
 }
 
 static int dtype_available(enum nn_dtype dt)
@@ -190,6 +191,22 @@ static void rec_parity(const char *batch, enum nn_dtype dt)
     assert_int_equal(differ, 0);
 }
 
+static void test_cls_fp16_math(void **state)
+{
+    (void)state;
+    fp16_math = true;
+    cls_parity(NN_F16);
+    fp16_math = false;
+}
+static void test_rec_fp16_math(void **state)
+{
+    (void)state;
+    fp16_math = true;
+    rec_parity("rec_a", NN_F16);
+    rec_parity("rec_b", NN_F16);
+    fp16_math = false;
+}
+
 static void test_det_fp32(void **state) { (void)state; det_parity(NN_F32); }
 static void test_det_fp16(void **state) { (void)state; det_parity(NN_F16); }
 static void test_cls_fp32(void **state) { (void)state; cls_parity(NN_F32); }
@@ -213,6 +230,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_det_fp32), cmocka_unit_test(test_det_fp16), cmocka_unit_test(test_cls_fp32),
         cmocka_unit_test(test_cls_fp16), cmocka_unit_test(test_rec_fp32), cmocka_unit_test(test_rec_fp16),
+        cmocka_unit_test(test_cls_fp16_math), cmocka_unit_test(test_rec_fp16_math),
     };
     return cmocka_run_group_tests(tests, test_gpu_group_setup, test_gpu_group_teardown);
 }

@@ -41,6 +41,7 @@ void cli_print_help(const char *prog)
            "  --device N               use Vulkan device N (see --list-devices)\n"
            "  --list-devices           list Vulkan devices and exit\n"
            "  --fp32                   never use fp16\n"
+           "  --fp16-math              compute element-wise in fp16 where fp16 is stored (see README)\n"
            "  --self-check             run a small computation on the GPU and compare with the CPU\n"
            "\n"
            "Benchmarks (tables on stdout; see BENCHMARKS.md):\n"
@@ -142,6 +143,7 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
         if (!strcmp(a, "--boxes")) { args->boxes = 1; continue; }
         if (!strcmp(a, "--no-cls")) { args->ocr.use_cls = 0; continue; }
         if (!strcmp(a, "--fp32")) { args->ocr.force_fp32 = 1; continue; }
+        if (!strcmp(a, "--fp16-math")) { args->ocr.fp16_math = 1; continue; }
         if (!strcmp(a, "--profile")) { args->ocr.profile = 1; continue; }
         if (!strcmp(a, "--paddle-parity")) { args->ocr.paddle_parity = 1; continue; }
 

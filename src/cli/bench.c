@@ -121,6 +121,8 @@ static double timed_child(const char *exe, const struct cli_args *args, const ch
     }
     if (args->ocr.force_fp32)
         argv[n++] = "--fp32";
+    if (args->ocr.fp16_math)
+        argv[n++] = "--fp16-math";
     argv[n++] = image;
     argv[n] = NULL;
     fflush(NULL);

@@ -152,7 +152,7 @@ int ocr_bench_ops(const struct ocr_options *opt, int runs, FILE *out, char *err,
     const struct gpu_caps *c = gpu_context_caps(ctx);
     fprintf(out, "device: %s (%s), driver %s %s\n", c->device_name, gpu_device_kind_name(c->kind), c->driver_name,
             c->driver_info);
-    const struct nn_gpu_config det_cfg = ocr_det_config(ctx), line_cfg = ocr_line_nets_config(ctx);
+    const struct nn_gpu_config det_cfg = ocr_det_config(ctx), line_cfg = ocr_line_nets_config(ctx, opt->fp16_math);
     static const struct bench_net nets[] = {
         {"det.pvk", "detection at the 960 limit", {1, 3, 960, 960}},
         {"cls.pvk", "direction, a batch of 32 lines", {32, 3, 48, 192}},

@@ -299,7 +299,7 @@ static struct ocr_engine *engine_create(const struct ocr_options *opt, struct gp
         goto fail;
     }
     double t2 = now_ms();
-    e->cfg = ocr_line_nets_config(e->ctx);
+    e->cfg = ocr_line_nets_config(e->ctx, opt->fp16_math);
     e->det_cfg = ocr_det_config(e->ctx);
     const struct gpu_caps *caps = gpu_context_caps(e->ctx);
     snprintf(e->device, sizeof(e->device), "%s (%s), %s", caps->device_name, gpu_device_kind_name(caps->kind),

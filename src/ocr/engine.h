@@ -13,6 +13,7 @@ struct ocr_options {
     const char *models_dir;  /* holds det.pvk, cls.pvk, rec.pvk; NULL: search the default places */
     int device_index;        /* -1: best device */
     int force_fp32;          /* never use fp16 storage or arithmetic */
+    int fp16_math;           /* cls and rec: fp16 element-wise arithmetic over fp16 storage (precision.h) */
     int use_cls;             /* run the direction classifier */
     int det_limit_side_len;  /* 960 */
     float det_db_thresh;     /* 0.3 */

@@ -7,24 +7,22 @@
  * the parity tolerance. Rounding only the net's input to fp16 already moves it by 0.012, so no
  * choice of a few fp32 tensors would meet it.
  *
- * With fp16 storage, the element-wise arithmetic (activations, residual adds, the depthwise
- * epilogue, GEMM tiles) is fp16 too, sums over many terms staying fp32; PPOCR_VK_FP16_MATH=0 keeps
- * it in fp32, to measure what it buys. */
+ * fp16_math (--fp16-math) makes the element-wise arithmetic over fp16 storage fp16 too
+ * (activations, residual adds, the depthwise taps and epilogue, GEMM tiles), every sum over many
+ * terms staying fp32. It is off by default: on the one GPU measured (NVIDIA H200) it was slower
+ * (rec 32 lines 2.88 against 2.80 ms, cls 0.52 against 0.50 ms) and moved one corpus line's
+ * score by 0.027 against PaddleOCR's; GPUs whose fp16 ALUs run at twice the fp32 rate are where
+ * it may pay. */
 #ifndef PPOCR_OCR_PRECISION_H
 #define PPOCR_OCR_PRECISION_H
-
-#include <stdlib.h>
-#include <string.h>
 
 #include "gpu/context.h"
 #include "nn/gpu/gpu_op.h"
 
-static inline struct nn_gpu_config ocr_line_nets_config(struct gpu_context *ctx)
+static inline struct nn_gpu_config ocr_line_nets_config(struct gpu_context *ctx, bool fp16_math)
 {
     const bool fp16 = gpu_prefers_fp16(ctx);
-    const char *math = getenv("PPOCR_VK_FP16_MATH");
-    return (struct nn_gpu_config){.ctx = ctx, .act_dtype = fp16 ? NN_F16 : NN_F32,
-                                  .fp16_math = fp16 && !(math && !strcmp(math, "0"))};
+    return (struct nn_gpu_config){.ctx = ctx, .act_dtype = fp16 ? NN_F16 : NN_F32, .fp16_math = fp16 && fp16_math};
 }
 
 static inline struct nn_gpu_config ocr_det_config(struct gpu_context *ctx)
