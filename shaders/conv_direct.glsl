@@ -33,12 +33,21 @@ layout(constant_id = 12) const uint RESIDUAL = RES_NONE;
 layout(constant_id = 13) const bool HAS_BIAS = false;
 // scale[OC] and shift[OC] follow the bias (OC entries, zero when the conv has none) in its buffer
 layout(constant_id = 14) const bool POST_AFFINE = false;
+// Row segments load as 4-vectors: SPAN a multiple of 4, and every segment start (rows, x_off,
+// image and channel strides, pad_l, TN * SW) a multiple of 4 elements; the host checks. A
+// pointwise convolution is passed as one row of H W outputs per plane, so it qualifies.
+layout(constant_id = 15) const bool SEG_VEC4 = false;
+// x scaled per (image, input channel) by gate[img][ic] as it loads: the channel gate of a
+// squeeze-and-excitation block fused from the op before.
+layout(constant_id = 16) const bool X_GATE = false;
 
 layout(std430, binding = 0) readonly buffer BufX { SFLOAT x[]; };
+layout(std430, binding = 0) readonly buffer BufX4 { SFLOAT4 x4[]; };
 layout(std430, binding = 1) readonly buffer BufW { SFLOAT4 w4[]; }; // TM a multiple of 4
 layout(std430, binding = 2) writeonly buffer BufY { SFLOAT y[]; };
 layout(std430, binding = 3) readonly buffer BufBias { float bias[]; };
 layout(std430, binding = 4) readonly buffer BufR { SFLOAT r[]; };
+layout(std430, binding = 5) readonly buffer BufGate { float gate[]; }; // [images][IC], with X_GATE
 
 layout(push_constant) uniform Push {
     uint IC, H, W, OC, OH, OW;
@@ -69,16 +78,33 @@ void main()
     for (uint ic = 0; ic < p.IC; ic++) {
         const uint plane = p.x_off + img * p.x_img + ic * p.H * p.W;
         const uint wbase = (ocb * p.IC + ic) * KH * KW * TM;
+        const float g = X_GATE ? gate[img * p.IC + ic] : 1.0;
         for (uint ky = 0; ky < KH; ky++) {
             const int iy = iy0 + int(ky * DH);
             if (uint(iy) >= p.H)
                 continue;
             const uint row = plane + uint(iy) * p.W;
             float seg[SPAN];
-            for (uint s = 0; s < SPAN; s++) {
-                int ix = ix0 + int(s);
-                seg[s] = uint(ix) < p.W ? float(x[row + uint(ix)]) : 0.0;
+            if (SEG_VEC4) {
+                for (uint s = 0; s < SPAN; s += 4) {
+                    int ix = ix0 + int(s);
+                    if (ix >= 0 && uint(ix) + 3u < p.W) {
+                        vec4 v = vec4(x4[(row + uint(ix)) / 4u]);
+                        seg[s] = v.x, seg[s + 1] = v.y, seg[s + 2] = v.z, seg[s + 3] = v.w;
+                    } else {
+                        for (uint c = 0; c < 4; c++)
+                            seg[s + c] = uint(ix + int(c)) < p.W ? float(x[row + uint(ix) + c]) : 0.0;
+                    }
+                }
+            } else {
+                for (uint s = 0; s < SPAN; s++) {
+                    int ix = ix0 + int(s);
+                    seg[s] = uint(ix) < p.W ? float(x[row + uint(ix)]) : 0.0;
+                }
             }
+            if (X_GATE)
+                for (uint s = 0; s < SPAN; s++)
+                    seg[s] *= g;
             for (uint kx = 0; kx < KW; kx++) {
                 const uint wk = (wbase + (ky * KW + kx) * TM) / 4;
                 for (uint t4 = 0; t4 < TM / 4; t4++) {

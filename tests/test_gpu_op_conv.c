@@ -496,7 +496,8 @@ static void test_post_affine(void **s)
 }
 
 /* An SE gate applied to the input rows of the 1x1 convolution's GEMM as they load, in every
- * GEMM kernel (tiles, vec4, register tiles), with the other epilogue fusions around it. */
+ * GEMM kernel (tiles, vec4, register tiles) and the direct one, with the other epilogue fusions
+ * around it. */
 static void test_input_gate(void **s)
 {
     (void)s;

@@ -1,11 +1,13 @@
 /* CONV2D: folded BatchNorm is already in the weights; bias, activation and the optional residual
- * are fused into the one dispatch. Three kernels, chosen in create() from the attributes:
+ * are fused into the one dispatch. Four kernels, chosen in create() from the attributes:
  *   pointwise (1x1, stride 1, no padding, one group): a GEMM W[OC][IC] x X[IC][HW] per image;
  *   depthwise (group == IC == OC): shaders/conv_dw.glsl, kernel, stride and dilation specialised;
  *   general (full and grouped convolutions): implicit GEMM over (OC/g) x (OH OW) with
  *   K = IC/g KH KW, the im2col matrix gathered on the fly, one batch per (image, group);
- *   direct (one group, on CPU devices): shaders/conv_direct.glsl, register tiles of output
- *   channels x row outputs over row segments, weights packed [OC/TM][IC][KH][KW][TM].
+ *   direct (on CPU devices, every one-group convolution, pointwise and SE-gated ones included):
+ *   shaders/conv_direct.glsl, register tiles of output channels x row outputs over row
+ *   segments, weights packed [OC/TM][IC][KH][KW][TM]; a pointwise convolution runs as one row
+ *   of H W outputs per plane, its segments loaded as 4-vectors where aligned.
  * Weights stay in their model layout (OC rows of IC/g KH KW, k-contiguous as the kernels read
  * them; GEMM rows zero-padded to a multiple of 4), in the net's storage precision; the bias
  * stays fp32. An affine the net fused from the following op (w->post_scale, w->post_shift) is
@@ -47,6 +49,8 @@ struct conv2d_state {
     bool has_bias, post_affine, input_gate;
     struct conv_gemm gemm;             /* pointwise, general */
     const struct gpu_pipeline *dw;     /* depthwise, direct */
+    const struct gpu_pipeline *direct_vec4; /* direct, pointwise: row segments as 4-vectors */
+    bool direct_flat;                  /* direct, pointwise: each plane as one row */
     uint32_t dw_outw;
     uint32_t direct_tm;                /* direct: output channels per invocation */
 };
@@ -132,11 +136,12 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
     s->group = a->group;
     const int ic = s->icg * s->group;
     const bool no_pad = !a->pad_t && !a->pad_l && !a->pad_b && !a->pad_r;
-    if (s->group == 1 && a->kh == 1 && a->kw == 1 && a->sh == 1 && a->sw == 1 && no_pad)
+    const bool pointwise = s->group == 1 && a->kh == 1 && a->kw == 1 && a->sh == 1 && a->sw == 1 && no_pad;
+    if (pointwise && !use_direct(cfg))
         s->kind = CONV_POINTWISE;
     else if (s->icg == 1 && s->group == ic && s->oc == ic)
         s->kind = CONV_DEPTHWISE;
-    else if (s->group == 1 && !w->input_gate && use_direct(cfg))
+    else if (s->group == 1 && use_direct(cfg))
         s->kind = CONV_DIRECT;
     else
         s->kind = CONV_GENERAL;
@@ -213,14 +218,20 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
             goto fail;
         }
     } else if (s->kind == CONV_DIRECT) {
-        uint32_t spec[15] = {DIRECT_LX, (uint32_t)a->kh, (uint32_t)a->kw, (uint32_t)a->sh, (uint32_t)a->sw,
+        s->direct_flat = pointwise;
+        uint32_t spec[17] = {DIRECT_LX, (uint32_t)a->kh, (uint32_t)a->kw, (uint32_t)a->sh, (uint32_t)a->sw,
                              (uint32_t)a->dh, (uint32_t)a->dw, s->direct_tm, DIRECT_TN, op->act,
                              conv_float_bits(op->act_alpha), conv_float_bits(op->act_beta), (uint32_t)a->residual,
-                             s->has_bias, s->post_affine};
+                             s->has_bias, s->post_affine, false, s->input_gate};
         struct gpu_pipeline_desc pd = {.shader = cfg->act_dtype == NN_F16 ? "conv_direct_f16" : "conv_direct",
-                                       .spec = spec, .spec_count = 15, .buffer_count = 5,
+                                       .spec = spec, .spec_count = 17, .buffer_count = 6,
                                        .push_bytes = sizeof(struct direct_push)};
         if (gpu_pipeline_get(cfg->ctx, &pd, &s->dw) != GPU_OK) {
+            snprintf(err, err_len, "conv2d %s: %s", op->name, gpu_last_error());
+            goto fail;
+        }
+        spec[15] = true;
+        if (pointwise && gpu_pipeline_get(cfg->ctx, &pd, &s->direct_vec4) != GPU_OK) {
             snprintf(err, err_len, "conv2d %s: %s", op->name, gpu_last_error());
             goto fail;
         }
@@ -326,16 +337,21 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     if (s->kind == CONV_DIRECT) {
         bind[0] = gpu_bind(x->buf);
         bind[1] = gpu_bind(&s->weight);
+        /* a pointwise convolution as one row of H W per plane */
+        const uint32_t rh = s->direct_flat ? 1 : (uint32_t)h, rw = s->direct_flat ? hw : (uint32_t)wd;
+        const uint32_t roh = s->direct_flat ? 1 : (uint32_t)oh, row = s->direct_flat ? ohw : (uint32_t)ow;
         struct direct_push p = {
-            .IC = (uint32_t)ic, .H = (uint32_t)h, .W = (uint32_t)wd, .OC = (uint32_t)s->oc, .OH = (uint32_t)oh,
-            .OW = (uint32_t)ow, .pad_t = (uint32_t)a->pad_t, .pad_l = (uint32_t)a->pad_l,
+            .IC = (uint32_t)ic, .H = rh, .W = rw, .OC = (uint32_t)s->oc, .OH = roh,
+            .OW = row, .pad_t = (uint32_t)a->pad_t, .pad_l = (uint32_t)a->pad_l,
             .x_off = x->elem_offset, .x_img = (uint32_t)ic * hw,
             .y_off = y->elem_offset, .y_img = (uint32_t)dc * ohw,
             .r_off = r ? r->elem_offset : 0, .r_img = (uint32_t)s->oc * ohw,
         };
-        p.OWG = ((uint32_t)ow + DIRECT_TN - 1) / DIRECT_TN;
-        struct gpu_dispatch d = {.pipeline = s->dw, .buffers = bind, .push = &p,
-                                 .groups = {(p.OWG * (uint32_t)oh + DIRECT_LX - 1) / DIRECT_LX,
+        p.OWG = (row + DIRECT_TN - 1) / DIRECT_TN;
+        /* every segment starts on a multiple of 4 elements: at x_off plus multiples of the plane */
+        const bool vec4 = s->direct_vec4 && x->elem_offset % 4 == 0 && hw % 4 == 0;
+        struct gpu_dispatch d = {.pipeline = vec4 ? s->direct_vec4 : s->dw, .buffers = bind, .push = &p,
+                                 .groups = {(p.OWG * roh + DIRECT_LX - 1) / DIRECT_LX,
                                             ((uint32_t)s->oc + s->direct_tm - 1) / s->direct_tm, (uint32_t)n},
                                  .label = label};
         if (gpu_cmd_dispatch(cmd, &d) != GPU_OK) {
