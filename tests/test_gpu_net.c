@@ -97,7 +97,7 @@ static void run_net(const char *file, const int64_t in_shape[4], enum nn_dtype d
     assert_true(fused > 0);
 
     /* Every intermediate kept: compare op by op and name the first wrong one. */
-    struct nn_gpu_plan_options keep = {true};
+    struct nn_gpu_plan_options keep = {.keep_all = true};
     struct nn_gpu_plan *plan;
     if (nn_gpu_plan_create(net, in_shape, &keep, &plan, err, sizeof err))
         fail_msg("%s: %s", file, err);
@@ -287,13 +287,110 @@ static void test_rec_group(void **state)
     pvk_model_free(&m);
 }
 
+/* Runs plan p (its input written first) alone and reads its output. */
+static void run_alone(struct gpu_cmd *cmd, struct nn_gpu_plan *p, const float *input, float *output)
+{
+    char err[512];
+    assert_int_equal(nn_gpu_tensor_write(test_gpu, nn_gpu_plan_input(p), input, err, sizeof err), 0);
+    assert_int_equal(gpu_cmd_begin(cmd), 0);
+    if (nn_gpu_plan_record(p, cmd, err, sizeof err))
+        fail_msg("%s", err);
+    gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_HOST);
+    assert_int_equal(gpu_cmd_end(cmd), 0);
+    assert_int_equal(gpu_cmd_run(cmd), 0);
+    assert_int_equal(nn_gpu_tensor_read(test_gpu, nn_gpu_plan_output(p), output, err, sizeof err), 0);
+}
+
+/* Plans without memory of their own, bound one after another to the same bytes (as the engine
+ * runs det, cls and rec) and side by side in one buffer for a lockstep group, give bit for bit
+ * what plans with their own memory give; recording before a bind, a misaligned offset and too
+ * little memory are refused. */
+static void test_external_memory(void **state)
+{
+    (void)state;
+    struct pvk_model m;
+    load_model("rec.pvk", &m);
+    struct nn_gpu_config cfg = {.ctx = test_gpu, .act_dtype = NN_F32};
+    struct nn_gpu_net *net;
+    char err[512];
+    if (nn_gpu_net_create(&cfg, &m, &net, err, sizeof err))
+        fail_msg("rec.pvk: %s", err);
+    const int64_t shapes[2][4] = {{2, 3, 48, 96}, {1, 3, 48, 160}};
+    const struct nn_gpu_plan_options ext = {.external_memory = true};
+    struct nn_gpu_plan *own[2], *shared[2];
+    float *inputs[2], *want[2], *got[2];
+    size_t n_out[2];
+    struct gpu_cmd *cmd;
+    assert_int_equal(gpu_cmd_create(test_gpu, 0, &cmd), 0);
+    uint64_t need[2], align = 0;
+    for (int p = 0; p < 2; p++) {
+        if (nn_gpu_plan_create(net, shapes[p], NULL, &own[p], err, sizeof err) ||
+            nn_gpu_plan_create(net, shapes[p], &ext, &shared[p], err, sizeof err))
+            fail_msg("%s", err);
+        size_t n_in = (size_t)(shapes[p][0] * shapes[p][1] * shapes[p][2] * shapes[p][3]);
+        inputs[p] = malloc(n_in * sizeof(float));
+        assert_non_null(inputs[p]);
+        test_fill_uniform(inputs[p], n_in, -2.0f, 2.0f);
+        n_out[p] = (size_t)pvk_shape_numel(&nn_gpu_plan_output(own[p])->shape);
+        want[p] = malloc(n_out[p] * sizeof(float));
+        got[p] = malloc(n_out[p] * sizeof(float));
+        assert_true(want[p] && got[p]);
+        run_alone(cmd, own[p], inputs[p], want[p]);
+        need[p] = nn_gpu_plan_arena_bytes(shared[p]);
+        assert_int_equal(need[p], nn_gpu_plan_arena_bytes(own[p]));
+        align = nn_gpu_plan_align(shared[p]);
+    }
+    /* not bound yet */
+    assert_int_equal(gpu_cmd_begin(cmd), 0);
+    assert_int_not_equal(nn_gpu_plan_record(shared[0], cmd, err, sizeof err), 0);
+    assert_int_equal(gpu_cmd_end(cmd), 0);
+
+    const uint64_t second = (need[0] + align - 1) / align * align;
+    struct gpu_buffer memory;
+    assert_int_equal(gpu_buffer_alloc(test_gpu, GPU_MEMORY_DEVICE, second + need[1], &memory), 0);
+    assert_int_not_equal(nn_gpu_plan_bind(shared[1], &memory, second + align, err, sizeof err), 0);
+    assert_int_not_equal(nn_gpu_plan_bind(shared[1], &memory, align / 2, err, sizeof err), 0);
+    assert_int_not_equal(nn_gpu_plan_bind(own[0], &memory, 0, err, sizeof err), 0);
+
+    /* one after another in the same bytes: 0, 1, then 0 again over what 1 left there */
+    for (int k = 0; k < 3; k++) {
+        int p = k % 2;
+        assert_int_equal(nn_gpu_plan_bind(shared[p], &memory, 0, err, sizeof err), 0);
+        run_alone(cmd, shared[p], inputs[p], got[p]);
+        assert_memory_equal(got[p], want[p], n_out[p] * sizeof(float));
+    }
+    /* side by side, recorded in lockstep */
+    assert_int_equal(nn_gpu_plan_bind(shared[0], &memory, 0, err, sizeof err), 0);
+    assert_int_equal(nn_gpu_plan_bind(shared[1], &memory, second, err, sizeof err), 0);
+    for (int p = 0; p < 2; p++)
+        assert_int_equal(nn_gpu_tensor_write(test_gpu, nn_gpu_plan_input(shared[p]), inputs[p], err, sizeof err), 0);
+    assert_int_equal(gpu_cmd_begin(cmd), 0);
+    if (nn_gpu_plan_record_group(shared, 2, cmd, err, sizeof err))
+        fail_msg("%s", err);
+    gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_HOST);
+    assert_int_equal(gpu_cmd_end(cmd), 0);
+    assert_int_equal(gpu_cmd_run(cmd), 0);
+    for (int p = 0; p < 2; p++) {
+        assert_int_equal(nn_gpu_tensor_read(test_gpu, nn_gpu_plan_output(shared[p]), got[p], err, sizeof err), 0);
+        assert_memory_equal(got[p], want[p], n_out[p] * sizeof(float));
+        free(inputs[p]), free(want[p]), free(got[p]);
+        nn_gpu_plan_destroy(own[p]);
+        nn_gpu_plan_destroy(shared[p]);
+    }
+    gpu_buffer_free(&memory);
+    gpu_cmd_destroy(cmd);
+    nn_gpu_net_destroy(net);
+    pvk_model_free(&m);
+    assert_int_equal(gpu_validation_message_count(), 0);
+}
+
 int main(void)
 {
     test_seed();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_det_fp32), cmocka_unit_test(test_det_fp16), cmocka_unit_test(test_cls_fp32),
         cmocka_unit_test(test_rec_fp32), cmocka_unit_test(test_rec_fp16), cmocka_unit_test(test_rec_fp16_math),
-        cmocka_unit_test(test_rec_group),
+        cmocka_unit_test(test_rec_group), cmocka_unit_test(test_external_memory),
     };
     return cmocka_run_group_tests(tests, test_gpu_group_setup, test_gpu_group_teardown);
 }

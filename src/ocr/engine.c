@@ -28,11 +28,10 @@
 #define REC_MIN_WIDTH 320 /* PaddleOCR's rec_image_shape width: shorter lines are padded to it */
 #define REC_WIDTH_STEP 32 /* longer lines: padded to a multiple of this */
 #define CLS_BATCH_MAX 32
-#define PLAN_CACHE 8     /* input shapes kept per net */
+#define PLAN_CACHE 8     /* input shapes kept per net (plans hold no device memory: see e->act) */
 /* rec batches (one plan per input width) recorded in lockstep into one submission; fewer than
  * PLAN_CACHE so the group's plans stay cached together */
 #define REC_GROUP 4
-#define PLAN_CACHE_BYTES ((uint64_t)128 << 20) /* activation memory kept per net beyond the plan in use */
 /* Detection's preparation (not in --paddle-parity): images with a shorter side below DET_MIN_SIDE
  * are scaled up to it, and every image gets DET_MARGIN pixels of its border colour around it. On
  * the corpus's 14 word crops this takes detection from 5 found to 13 (see BENCHMARKS.md). */
@@ -92,6 +91,13 @@ struct ocr_engine {
     const struct nn_gpu_plan *det_recorded_plan; /* NULL: record again */
     int det_recorded_key[4];
     unsigned det_recorded_evictions;
+    unsigned det_recorded_generation;
+    /* The activations of every plan, bound here before each use: det, cls and each rec group run
+     * one after another, so they share these bytes (a rec group's plans side by side), and the
+     * engine holds the largest stage's activations instead of every cached plan's. Grown when a
+     * stage needs more; act_generation counts the reallocations (recordings before are stale). */
+    struct gpu_buffer act;
+    unsigned act_generation;
     struct ocr_engine_startup startup;
 };
 
@@ -176,12 +182,9 @@ static struct plan_entry *slot_lru(struct net_slot *s, const struct plan_entry *
     return lru;
 }
 
-/* The plan for an input shape: cached, at most PLAN_CACHE of them and PLAN_CACHE_BYTES of
- * activation memory per net, the least recently used ones given back first (a folder of pages of
- * many sizes must not keep a det plan per size). When the device is out of memory for a new plan,
- * the others are given back and it is tried once more. */
-static struct nn_gpu_plan *slot_plan(struct gpu_context *ctx, struct net_slot *s, const int64_t shape[4], char *err,
-                                     size_t err_len)
+/* The plan for an input shape: cached, at most PLAN_CACHE of them, the least recently used given
+ * back first. Plans hold no device memory: bind_plans places them in the engine's. */
+static struct nn_gpu_plan *slot_plan(struct net_slot *s, const int64_t shape[4], char *err, size_t err_len)
 {
     struct plan_entry *slot = NULL;
     for (int i = 0; i < PLAN_CACHE; i++) {
@@ -201,29 +204,46 @@ static struct nn_gpu_plan *slot_plan(struct gpu_context *ctx, struct net_slot *s
         slot_evict(s, slot);
     }
     char why[512];
-    int rc = nn_gpu_plan_create(s->net, shape, NULL, &slot->plan, why, sizeof(why));
-    if (rc) {
-        for (struct plan_entry *p; (p = slot_lru(s, slot));)
-            slot_evict(s, p);
-        gpu_pool_trim(ctx); /* the freed blocks back to the driver, so the new plan can have them */
-        rc = nn_gpu_plan_create(s->net, shape, NULL, &slot->plan, why, sizeof(why));
-    }
-    if (rc) {
+    const struct nn_gpu_plan_options opt = {.external_memory = true};
+    if (nn_gpu_plan_create(s->net, shape, &opt, &slot->plan, why, sizeof(why))) {
         snprintf(err, err_len, "%s: %s", s->name, why);
         return NULL;
     }
     memcpy(slot->shape, shape, sizeof(slot->shape));
     slot->last_use = ++s->clock;
-    for (;;) {
-        uint64_t total = 0;
-        for (int i = 0; i < PLAN_CACHE; i++)
-            total += s->plans[i].plan ? nn_gpu_plan_arena_bytes(s->plans[i].plan) : 0;
-        struct plan_entry *lru = slot_lru(s, slot);
-        if (total <= PLAN_CACHE_BYTES || !lru)
-            break;
-        slot_evict(s, lru);
-    }
     return slot->plan;
+}
+
+/* Places plans side by side at the start of the engine's activation memory, growing it first if
+ * they need more. When the device is out of memory, the pool's free blocks go back to the driver
+ * and it is tried once more. */
+static int bind_plans(struct ocr_engine *e, struct nn_gpu_plan *const *plans, int n, char *err, size_t err_len)
+{
+    uint64_t at[REC_GROUP], need = 0;
+    for (int k = 0; k < n; k++) {
+        uint64_t align = nn_gpu_plan_align(plans[k]);
+        at[k] = (need + align - 1) / align * align;
+        need = at[k] + nn_gpu_plan_arena_bytes(plans[k]);
+    }
+    if (!e->act.block || e->act.size < need) {
+        gpu_buffer_free(&e->act);
+        memset(&e->act, 0, sizeof(e->act));
+        e->act_generation++;
+        if (gpu_buffer_alloc(e->ctx, GPU_MEMORY_DEVICE, need ? need : 256, &e->act)) {
+            gpu_pool_trim(e->ctx);
+            if (gpu_buffer_alloc(e->ctx, GPU_MEMORY_DEVICE, need ? need : 256, &e->act)) {
+                memset(&e->act, 0, sizeof(e->act));
+                snprintf(err, err_len, "activation memory (%llu bytes): %s", (unsigned long long)need,
+                         gpu_last_error());
+                return -1;
+            }
+        }
+    }
+    char why[512];
+    for (int k = 0; k < n; k++)
+        if (nn_gpu_plan_bind(plans[k], &e->act, at[k], why, sizeof(why)))
+            return fail(err, err_len, "%s", why);
+    return 0;
 }
 
 /* Classes the recogniser outputs, from its output shape at the standard input size. */
@@ -355,6 +375,7 @@ void ocr_engine_destroy(struct ocr_engine *e)
     gpu_buffer_free(&e->det_readback.buf);
     gpu_cmd_destroy(e->det_cmd);
     slot_free(&e->det);
+    gpu_buffer_free(&e->act);
     slot_free(&e->cls);
     slot_free(&e->rec);
     if (!e->shares_ctx)
@@ -474,12 +495,12 @@ static int run_det(struct ocr_engine *e, const struct ocr_image *img, struct db_
         memcpy(e->det_job_key, key, sizeof(key));
     }
     const int64_t shape[4] = {1, 3, det_h, det_w};
-    struct nn_gpu_plan *plan = slot_plan(e->ctx, &e->det, shape, err, err_len);
-    if (!plan)
+    struct nn_gpu_plan *plan = slot_plan(&e->det, shape, err, err_len);
+    if (!plan || bind_plans(e, &plan, 1, err, err_len))
         return -1;
     const struct nn_gpu_tensor *out = nn_gpu_plan_output(plan);
     if (e->det_recorded_plan != plan || memcmp(key, e->det_recorded_key, sizeof(key)) ||
-        e->det_recorded_evictions != e->det.evictions) {
+        e->det_recorded_evictions != e->det.evictions || e->det_recorded_generation != e->act_generation) {
         e->det_recorded_plan = NULL;
         if (gpu_cmd_begin(e->det_cmd))
             return fail(err, err_len, "%s", gpu_last_error());
@@ -493,6 +514,7 @@ static int run_det(struct ocr_engine *e, const struct ocr_image *img, struct db_
         e->det_recorded_plan = plan;
         memcpy(e->det_recorded_key, key, sizeof(key));
         e->det_recorded_evictions = e->det.evictions;
+        e->det_recorded_generation = e->act_generation;
     }
     if (run_recording(e->det_cmd, err, err_len))
         return -1;
@@ -562,8 +584,8 @@ static int run_cls(struct ocr_engine *e, const struct ocr_image *img, struct lin
         for (int i = 0; i < n; i++)
             batch[i] = &lines[start + i];
         const int64_t shape[4] = {n, 3, REC_HEIGHT, OCR_CLS_WIDTH};
-        struct nn_gpu_plan *plan = slot_plan(e->ctx, &e->cls, shape, err, err_len);
-        if (!plan)
+        struct nn_gpu_plan *plan = slot_plan(&e->cls, shape, err, err_len);
+        if (!plan || bind_plans(e, &plan, 1, err, err_len))
             return -1;
         if (gpu_cmd_begin(e->cmd))
             return fail(err, err_len, "%s", gpu_last_error());
@@ -718,7 +740,7 @@ static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct lin
                 shared = shared || (g[k].width == b->width && g[k].n == b->n);
             if (shared)
                 break;
-            if (!(plans[ng] = slot_plan(e->ctx, &e->rec, shape, err, err_len))) {
+            if (!(plans[ng] = slot_plan(&e->rec, shape, err, err_len))) {
                 rc = -1;
                 break;
             }
@@ -730,7 +752,8 @@ static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct lin
             start += b->n;
             ng++;
         }
-        if (rc == 0 && (ensure_rec_outputs(e, rows, err, err_len) || gpu_cmd_begin(e->cmd)))
+        if (rc == 0 && (bind_plans(e, plans, ng, err, err_len) || ensure_rec_outputs(e, rows, err, err_len) ||
+                        gpu_cmd_begin(e->cmd)))
             rc = -1;
         for (int k = 0; k < ng && rc == 0; k++)
             rc = record_crops(e, e->crops[k], img, order + g[k].start, g[k].n, g[k].width,

@@ -46,8 +46,11 @@ struct nn_gpu_plan {
     struct nn_gpu_tensor *tensors;
     struct storage *storages;
     int n_storages;
-    struct gpu_buffer *arenas;
+    struct gpu_buffer *arenas; /* with external memory: unallocated, keys of the hazard ranges */
     int n_arenas;
+    bool external;             /* memory from nn_gpu_plan_bind: arena a at arena_base[a] in it */
+    bool bound;
+    uint64_t *arena_base;
     /* Per storage: its range of an arena, as a buffer of its own. Ops bind exactly this range, so
      * the driver and the synchronization validator see which bytes each dispatch touches. */
     struct gpu_buffer *views;
@@ -503,11 +506,18 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
         goto oom;
     plan->arenas = calloc((size_t)plan->n_arenas + 1, sizeof(*plan->arenas));
     plan->views = calloc((size_t)ns + 1, sizeof(*plan->views));
-    if (!plan->arenas || !plan->views) {
+    plan->arena_base = calloc((size_t)plan->n_arenas + 1, sizeof(*plan->arena_base));
+    if (!plan->arenas || !plan->views || !plan->arena_base) {
         free(arena_sizes);
         goto oom;
     }
-    for (int a = 0; a < plan->n_arenas; a++) {
+    plan->external = opt && opt->external_memory;
+    for (int a = 0; a < plan->n_arenas && plan->external; a++) {
+        /* the arenas one after another in the caller's memory */
+        plan->arena_base[a] = plan->arena_bytes;
+        plan->arena_bytes += (arena_sizes[a] + plan->align - 1) / plan->align * plan->align;
+    }
+    for (int a = 0; a < plan->n_arenas && !plan->external; a++) {
         if (gpu_buffer_alloc(net->cfg.ctx, GPU_MEMORY_DEVICE, arena_sizes[a] ? arena_sizes[a] : ARENA_ALIGN,
                              &plan->arenas[a])) {
             snprintf(err, err_len, "activation memory (%llu bytes): %s", (unsigned long long)arena_sizes[a],
@@ -519,7 +529,7 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
     }
     free(arena_sizes);
 
-    for (int i = 0; i < ns; i++) {
+    for (int i = 0; i < ns && !plan->external; i++) {
         const struct storage *s = &plan->storages[i];
         const struct gpu_buffer *arena = &plan->arenas[s->arena];
         struct gpu_buffer *v = &plan->views[i];
@@ -564,10 +574,11 @@ void nn_gpu_plan_destroy(struct nn_gpu_plan *plan)
 {
     if (!plan)
         return;
-    if (plan->arenas)
+    if (plan->arenas && !plan->external)
         for (int a = 0; a < plan->n_arenas; a++)
             gpu_buffer_free(&plan->arenas[a]);
     free(plan->arenas);
+    free(plan->arena_base);
     free(plan->views);
     free(plan->op_first);
     free(plan->op_end);
@@ -703,11 +714,16 @@ int nn_gpu_plan_record_group(struct nn_gpu_plan *const *plans, int n_plans, stru
         return -1;
     }
     const struct nn_gpu_net *net = plans[0]->net;
-    for (int p = 1; p < n_plans; p++)
+    for (int p = 0; p < n_plans; p++) {
         if (plans[p]->net != net) {
             snprintf(err, err_len, "plans recorded together must be of one net");
             return -1;
         }
+        if (plans[p]->external && !plans[p]->bound) {
+            snprintf(err, err_len, "a plan without memory of its own was recorded before nn_gpu_plan_bind");
+            return -1;
+        }
+    }
     const struct pvk_model *m = net->model;
     struct hazards hz = {0};
     hz.cap = 1; /* enough for every range of every op: the sets only grow between barriers */
@@ -748,6 +764,37 @@ int nn_gpu_plan_record_group(struct nn_gpu_plan *const *plans, int n_plans, stru
     free(hz.writes);
     free(calls);
     return rc;
+}
+
+int nn_gpu_plan_bind(struct nn_gpu_plan *plan, const struct gpu_buffer *memory, uint64_t offset, char *err,
+                     size_t err_len)
+{
+    if (!plan->external) {
+        snprintf(err, err_len, "the plan has memory of its own");
+        return -1;
+    }
+    if (offset % plan->align || memory->size < plan->arena_bytes || offset > memory->size - plan->arena_bytes) {
+        snprintf(err, err_len, "activation memory: %llu bytes at %llu do not hold the plan's %llu (aligned to %llu)",
+                 (unsigned long long)memory->size, (unsigned long long)offset,
+                 (unsigned long long)plan->arena_bytes, (unsigned long long)plan->align);
+        return -1;
+    }
+    for (int i = 0; i < plan->n_storages; i++) {
+        const struct storage *s = &plan->storages[i];
+        const uint64_t at = offset + plan->arena_base[s->arena] + s->offset;
+        struct gpu_buffer *v = &plan->views[i];
+        *v = *memory;
+        v->offset = memory->offset + at;
+        v->size = (VkDeviceSize)s->bytes;
+        v->mapped = memory->mapped ? (unsigned char *)memory->mapped + at : NULL;
+    }
+    plan->bound = true;
+    return 0;
+}
+
+uint64_t nn_gpu_plan_align(const struct nn_gpu_plan *plan)
+{
+    return plan->align;
 }
 
 int nn_gpu_plan_record(struct nn_gpu_plan *plan, struct gpu_cmd *cmd, char *err, size_t err_len)

@@ -41,12 +41,24 @@ struct nn_gpu_plan_options {
     /* Give every tensor its own memory so that all intermediates can be read after a run
      * (layer-by-layer comparison with the CPU executor). */
     bool keep_all;
+    /* Allocate nothing: the caller places the plan in memory of its own with nn_gpu_plan_bind
+     * before recording it, so that plans run one after another (det, then cls, then rec) can
+     * share one allocation. nn_gpu_plan_arena_bytes is then the bytes the plan needs there. */
+    bool external_memory;
 };
 
 /* Places the activations for input shape (N, C, H, W) and allocates their memory. */
 int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], const struct nn_gpu_plan_options *opt,
                        struct nn_gpu_plan **out, char *err, size_t err_len);
 void nn_gpu_plan_destroy(struct nn_gpu_plan *plan);
+
+/* Places a plan made with external_memory at `offset` (a multiple of nn_gpu_plan_align) of
+ * `memory`, which must hold nn_gpu_plan_arena_bytes from there. Its tensors then live there until
+ * the next bind: recordings made before a bind to other memory are stale. Whatever else uses
+ * that memory must not overlap the plan's runs in time (or, recorded with it, its bytes). */
+int nn_gpu_plan_bind(struct nn_gpu_plan *plan, const struct gpu_buffer *memory, uint64_t offset, char *err,
+                     size_t err_len);
+uint64_t nn_gpu_plan_align(const struct nn_gpu_plan *plan);
 
 /* Records the net's dispatches (and the barriers between them) into cmd. */
 int nn_gpu_plan_record(struct nn_gpu_plan *plan, struct gpu_cmd *cmd, char *err, size_t err_len);
@@ -61,7 +73,8 @@ int nn_gpu_plan_record_group(struct nn_gpu_plan *const *plans, int n_plans, stru
 const struct nn_gpu_tensor *nn_gpu_plan_tensor(const struct nn_gpu_plan *plan, int32_t tensor_id);
 const struct nn_gpu_tensor *nn_gpu_plan_input(const struct nn_gpu_plan *plan);
 const struct nn_gpu_tensor *nn_gpu_plan_output(const struct nn_gpu_plan *plan);
-/* Bytes of arena memory the plan holds (what liveness sharing achieved). */
+/* Bytes of arena memory the plan holds, or with external_memory needs (what liveness sharing
+ * achieved). */
 uint64_t nn_gpu_plan_arena_bytes(const struct nn_gpu_plan *plan);
 /* Bytes the activations would take without sharing. */
 uint64_t nn_gpu_plan_unshared_bytes(const struct nn_gpu_plan *plan);
