@@ -1,6 +1,7 @@
-// Fused activations, numbered as enum pvk_act in src/model/ops.h. Written once as a macro over the
-// value type, so the same formulas serve float and vec4, and float16_t and f16vec4 in shaders that
-// compute in fp16 (MATH_F16); alpha and beta arrive as fp32 and are cast to the value type.
+// Fused activations, numbered as enum pvk_act in src/model/ops.h, and the residual add around
+// them in the convolution kernels. Written once as a macro over the value type, so the same
+// formulas serve float and vec4, and float16_t and f16vec4 in shaders that compute in fp16
+// (MATH_F16); alpha and beta arrive as fp32 and are cast to the value type.
 #ifndef PPOCR_ACTIVATION_GLSL
 #define PPOCR_ACTIVATION_GLSL
 
@@ -14,6 +15,11 @@
 #define ACT_SWISH 7u
 #define ACT_GELU_ERF 8u
 #define ACT_GELU_TANH 9u
+
+// where a residual input is added, numbered as enum pvk_residual
+#define RES_NONE 0u
+#define RES_AFTER_ACT 1u
+#define RES_BEFORE_ACT 2u
 
 // erf with |error| < 1.5e-7 in fp32 (Abramowitz-Stegun 7.1.26): GLSL has no erf. T(c) casts each
 // coefficient to the value type.
@@ -41,6 +47,13 @@
         case ACT_GELU_TANH: return T(0.5) * x * (T(1.0) + tanh(T(0.7978845608028654) * (x + T(0.044715) * x * x * x))); \
         default: return x;                                                                                 \
         }                                                                                                  \
+    }                                                                                                      \
+    T residual_act(T x, T res, uint residual, uint act, float alpha, float beta)                           \
+    {                                                                                                      \
+        if (residual == RES_BEFORE_ACT)                                                                    \
+            x += res;                                                                                      \
+        x = apply_act(x, act, alpha, beta);                                                                \
+        return residual == RES_AFTER_ACT ? x + res : x;                                                    \
     }
 
 PPOCR_ACTIVATIONS(float)

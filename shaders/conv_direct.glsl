@@ -12,9 +12,6 @@
 #include "storage.glsl"
 #include "activation.glsl"
 
-#define RES_NONE 0u
-#define RES_AFTER_ACT 1u
-#define RES_BEFORE_ACT 2u
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint LX = 32;
@@ -130,11 +127,7 @@ void main()
                 break;
             float v = acc[t][o] + b0;
             float res = RESIDUAL != RES_NONE ? float(r[rrow + ox]) : 0.0;
-            if (RESIDUAL == RES_BEFORE_ACT)
-                v += res;
-            v = apply_act(v, ACT, ALPHA, BETA);
-            if (RESIDUAL == RES_AFTER_ACT)
-                v += res;
+            v = residual_act(v, res, RESIDUAL, ACT, ALPHA, BETA);
             if (POST_AFFINE)
                 v = fma(v, bias[p.OC + oc], bias[2 * p.OC + oc]);
             y[yrow + ox] = TO_S(v);

@@ -8,9 +8,6 @@
 #include "storage.glsl"
 #include "activation.glsl"
 
-#define RES_NONE 0u
-#define RES_AFTER_ACT 1u
-#define RES_BEFORE_ACT 2u
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint LX = 64;
@@ -89,11 +86,7 @@ void main()
             break;
         MFLOAT v = MFLOAT(acc[o]);
         MFLOAT res = RESIDUAL != RES_NONE ? MFLOAT(r[rrow + ox]) : MFLOAT(0.0);
-        if (RESIDUAL == RES_BEFORE_ACT)
-            v += res;
-        v = apply_act(v, ACT, ALPHA, BETA);
-        if (RESIDUAL == RES_AFTER_ACT)
-            v += res;
+        v = residual_act(v, res, RESIDUAL, ACT, ALPHA, BETA);
         if (POST_AFFINE)
             v = fma(v, MFLOAT(bias[p.C + ch]), MFLOAT(bias[2 * p.C + ch]));
         y[yrow + ox] = TO_S(v);

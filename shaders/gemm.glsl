@@ -36,9 +36,6 @@
 #define BIAS_ROW 1u
 #define BIAS_COL 2u
 
-#define RES_NONE 0u
-#define RES_AFTER_ACT 1u
-#define RES_BEFORE_ACT 2u
 
 layout(local_size_x_id = 0, local_size_y_id = 1) in;
 layout(constant_id = 0) const uint LX = 16;
@@ -121,11 +118,7 @@ void store_c(uint z1, uint z2, uint m, uint n, float v)
     float res = 0.0;
     if (RESIDUAL != RES_NONE)
         res = float(r[p.r_off + z1 * p.r_z1 + z2 * p.r_z2 + m * p.r_sm + n]);
-    if (RESIDUAL == RES_BEFORE_ACT)
-        v += res;
-    v = apply_act(v, ACT, ALPHA, BETA);
-    if (RESIDUAL == RES_AFTER_ACT)
-        v += res;
+    v = residual_act(v, res, RESIDUAL, ACT, ALPHA, BETA);
     if (POST_AFFINE)
         v = fma(v, bias[AFFINE_C + ch], bias[2 * AFFINE_C + ch]);
     c[p.c_off + z1 * p.c_z1 + z2 * p.c_z2 + m * p.c_sm + n] = TO_S(v);
@@ -482,12 +475,7 @@ void main_vec4()
             vec4 res = vec4(0.0);
             if (RESIDUAL != RES_NONE)
                 res = vec4(r4[(p.r_off + z1 * p.r_z1 + z2 * p.r_z2 + m * p.r_sm + nb) / 4]);
-            if (RESIDUAL == RES_BEFORE_ACT)
-                v += res;
-            for (uint c = 0; c < 4; c++)
-                v[c] = apply_act(v[c], ACT, ALPHA, BETA);
-            if (RESIDUAL == RES_AFTER_ACT)
-                v += res;
+            v = residual_act(v, res, RESIDUAL, ACT, ALPHA, BETA);
             if (POST_AFFINE) {
                 const uint ch = z2 * p.bias_z2 + m;
                 v = fma(v, vec4(bias[AFFINE_C + ch]), vec4(bias[2 * AFFINE_C + ch]));

@@ -225,6 +225,32 @@ static void test_rec_fp16_math(void **state)
     fp16_math = false;
 }
 
+/* rec.pvk loaded into m and created on the GPU in fp32. */
+static struct nn_gpu_net *rec_net_fp32(struct pvk_model *m)
+{
+    load_model("rec.pvk", m);
+    struct nn_gpu_config cfg = {.ctx = test_gpu, .act_dtype = NN_F32};
+    struct nn_gpu_net *net;
+    char err[512];
+    if (nn_gpu_net_create(&cfg, m, &net, err, sizeof err))
+        fail_msg("rec.pvk: %s", err);
+    return net;
+}
+
+/* Runs plan p (its input written first) alone and reads its output. */
+static void run_alone(struct gpu_cmd *cmd, struct nn_gpu_plan *p, const float *input, float *output)
+{
+    char err[512];
+    assert_int_equal(nn_gpu_tensor_write(test_gpu, nn_gpu_plan_input(p), input, err, sizeof err), 0);
+    assert_int_equal(gpu_cmd_begin(cmd), 0);
+    if (nn_gpu_plan_record(p, cmd, err, sizeof err))
+        fail_msg("%s", err);
+    gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_HOST);
+    assert_int_equal(gpu_cmd_end(cmd), 0);
+    assert_int_equal(gpu_cmd_run(cmd), 0);
+    assert_int_equal(nn_gpu_tensor_read(test_gpu, nn_gpu_plan_output(p), output, err, sizeof err), 0);
+}
+
 /* Plans of one net recorded in lockstep into one command buffer give, bit for bit, what each
  * gives recorded alone; with synchronization validation on, a missing barrier between their ops
  * fails too. rec at three widths and batch sizes, as the engine groups lines. */
@@ -232,12 +258,8 @@ static void test_rec_group(void **state)
 {
     (void)state;
     struct pvk_model m;
-    load_model("rec.pvk", &m);
-    struct nn_gpu_config cfg = {.ctx = test_gpu, .act_dtype = NN_F32};
-    struct nn_gpu_net *net;
+    struct nn_gpu_net *net = rec_net_fp32(&m);
     char err[512];
-    if (nn_gpu_net_create(&cfg, &m, &net, err, sizeof err))
-        fail_msg("rec.pvk: %s", err);
     enum { GROUP = 3 };
     const int64_t shapes[GROUP][4] = {{2, 3, 48, 96}, {1, 3, 48, 128}, {3, 3, 48, 64}};
     struct nn_gpu_plan *plans[GROUP];
@@ -255,14 +277,7 @@ static void test_rec_group(void **state)
         n_out[p] = (size_t)pvk_shape_numel(&nn_gpu_plan_output(plans[p])->shape);
         alone[p] = malloc(n_out[p] * sizeof(float));
         assert_non_null(alone[p]);
-        assert_int_equal(nn_gpu_tensor_write(test_gpu, nn_gpu_plan_input(plans[p]), inputs[p], err, sizeof err), 0);
-        assert_int_equal(gpu_cmd_begin(cmd), 0);
-        if (nn_gpu_plan_record(plans[p], cmd, err, sizeof err))
-            fail_msg("%s", err);
-        gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_HOST);
-        assert_int_equal(gpu_cmd_end(cmd), 0);
-        assert_int_equal(gpu_cmd_run(cmd), 0);
-        assert_int_equal(nn_gpu_tensor_read(test_gpu, nn_gpu_plan_output(plans[p]), alone[p], err, sizeof err), 0);
+        run_alone(cmd, plans[p], inputs[p], alone[p]);
     }
     for (int p = 0; p < GROUP; p++)
         assert_int_equal(nn_gpu_tensor_write(test_gpu, nn_gpu_plan_input(plans[p]), inputs[p], err, sizeof err), 0);
@@ -287,20 +302,6 @@ static void test_rec_group(void **state)
     pvk_model_free(&m);
 }
 
-/* Runs plan p (its input written first) alone and reads its output. */
-static void run_alone(struct gpu_cmd *cmd, struct nn_gpu_plan *p, const float *input, float *output)
-{
-    char err[512];
-    assert_int_equal(nn_gpu_tensor_write(test_gpu, nn_gpu_plan_input(p), input, err, sizeof err), 0);
-    assert_int_equal(gpu_cmd_begin(cmd), 0);
-    if (nn_gpu_plan_record(p, cmd, err, sizeof err))
-        fail_msg("%s", err);
-    gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_HOST);
-    assert_int_equal(gpu_cmd_end(cmd), 0);
-    assert_int_equal(gpu_cmd_run(cmd), 0);
-    assert_int_equal(nn_gpu_tensor_read(test_gpu, nn_gpu_plan_output(p), output, err, sizeof err), 0);
-}
-
 /* Plans without memory of their own, bound one after another to the same bytes (as the engine
  * runs det, cls and rec) and side by side in one buffer for a lockstep group, give bit for bit
  * what plans with their own memory give; recording before a bind, a misaligned offset and too
@@ -309,12 +310,8 @@ static void test_external_memory(void **state)
 {
     (void)state;
     struct pvk_model m;
-    load_model("rec.pvk", &m);
-    struct nn_gpu_config cfg = {.ctx = test_gpu, .act_dtype = NN_F32};
-    struct nn_gpu_net *net;
+    struct nn_gpu_net *net = rec_net_fp32(&m);
     char err[512];
-    if (nn_gpu_net_create(&cfg, &m, &net, err, sizeof err))
-        fail_msg("rec.pvk: %s", err);
     const int64_t shapes[2][4] = {{2, 3, 48, 96}, {1, 3, 48, 160}};
     const struct nn_gpu_plan_options ext = {.external_memory = true};
     struct nn_gpu_plan *own[2], *shared[2];
