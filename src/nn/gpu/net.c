@@ -204,27 +204,10 @@ static int64_t channel_at(const struct pvk_model *m, const struct pvk_shape *sha
     return at;
 }
 
-int nn_gpu_net_create(const struct nn_gpu_config *cfg, const struct pvk_model *model, struct nn_gpu_net **out,
-                      char *err, size_t err_len)
+/* Creates every op not fused into another, its weights uploaded; -1 with the reason naming it. */
+static int create_ops(struct nn_gpu_net *net, char *err, size_t err_len)
 {
-    *out = NULL;
-    struct nn_gpu_net *net = calloc(1, sizeof(*net));
-    size_t no = model->n_ops ? model->n_ops : 1;
-    if (!net || !(net->ops = calloc(no, sizeof(*net->ops))) || !(net->affine_of = malloc(no * sizeof(int))) ||
-        !(net->absorbed = calloc(no, sizeof(bool))) || !(net->gate_of = malloc(no * sizeof(int))) ||
-        !(net->gate_only = calloc(no, sizeof(bool))) ||
-        !(net->slice_of = malloc(((size_t)model->n_tensors + 1) * sizeof(int)))) {
-        nn_gpu_net_destroy(net);
-        snprintf(err, err_len, "out of memory creating the net");
-        return -1;
-    }
-    net->cfg = *cfg;
-    net->model = model;
-    for (size_t i = 0; i < no; i++)
-        net->affine_of[i] = net->gate_of[i] = -1;
-    for (uint32_t t = 0; t < model->n_tensors; t++)
-        net->slice_of[t] = -1;
-    plan_fusions(net);
+    const struct pvk_model *model = net->model;
     for (uint32_t i = 0; i < model->n_ops; i++) {
         const struct pvk_op *op = &model->ops[i];
         if (net->absorbed[i])
@@ -246,7 +229,6 @@ int nn_gpu_net_create(const struct nn_gpu_config *cfg, const struct pvk_model *m
                 char where[160];
                 op_label(model, (int)i, where, sizeof(where));
                 snprintf(err, err_len, "%s: weight '%s' is not fp32", where, t->name);
-                nn_gpu_net_destroy(net);
                 return -1;
             }
             w.data[k] = pvk_tensor_data(model, id);
@@ -255,13 +237,51 @@ int nn_gpu_net_create(const struct nn_gpu_config *cfg, const struct pvk_model *m
                 w.shape[k].d[d] = t->shape[d];
         }
         char why[256];
-        if (nn_gpu_op_create(cfg, op, &w, &net->ops[i], why, sizeof(why))) {
+        if (nn_gpu_op_create(&net->cfg, op, &w, &net->ops[i], why, sizeof(why))) {
             char where[160];
             op_label(model, (int)i, where, sizeof(where));
             snprintf(err, err_len, "%s: %s", where, why);
-            nn_gpu_net_destroy(net);
             return -1;
         }
+    }
+    return 0;
+}
+
+int nn_gpu_net_create(const struct nn_gpu_config *cfg, const struct pvk_model *model, struct nn_gpu_net **out,
+                      char *err, size_t err_len)
+{
+    *out = NULL;
+    struct nn_gpu_net *net = calloc(1, sizeof(*net));
+    size_t no = model->n_ops ? model->n_ops : 1;
+    if (!net || !(net->ops = calloc(no, sizeof(*net->ops))) || !(net->affine_of = malloc(no * sizeof(int))) ||
+        !(net->absorbed = calloc(no, sizeof(bool))) || !(net->gate_of = malloc(no * sizeof(int))) ||
+        !(net->gate_only = calloc(no, sizeof(bool))) ||
+        !(net->slice_of = malloc(((size_t)model->n_tensors + 1) * sizeof(int)))) {
+        nn_gpu_net_destroy(net);
+        snprintf(err, err_len, "out of memory creating the net");
+        return -1;
+    }
+    net->cfg = *cfg;
+    net->model = model;
+    for (size_t i = 0; i < no; i++)
+        net->affine_of[i] = net->gate_of[i] = -1;
+    for (uint32_t t = 0; t < model->n_tensors; t++)
+        net->slice_of[t] = -1;
+    plan_fusions(net);
+    /* one upload round trip for all the weights */
+    if (gpu_upload_batch_begin(cfg->ctx)) {
+        snprintf(err, err_len, "uploading weights: %s", gpu_last_error());
+        nn_gpu_net_destroy(net);
+        return -1;
+    }
+    int rc = create_ops(net, err, err_len);
+    if (gpu_upload_batch_end(cfg->ctx) && !rc) {
+        snprintf(err, err_len, "uploading weights: %s", gpu_last_error());
+        rc = -1;
+    }
+    if (rc) {
+        nn_gpu_net_destroy(net);
+        return -1;
     }
     *out = net;
     return 0;
