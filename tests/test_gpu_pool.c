@@ -276,61 +276,6 @@ static void round_trip(bool mapped_device)
     assert_int_equal(gpu_validation_message_count(), 0);
 }
 
-/* Uploads inside a batch (as a net's weights are) land where they would one at a time, after the
- * one submission at the batch's end; their staging memory is given back. A staging allocation
- * that fails inside the batch fails that upload and the end, and the rest still completes. */
-static void test_upload_batch(void **state)
-{
-    (void)state;
-    struct gpu_options opt;
-    gpu_options_default(&opt);
-    opt.no_mapped_device_memory = true;
-    opt.pool_cap = 8 << 20;
-    struct gpu_context *ctx = create(&opt);
-    enum { PIECES = 5 };
-    const size_t sizes[PIECES] = {4, 1000, 65537, 3 << 20, 12};
-    const VkDeviceSize offsets[PIECES] = {0, 12, 3, 256, 8};
-    struct gpu_buffer b[PIECES];
-    unsigned char *in[PIECES], *out = malloc(3 << 20);
-    assert_non_null(out);
-    for (int k = 0; k < PIECES; k++) {
-        alloc_ok(ctx, GPU_MEMORY_DEVICE, sizes[k] + offsets[k], &b[k]);
-        in[k] = malloc(sizes[k]);
-        assert_non_null(in[k]);
-        for (size_t i = 0; i < sizes[k]; i++)
-            in[k][i] = (unsigned char)(rand() & 0xff);
-    }
-    assert_int_equal(gpu_upload_batch_begin(ctx), GPU_OK);
-    for (int k = 0; k < PIECES; k++)
-        assert_int_equal(gpu_upload(ctx, &b[k], offsets[k], in[k], sizes[k]), GPU_OK);
-    assert_int_equal(gpu_upload_batch_end(ctx), GPU_OK);
-    assert_int_equal(stats(ctx, GPU_MEMORY_HOST).in_use, 0);
-    for (int k = 0; k < PIECES; k++) {
-        assert_int_equal(gpu_download(ctx, &b[k], offsets[k], out, sizes[k]), GPU_OK);
-        assert_memory_equal(out, in[k], sizes[k]);
-    }
-
-    /* 3 MiB of staging twice and then more, against an 8 MiB cap: the third fails */
-    assert_int_equal(gpu_upload_batch_begin(ctx), GPU_OK);
-    assert_int_equal(gpu_upload(ctx, &b[3], offsets[3], in[3], sizes[3]), GPU_OK);
-    assert_int_equal(gpu_upload(ctx, &b[3], offsets[3], in[3], sizes[3]), GPU_OK);
-    assert_int_equal(gpu_upload(ctx, &b[3], offsets[3], in[3], sizes[3]), GPU_ERR_OUT_OF_MEMORY);
-    assert_int_equal(gpu_upload_batch_end(ctx), GPU_ERR_OUT_OF_MEMORY);
-    assert_int_equal(stats(ctx, GPU_MEMORY_HOST).in_use, 0);
-    /* the context is usable after it */
-    assert_int_equal(gpu_upload(ctx, &b[1], offsets[1], in[1], sizes[1]), GPU_OK);
-    assert_int_equal(gpu_download(ctx, &b[1], offsets[1], out, sizes[1]), GPU_OK);
-    assert_memory_equal(out, in[1], sizes[1]);
-
-    for (int k = 0; k < PIECES; k++) {
-        gpu_buffer_free(&b[k]);
-        free(in[k]);
-    }
-    free(out);
-    gpu_context_destroy(ctx);
-    assert_int_equal(gpu_validation_message_count(), 0);
-}
-
 static void test_round_trip_mapped(void **state) { (void)state; round_trip(true); }
 static void test_round_trip_staging(void **state) { (void)state; round_trip(false); }
 
@@ -345,7 +290,6 @@ int main(void)
         cmocka_unit_test(test_large_requests),
         cmocka_unit_test(test_round_trip_mapped),
         cmocka_unit_test(test_round_trip_staging),
-        cmocka_unit_test(test_upload_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

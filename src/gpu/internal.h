@@ -39,13 +39,6 @@ struct gpu_context {
     VkCommandPool transfer_pool;
     VkCommandBuffer transfer_cmd;
     VkFence transfer_fence;
-    /* an upload batch (gpu_upload_batch_begin): its thread holds transfer_lock, transfer_cmd is
-     * recording, and the staging buffers wait for the one submission at the end */
-    bool batch_active;
-    pthread_t batch_owner;
-    struct gpu_buffer *batch_staging;
-    unsigned batch_count, batch_capacity;
-    int batch_status; /* the first failure inside the batch, reported by its end */
 
     /* Several engines on several threads may share a context: the queue, the pipeline table and
      * the staging copies each have a lock (the pools have their own). Taken in this order only:

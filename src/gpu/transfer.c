@@ -1,7 +1,6 @@
 #include "gpu/transfer.h"
 #include "gpu/internal.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #define STAGING_CHUNK (16ull << 20)
@@ -86,95 +85,6 @@ static int check_range(const struct gpu_buffer *b, VkDeviceSize offset, size_t b
     return GPU_OK;
 }
 
-static bool in_batch(const struct gpu_context *ctx)
-{
-    return ctx->batch_active && pthread_equal(ctx->batch_owner, pthread_self());
-}
-
-/* Inside a batch: the bytes to a staging buffer of their own, their copy recorded. */
-static int batch_upload(struct gpu_context *ctx, const struct gpu_buffer *dst, VkDeviceSize offset,
-                        const void *src, size_t bytes)
-{
-    if (ctx->batch_status)
-        return ctx->batch_status;
-    if (ctx->batch_count == ctx->batch_capacity) {
-        unsigned cap = ctx->batch_capacity ? 2 * ctx->batch_capacity : 64;
-        struct gpu_buffer *grown = realloc(ctx->batch_staging, cap * sizeof(*grown));
-        if (!grown)
-            return ctx->batch_status = gpu_fail(GPU_ERR_OUT_OF_MEMORY, "upload batch: out of host memory");
-        ctx->batch_staging = grown;
-        ctx->batch_capacity = cap;
-    }
-    struct gpu_buffer *staging = &ctx->batch_staging[ctx->batch_count];
-    int st = gpu_buffer_alloc(ctx, GPU_MEMORY_HOST, bytes, staging);
-    if (st)
-        return ctx->batch_status = st;
-    ctx->batch_count++;
-    memcpy(staging->mapped, src, bytes);
-    if (ctx->batch_count > 1) {
-        /* in order, as uploads one at a time would be: a later one may overwrite an earlier one */
-        VkMemoryBarrier order = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                                 .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-                                 .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT};
-        vkCmdPipelineBarrier(ctx->transfer_cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
-                             1, &order, 0, NULL, 0, NULL);
-    }
-    VkBufferCopy region = {staging->offset, dst->offset + offset, bytes};
-    vkCmdCopyBuffer(ctx->transfer_cmd, staging->buffer, dst->buffer, 1, &region);
-    return GPU_OK;
-}
-
-int gpu_upload_batch_begin(struct gpu_context *ctx)
-{
-    pthread_mutex_lock(&ctx->transfer_lock);
-    int st = transfer_init(ctx);
-    if (!st) {
-        VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-        VkResult r = vkBeginCommandBuffer(ctx->transfer_cmd, &bi);
-        if (r != VK_SUCCESS)
-            st = gpu_ctx_fail_vk(ctx, r, "upload batch: beginning the command buffer");
-    }
-    if (st) {
-        pthread_mutex_unlock(&ctx->transfer_lock);
-        return st;
-    }
-    ctx->batch_active = true;
-    ctx->batch_owner = pthread_self();
-    ctx->batch_count = 0;
-    ctx->batch_status = GPU_OK;
-    return GPU_OK;
-}
-
-int gpu_upload_batch_end(struct gpu_context *ctx)
-{
-    int st = ctx->batch_status;
-    VkCommandBuffer cb = ctx->transfer_cmd;
-    VkMemoryBarrier after = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                             .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-                             .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT |
-                                              VK_ACCESS_SHADER_WRITE_BIT};
-    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
-                         &after, 0, NULL, 0, NULL);
-    VkResult r = vkEndCommandBuffer(cb);
-    int done = r != VK_SUCCESS ? gpu_ctx_fail_vk(ctx, r, "upload batch: ending the command buffer") : GPU_OK;
-    /* what was recorded is submitted even after a failure, so that nothing is left in flight */
-    if (!done && ctx->batch_count) {
-        done = gpu_ctx_submit(ctx, cb, ctx->transfer_fence, "upload batch");
-        if (!done)
-            done = gpu_ctx_wait(ctx, ctx->transfer_fence, "upload batch");
-    }
-    for (unsigned i = 0; i < ctx->batch_count; i++)
-        gpu_buffer_free(&ctx->batch_staging[i]);
-    free(ctx->batch_staging);
-    ctx->batch_staging = NULL;
-    ctx->batch_count = ctx->batch_capacity = 0;
-    ctx->batch_active = false;
-    pthread_mutex_unlock(&ctx->transfer_lock);
-    return st ? st : done;
-}
-
 int gpu_upload(struct gpu_context *ctx, const struct gpu_buffer *dst, VkDeviceSize offset,
                const void *src, size_t bytes)
 {
@@ -185,8 +95,6 @@ int gpu_upload(struct gpu_context *ctx, const struct gpu_buffer *dst, VkDeviceSi
         memcpy((unsigned char *)dst->mapped + offset, src, bytes);
         return GPU_OK;
     }
-    if (in_batch(ctx))
-        return batch_upload(ctx, dst, offset, src, bytes);
     struct gpu_buffer staging;
     size_t chunk = bytes < STAGING_CHUNK ? bytes : STAGING_CHUNK;
     st = gpu_buffer_alloc(ctx, GPU_MEMORY_HOST, chunk, &staging);

@@ -17,12 +17,4 @@ int gpu_upload(struct gpu_context *ctx, const struct gpu_buffer *dst, VkDeviceSi
 int gpu_download(struct gpu_context *ctx, const struct gpu_buffer *src, VkDeviceSize offset,
                  void *dst, size_t bytes);
 
-/* Between these two, this thread's uploads are copied to staging memory and recorded into one
- * command buffer that the end submits and waits for: one round trip for a net's weights instead
- * of one per tensor. Other threads' transfers wait for the end. The end returns the first
- * failure of the batch (the destinations are then not all written) and must follow every begin
- * that succeeded, before the destinations are used or freed. */
-int gpu_upload_batch_begin(struct gpu_context *ctx);
-int gpu_upload_batch_end(struct gpu_context *ctx);
-
 #endif

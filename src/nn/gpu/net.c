@@ -204,49 +204,6 @@ static int64_t channel_at(const struct pvk_model *m, const struct pvk_shape *sha
     return at;
 }
 
-/* Creates every op not fused into another, its weights uploaded; -1 with the reason naming it. */
-static int create_ops(struct nn_gpu_net *net, char *err, size_t err_len)
-{
-    const struct pvk_model *model = net->model;
-    for (uint32_t i = 0; i < model->n_ops; i++) {
-        const struct pvk_op *op = &model->ops[i];
-        if (net->absorbed[i])
-            continue;
-        struct nn_gpu_weights w;
-        memset(&w, 0, sizeof(w));
-        if (net->affine_of[i] >= 0) {
-            const struct pvk_op *aff = &model->ops[net->affine_of[i]];
-            w.post_scale = pvk_tensor_data(model, aff->weights[0]);
-            w.post_shift = pvk_tensor_data(model, aff->weights[1]);
-        }
-        w.input_gate = net->gate_of[i] >= 0;
-        for (int k = 0; k < PVK_MAX_WEIGHTS; k++) {
-            int32_t id = op->weights[k];
-            if (id < 0)
-                continue;
-            const struct pvk_tensor *t = &model->tensors[id];
-            if (t->dtype != PVK_DTYPE_F32) {
-                char where[160];
-                op_label(model, (int)i, where, sizeof(where));
-                snprintf(err, err_len, "%s: weight '%s' is not fp32", where, t->name);
-                return -1;
-            }
-            w.data[k] = pvk_tensor_data(model, id);
-            w.shape[k].ndim = (int32_t)t->ndim;
-            for (uint32_t d = 0; d < t->ndim; d++)
-                w.shape[k].d[d] = t->shape[d];
-        }
-        char why[256];
-        if (nn_gpu_op_create(&net->cfg, op, &w, &net->ops[i], why, sizeof(why))) {
-            char where[160];
-            op_label(model, (int)i, where, sizeof(where));
-            snprintf(err, err_len, "%s: %s", where, why);
-            return -1;
-        }
-    }
-    return 0;
-}
-
 int nn_gpu_net_create(const struct nn_gpu_config *cfg, const struct pvk_model *model, struct nn_gpu_net **out,
                       char *err, size_t err_len)
 {
@@ -268,20 +225,43 @@ int nn_gpu_net_create(const struct nn_gpu_config *cfg, const struct pvk_model *m
     for (uint32_t t = 0; t < model->n_tensors; t++)
         net->slice_of[t] = -1;
     plan_fusions(net);
-    /* one upload round trip for all the weights */
-    if (gpu_upload_batch_begin(cfg->ctx)) {
-        snprintf(err, err_len, "uploading weights: %s", gpu_last_error());
-        nn_gpu_net_destroy(net);
-        return -1;
-    }
-    int rc = create_ops(net, err, err_len);
-    if (gpu_upload_batch_end(cfg->ctx) && !rc) {
-        snprintf(err, err_len, "uploading weights: %s", gpu_last_error());
-        rc = -1;
-    }
-    if (rc) {
-        nn_gpu_net_destroy(net);
-        return -1;
+    for (uint32_t i = 0; i < model->n_ops; i++) {
+        const struct pvk_op *op = &model->ops[i];
+        if (net->absorbed[i])
+            continue;
+        struct nn_gpu_weights w;
+        memset(&w, 0, sizeof(w));
+        if (net->affine_of[i] >= 0) {
+            const struct pvk_op *aff = &model->ops[net->affine_of[i]];
+            w.post_scale = pvk_tensor_data(model, aff->weights[0]);
+            w.post_shift = pvk_tensor_data(model, aff->weights[1]);
+        }
+        w.input_gate = net->gate_of[i] >= 0;
+        for (int k = 0; k < PVK_MAX_WEIGHTS; k++) {
+            int32_t id = op->weights[k];
+            if (id < 0)
+                continue;
+            const struct pvk_tensor *t = &model->tensors[id];
+            if (t->dtype != PVK_DTYPE_F32) {
+                char where[160];
+                op_label(model, (int)i, where, sizeof(where));
+                snprintf(err, err_len, "%s: weight '%s' is not fp32", where, t->name);
+                nn_gpu_net_destroy(net);
+                return -1;
+            }
+            w.data[k] = pvk_tensor_data(model, id);
+            w.shape[k].ndim = (int32_t)t->ndim;
+            for (uint32_t d = 0; d < t->ndim; d++)
+                w.shape[k].d[d] = t->shape[d];
+        }
+        char why[256];
+        if (nn_gpu_op_create(cfg, op, &w, &net->ops[i], why, sizeof(why))) {
+            char where[160];
+            op_label(model, (int)i, where, sizeof(where));
+            snprintf(err, err_len, "%s: %s", where, why);
+            nn_gpu_net_destroy(net);
+            return -1;
+        }
     }
     *out = net;
     return 0;
