@@ -1,11 +1,15 @@
 // Index (int32) and value of the first maximum of each row of x viewed as [rows][c]: one workgroup
 // per row, so that recognition reads back T indices and probabilities instead of T x 6625 floats.
+// With SOFTMAX_VALUE, x holds logits and the value is the maximum's softmax probability,
+// 1 / sum(exp(x - max)): the net's final softmax is never written out.
 #extension GL_GOOGLE_include_directive : require
 #include "storage.glsl"
 #include "grid.glsl"
 #include "reduce.glsl"
 
 #include "workgroup.glsl"
+
+layout(constant_id = 1) const bool SOFTMAX_VALUE = false;
 
 layout(std430, binding = 0) readonly buffer X { SFLOAT x[]; };
 layout(std430, binding = 1) writeonly buffer I { int index[]; };
@@ -32,8 +36,15 @@ void main()
         }
     }
     wg_argmax(m, mi);
+    float v = m;
+    if (SOFTMAX_VALUE) {
+        float s = 0.0;
+        for (uint k = gl_LocalInvocationID.x; k < p.c; k += WG_SIZE)
+            s += exp(float(x[base + k]) - m);
+        v = 1.0 / wg_sum(s);
+    }
     if (gl_LocalInvocationID.x == 0u) {
         index[p.i_off + row] = int(mi);
-        value[p.v_off + row] = TO_S(m);
+        value[p.v_off + row] = TO_S(v);
     }
 }

@@ -732,6 +732,25 @@ static void test_argmax_ties_first(void **state)
     assert_float_equal(m[1], -1, 0);
 }
 
+/* The softmax probability of a row's maximum is what softmax gives there, by hand and against
+ * ref_softmax on random logits. */
+static void test_softmax_of_max(void **state)
+{
+    (void)state;
+    const float x[4] = {0, 0, 0, 0};
+    float p;
+    ref_softmax_of_max(x, 1, 4, &p);
+    assert_float_equal(p, 0.25, 1e-7);
+    enum { ROWS = 3, C = 50 };
+    float logits[ROWS * C], probs[ROWS * C], want[ROWS], got[ROWS];
+    test_fill_uniform(logits, ROWS * C, -8, 8);
+    ref_softmax(logits, ROWS, C, 1, probs);
+    ref_argmax(probs, ROWS, C, NULL, want);
+    ref_softmax_of_max(logits, ROWS, C, got);
+    for (int r = 0; r < ROWS; r++)
+        assert_float_equal(got[r], want[r], 1e-6 * want[r]);
+}
+
 int main(void)
 {
     test_seed();
@@ -765,6 +784,7 @@ int main(void)
         cmocka_unit_test(test_softmax),
         cmocka_unit_test(test_attention_matches_composition),
         cmocka_unit_test(test_argmax_ties_first),
+        cmocka_unit_test(test_softmax_of_max),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

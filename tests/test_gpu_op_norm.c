@@ -77,7 +77,8 @@ static void softmax_case(struct harness *h, struct pvk_shape s, int axis)
 
 /* ---- argmax ---------------------------------------------------------------------------------- */
 
-static void argmax_case(struct harness *h, int64_t rows, int64_t c, bool ties)
+/* softmax: x are logits and the value is the maximum's softmax probability */
+static void argmax_case(struct harness *h, int64_t rows, int64_t c, bool ties, bool softmax)
 {
     enum nn_dtype dt = h->cfg.act_dtype;
     size_t n = (size_t)(rows * c);
@@ -90,9 +91,12 @@ static void argmax_case(struct harness *h, int64_t rows, int64_t c, bool ties)
             x[r * c + a] = x[r * c + b] = 9.0f;
         }
     ref_argmax(x, rows, c, want_i, want_v);
+    if (softmax)
+        ref_softmax_of_max(x, rows, c, want_v);
     struct pvk_op op = harness_op(PVK_OP_ARGMAX, PVK_ACT_NONE, 0, 0, "argmax");
     op.n_inputs = 1;
     op.n_outputs = 2;
+    op.attr.argmax.value = softmax ? PVK_ARGMAX_VALUE_SOFTMAX : PVK_ARGMAX_VALUE_MAX;
     struct pvk_shape s = SHAPE(1, rows, c), os = SHAPE(1, rows);
     struct htensor in, y[2];
     htensor_alloc(h, &in, &s, dt, 1, 0);
@@ -102,8 +106,11 @@ static void argmax_case(struct harness *h, int64_t rows, int64_t c, bool ties)
     harness_run_op(h, &nn_gpu_argmax_impl, &op, NULL, &in, 1, y, 2, NULL);
     htensor_read_i32(h, &y[0], got_i);
     htensor_read(h, &y[1], got_v);
+    /* the maximum is copied exactly; a probability is a sum of exponentials in another order, and
+     * stored in the storage precision */
+    const double tol = !softmax ? 0.0 : dt == NN_F16 ? 1e-3 : 1e-5;
     for (int64_t r = 0; r < rows; r++) {
-        if (got_i[r] != want_i[r] || got_v[r] != want_v[r])
+        if (got_i[r] != want_i[r] || !(fabs((double)got_v[r] - want_v[r]) <= tol * fabs((double)want_v[r])))
             fail_msg("argmax %lldx%lld row %lld: got %d (%g), want %d (%g)", (long long)rows, (long long)c,
                      (long long)r, got_i[r], (double)got_v[r], want_i[r], (double)want_v[r]);
     }
@@ -153,10 +160,12 @@ static void run_all(enum nn_dtype dt)
     softmax_case(&h, SHAPE(2, 5, 3, 7), 1);
     softmax_case(&h, SHAPE(1, 1), 1);
     softmax_case(&h, SHAPE(5, 1, 3), 0);
-    argmax_case(&h, 40, 6625, false);
-    argmax_case(&h, 3, 1, false);
-    argmax_case(&h, 7, 300, true);
-    argmax_case(&h, 1, 17, true);
+    for (int softmax = 0; softmax < 2; softmax++) {
+        argmax_case(&h, 40, 6625, false, softmax);
+        argmax_case(&h, 3, 1, false, softmax);
+        argmax_case(&h, 7, 300, true, softmax);
+        argmax_case(&h, 1, 17, true, softmax);
+    }
     attention_case(&h, 1, 40, 120, 8);
     attention_case(&h, 2, 7, 24, 3);
     attention_case(&h, 1, 1, 8, 2);

@@ -28,9 +28,9 @@
 #include "support/test_env.h"
 
 
-/* Runs models/<net>.pvk on the fixture input; with `argmax`, the rec way: an ARGMAX op after the
- * net writes int32 indices and the max values. out receives the net output (or the max values),
- * index the argmax indices. */
+/* Runs models/<net>.pvk on the fixture input; with `argmax`, the rec way: the plan leaves the
+ * final softmax out and an ARGMAX op after it writes int32 indices and the maximum's softmax
+ * probability. out receives the net output (or those probabilities), index the argmax indices. */
 
 static bool fp16_math; /* fp16 cases compute element-wise in fp16 too (the *_f16a shaders) */
 static void run(const char *net, const char *input, enum nn_dtype dt, int argmax, float **out, size_t *n_out,
@@ -49,8 +49,11 @@ static void run(const char *net, const char *input, enum nn_dtype dt, int argmax
                                 .fp16_math = dt == NN_F16 && fp16_math && gpu_context_caps(test_gpu)->shader_fp16};
     struct nn_gpu_net *g;
     struct nn_gpu_plan *plan;
-    if (nn_gpu_net_create(&cfg, &m, &g, err, sizeof err) || nn_gpu_plan_create(g, in.shape.d, NULL, &plan, err, sizeof err))
+    const struct nn_gpu_plan_options opt = {.leave_final_softmax = argmax};
+    if (nn_gpu_net_create(&cfg, &m, &g, err, sizeof err) || nn_gpu_plan_create(g, in.shape.d, &opt, &plan, err, sizeof err))
         fail_msg("%s: %s", net, err);
+    if (argmax)
+        assert_true(nn_gpu_plan_left_softmax(plan));
     assert_int_equal(nn_gpu_tensor_write(test_gpu, nn_gpu_plan_input(plan), in.data, err, sizeof err), 0);
     struct gpu_cmd *cmd;
     assert_int_equal(gpu_cmd_create(test_gpu, 0, &cmd), 0);
@@ -69,6 +72,7 @@ static void run(const char *net, const char *input, enum nn_dtype dt, int argmax
         op.type = PVK_OP_ARGMAX;
         op.n_inputs = 1;
         op.n_outputs = 2;
+        op.attr.argmax.value = PVK_ARGMAX_VALUE_SOFTMAX;
         struct nn_gpu_weights none;
         memset(&none, 0, sizeof none);
         assert_int_equal(nn_gpu_op_create(&cfg, &op, &none, &am, err, sizeof err), 0);

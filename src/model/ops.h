@@ -64,7 +64,7 @@ enum pvk_op_type {
     PVK_OP_TRANSPOSE,       /* in: x; attr.transpose */
     PVK_OP_RESHAPE,         /* in: x; attr.reshape (0 = copy that input dim, -1 = inferred) */
     PVK_OP_SLICE,           /* in: x; attr.slice */
-    PVK_OP_ARGMAX,          /* in: x [.., C]; out0: index (int32) [..], out1: max value [..] */
+    PVK_OP_ARGMAX,          /* in: x [.., C]; out0: index (int32) [..], out1: max value [..] (attr.argmax) */
     PVK_OP_COUNT
 };
 
@@ -90,6 +90,10 @@ enum pvk_resize_mode {
     PVK_RESIZE_BILINEAR_ALIGN_CORNERS
 };
 enum pvk_residual { PVK_RESIDUAL_NONE = 0, PVK_RESIDUAL_AFTER_ACT, PVK_RESIDUAL_BEFORE_ACT };
+
+/* ARGMAX's second output: the maximum itself, or the probability softmax would give it,
+ * 1 / sum(exp(x - max)) (for logits whose softmax is only needed at its maximum). */
+enum pvk_argmax_value { PVK_ARGMAX_VALUE_MAX = 0, PVK_ARGMAX_VALUE_SOFTMAX };
 
 union pvk_op_attr {
     struct {
@@ -123,6 +127,9 @@ union pvk_op_attr {
     struct {
         int32_t trans_b;
     } matmul;
+    struct {
+        int32_t value; /* enum pvk_argmax_value */
+    } argmax;
     struct {
         float eps;
     } norm;

@@ -56,6 +56,7 @@ struct net_slot {
     struct plan_entry plans[PLAN_CACHE];
     unsigned clock;
     unsigned evictions; /* plans destroyed so far: a recording of an older plan is stale */
+    bool leave_softmax; /* plans leave a final softmax to the argmax (rec) */
 };
 
 /* A host-visible buffer a stage's output is copied into when device memory is not mapped: the
@@ -74,8 +75,10 @@ struct ocr_engine {
     struct net_slot det, cls, rec;
     struct image_ops *image_ops;
     struct image_crop_batch *crops[REC_GROUP]; /* one per batch recorded together */
-    struct nn_gpu_op *argmax;
-    struct pvk_op argmax_op;
+    /* by enum pvk_argmax_value: over rec's probabilities, or over its logits where its plans
+     * leave the final softmax out (the argmax then gives the maximum's probability) */
+    struct nn_gpu_op *argmax[2];
+    struct pvk_op argmax_op[2];
     struct gpu_cmd *cmd;
 
     struct gpu_buffer image; /* the current image's BGR bytes */
@@ -204,7 +207,7 @@ static struct nn_gpu_plan *slot_plan(struct net_slot *s, const int64_t shape[4],
         slot_evict(s, slot);
     }
     char why[512];
-    const struct nn_gpu_plan_options opt = {.external_memory = true};
+    const struct nn_gpu_plan_options opt = {.external_memory = true, .leave_final_softmax = s->leave_softmax};
     if (nn_gpu_plan_create(s->net, shape, &opt, &slot->plan, why, sizeof(why))) {
         snprintf(err, err_len, "%s: %s", s->name, why);
         return NULL;
@@ -337,14 +340,19 @@ static struct ocr_engine *engine_create(const struct ocr_options *opt, struct gp
     for (int i = 0; i < REC_GROUP; i++)
         if (image_crop_batch_create(e->image_ops, &e->crops[i], err, err_len))
             goto fail;
-    e->argmax_op.type = PVK_OP_ARGMAX;
-    e->argmax_op.n_inputs = 1;
-    e->argmax_op.n_outputs = 2;
-    snprintf(e->argmax_op.name, sizeof(e->argmax_op.name), "ctc_argmax");
-    struct nn_gpu_weights none;
-    memset(&none, 0, sizeof(none));
-    if (nn_gpu_op_create(&e->cfg, &e->argmax_op, &none, &e->argmax, err, err_len))
-        goto fail;
+    e->rec.leave_softmax = true;
+    for (int v = PVK_ARGMAX_VALUE_MAX; v <= PVK_ARGMAX_VALUE_SOFTMAX; v++) {
+        struct pvk_op *op = &e->argmax_op[v];
+        op->type = PVK_OP_ARGMAX;
+        op->n_inputs = 1;
+        op->n_outputs = 2;
+        op->attr.argmax.value = v;
+        snprintf(op->name, sizeof(op->name), "ctc_argmax");
+        struct nn_gpu_weights none;
+        memset(&none, 0, sizeof(none));
+        if (nn_gpu_op_create(&e->cfg, op, &none, &e->argmax[v], err, err_len))
+            goto fail;
+    }
     if (gpu_cmd_create(e->ctx, opt->profile ? MAX_TIMINGS : 0, &e->cmd) ||
         gpu_cmd_create(e->ctx, opt->profile ? MAX_TIMINGS : 0, &e->det_cmd)) {
         snprintf(err, err_len, "%s", gpu_last_error());
@@ -363,7 +371,8 @@ void ocr_engine_destroy(struct ocr_engine *e)
     if (!e)
         return;
     gpu_cmd_destroy(e->cmd);
-    nn_gpu_op_destroy(e->argmax);
+    nn_gpu_op_destroy(e->argmax[PVK_ARGMAX_VALUE_MAX]);
+    nn_gpu_op_destroy(e->argmax[PVK_ARGMAX_VALUE_SOFTMAX]);
     for (int i = 0; i < REC_GROUP; i++)
         image_crop_batch_destroy(e->crops[i]);
     image_det_job_destroy(e->det_job);
@@ -773,7 +782,8 @@ static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct lin
                 {&e->rec_index, (uint32_t)g[k].row0, NN_I32, {2, {g[k].n, g[k].steps}}, 0},
                 {&e->rec_prob, (uint32_t)g[k].row0, e->cfg.act_dtype, {2, {g[k].n, g[k].steps}}, 0},
             };
-            rc = nn_gpu_op_record(e->argmax, e->cmd, out, 1, argmax_out, 2, err, err_len);
+            const int v = nn_gpu_plan_left_softmax(plans[k]) ? PVK_ARGMAX_VALUE_SOFTMAX : PVK_ARGMAX_VALUE_MAX;
+            rc = nn_gpu_op_record(e->argmax[v], e->cmd, out, 1, argmax_out, 2, err, err_len);
         }
         if (rc == 0)
             rc = submit(e, err, err_len);

@@ -228,8 +228,10 @@ static int run_op(struct exec *e, int k, void *out0, void *out1)
         break;
     }
     case PVK_OP_ARGMAX: {
-        int64_t c = xs->d[xs->ndim - 1];
-        ref_argmax(x, pvk_shape_numel(xs) / c, c, out0, out1);
+        int64_t c = xs->d[xs->ndim - 1], rows = pvk_shape_numel(xs) / c;
+        ref_argmax(x, rows, c, out0, op->attr.argmax.value == PVK_ARGMAX_VALUE_SOFTMAX ? NULL : out1);
+        if (op->attr.argmax.value == PVK_ARGMAX_VALUE_SOFTMAX)
+            ref_softmax_of_max(x, rows, c, out1);
         return 0; /* an index takes no activation */
     }
     case PVK_OP_COUNT:

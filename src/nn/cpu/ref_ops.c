@@ -757,6 +757,20 @@ void ref_attention(const float *qkv, int n, int t, int c, int heads, float scale
     }
 }
 
+void ref_softmax_of_max(const float *x, int64_t rows, int64_t c, float *prob)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * c;
+        float m = xr[0];
+        for (int64_t i = 1; i < c; i++)
+            m = xr[i] > m ? xr[i] : m;
+        double s = 0.0;
+        for (int64_t i = 0; i < c; i++)
+            s += exp((double)xr[i] - m);
+        prob[r] = (float)(1.0 / s);
+    }
+}
+
 void ref_argmax(const float *x, int64_t rows, int64_t c, int32_t *index, float *max_value)
 {
     for (int64_t r = 0; r < rows; r++) {

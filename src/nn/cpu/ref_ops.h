@@ -152,5 +152,7 @@ void ref_attention(const float *qkv, int n, int t, int c, int heads, float scale
 
 /* Over the last axis of x viewed as [rows][c]: index of the first maximum and the maximum. */
 void ref_argmax(const float *x, int64_t rows, int64_t c, int32_t *index, float *max_value);
+/* The softmax probability of each row's maximum, 1 / sum_i exp(x_i - max) (summed in double). */
+void ref_softmax_of_max(const float *x, int64_t rows, int64_t c, float *prob);
 
 #endif

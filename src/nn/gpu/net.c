@@ -51,6 +51,8 @@ struct nn_gpu_plan {
     bool external;             /* memory from nn_gpu_plan_bind: arena a at arena_base[a] in it */
     bool bound;
     uint64_t *arena_base;
+    int n_run;        /* ops recorded: all, or all but a final softmax left to the consumer */
+    int32_t output;   /* the tensor the plan ends with */
     /* Per storage: its range of an arena, as a buffer of its own. Ops bind exactly this range, so
      * the driver and the synchronization validator see which bytes each dispatch touches. */
     struct gpu_buffer *views;
@@ -422,7 +424,19 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
     /* keep_all leaves every tensor dense, to be read back and compared: no concat slices */
     const int *slice_of = keep_all ? NULL : net->slice_of;
     for (int i = 0; i < no; i++)
-        concat_storage[i] = -1;
+        concat_storage[i] = plan->se_means[i] = plan->se_gate[i] = -1;
+    plan->n_run = no;
+    plan->output = m->output;
+    if (opt && opt->leave_final_softmax && no > 0) {
+        const struct pvk_op *last = &m->ops[no - 1];
+        const struct pvk_shape *ys = &plan->shapes[m->output];
+        if (last->type == PVK_OP_SOFTMAX && last->outputs[0] == m->output && last->act == PVK_ACT_NONE &&
+            !net->absorbed[no - 1] && last->attr.axis.axis == ys->ndim - 1 && last->inputs[0] >= 0) {
+            plan->n_run = no - 1;
+            plan->output = last->inputs[0];
+        }
+    }
+    const int run = plan->n_run;
 
     enum nn_dtype dtype = net->cfg.act_dtype;
     size_t esize = nn_dtype_size(dtype);
@@ -434,7 +448,7 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
     int ns = 0;
     plan->root[m->input] = ns;
     plan->storages[ns++] = (struct storage){pvk_shape_numel(&plan->shapes[m->input]) * (int64_t)esize, -1, -1, 0, 0};
-    for (int i = 0; i < no; i++) {
+    for (int i = 0; i < run; i++) {
         const struct pvk_op *op = &m->ops[i];
         plan->is_view[i] = op_is_view(op) || net->absorbed[i] ||
                            (slice_of && op->type == PVK_OP_CONCAT && op->n_inputs > 0 && op->inputs[0] >= 0 &&
@@ -461,7 +475,6 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
             plan->root[id] = ns;
             plan->storages[ns++] = (struct storage){pvk_shape_numel(&plan->shapes[id]) * (int64_t)size, i, i, 0, 0};
         }
-        plan->se_means[i] = plan->se_gate[i] = -1;
         if (op->type == PVK_OP_SE && op->inputs[0] >= 0) {
             const struct pvk_shape *x = &plan->shapes[op->inputs[0]];
             int64_t bytes = x->d[0] * x->d[1] * 4;
@@ -474,7 +487,7 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
     plan->n_storages = ns;
 
     /* Lifetimes: from the first write to the last read of any tensor in the storage. */
-    for (int i = 0; i < no; i++) {
+    for (int i = 0; i < run; i++) {
         const struct pvk_op *op = &m->ops[i];
         for (uint32_t k = 0; k < op->n_inputs; k++) {
             int32_t id = op->inputs[k];
@@ -482,15 +495,15 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
                 plan->storages[plan->root[id]].last = i;
         }
     }
-    for (int i = 0; i < no; i++)
+    for (int i = 0; i < run; i++)
         if (net->gate_of[i] >= 0)
             plan->storages[plan->se_gate[net->gate_of[i]]].last = i;
-    plan->storages[plan->root[m->output]].last = no;
+    plan->storages[plan->root[plan->output]].last = run;
     for (int s = 0; s < ns; s++) {
         plan->unshared_bytes += (uint64_t)plan->storages[s].bytes;
         if (keep_all) {
             plan->storages[s].first = -1;
-            plan->storages[s].last = no;
+            plan->storages[s].last = run;
         }
     }
 
@@ -554,7 +567,7 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
         }
     }
     /* ARGMAX writes int32 indices in slot 0. */
-    for (int i = 0; i < no; i++) {
+    for (int i = 0; i < run; i++) {
         const struct pvk_op *op = &m->ops[i];
         if (op->type == PVK_OP_ARGMAX && op->outputs[0] >= 0)
             plan->tensors[op->outputs[0]].dtype = NN_I32;
@@ -715,8 +728,8 @@ int nn_gpu_plan_record_group(struct nn_gpu_plan *const *plans, int n_plans, stru
     }
     const struct nn_gpu_net *net = plans[0]->net;
     for (int p = 0; p < n_plans; p++) {
-        if (plans[p]->net != net) {
-            snprintf(err, err_len, "plans recorded together must be of one net");
+        if (plans[p]->net != net || plans[p]->n_run != plans[0]->n_run) {
+            snprintf(err, err_len, "plans recorded together must be of one net, with the same options");
             return -1;
         }
         if (plans[p]->external && !plans[p]->bound) {
@@ -742,7 +755,7 @@ int nn_gpu_plan_record_group(struct nn_gpu_plan *const *plans, int n_plans, stru
     }
 
     int rc = 0;
-    for (uint32_t i = 0; i < m->n_ops && rc == 0; i++) {
+    for (int i = 0; i < plans[0]->n_run && rc == 0; i++) {
         for (int p = 0; p < n_plans; p++)
             plans[p]->op_first[i] = plans[p]->op_end[i] = gpu_cmd_timed_count(cmd);
         if (plans[0]->is_view[i])
@@ -814,9 +827,14 @@ const struct nn_gpu_tensor *nn_gpu_plan_input(const struct nn_gpu_plan *plan)
     return nn_gpu_plan_tensor(plan, plan->net->model->input);
 }
 
+bool nn_gpu_plan_left_softmax(const struct nn_gpu_plan *plan)
+{
+    return plan->n_run < (int)plan->net->model->n_ops;
+}
+
 const struct nn_gpu_tensor *nn_gpu_plan_output(const struct nn_gpu_plan *plan)
 {
-    return nn_gpu_plan_tensor(plan, plan->net->model->output);
+    return nn_gpu_plan_tensor(plan, plan->output);
 }
 
 void nn_gpu_plan_op_timings(const struct nn_gpu_plan *plan, int op_index, unsigned *first, unsigned *end)

@@ -45,6 +45,11 @@ struct nn_gpu_plan_options {
      * before recording it, so that plans run one after another (det, then cls, then rec) can
      * share one allocation. nn_gpu_plan_arena_bytes is then the bytes the plan needs there. */
     bool external_memory;
+    /* When the net ends in a softmax over the last axis, leave it out: the plan's output is then
+     * the softmax's input (logits), for a consumer that needs the softmax only at each row's
+     * maximum (ARGMAX with PVK_ARGMAX_VALUE_SOFTMAX); nn_gpu_plan_left_softmax says whether it
+     * did. */
+    bool leave_final_softmax;
 };
 
 /* Places the activations for input shape (N, C, H, W) and allocates their memory. */
@@ -73,6 +78,7 @@ int nn_gpu_plan_record_group(struct nn_gpu_plan *const *plans, int n_plans, stru
 const struct nn_gpu_tensor *nn_gpu_plan_tensor(const struct nn_gpu_plan *plan, int32_t tensor_id);
 const struct nn_gpu_tensor *nn_gpu_plan_input(const struct nn_gpu_plan *plan);
 const struct nn_gpu_tensor *nn_gpu_plan_output(const struct nn_gpu_plan *plan);
+bool nn_gpu_plan_left_softmax(const struct nn_gpu_plan *plan);
 /* Bytes of arena memory the plan holds, or with external_memory needs (what liveness sharing
  * achieved). */
 uint64_t nn_gpu_plan_arena_bytes(const struct nn_gpu_plan *plan);

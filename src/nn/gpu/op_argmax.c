@@ -1,5 +1,5 @@
-/* ARGMAX over the last axis: out0 int32 index of the first maximum, out1 the maximum (in the
- * storage precision), one workgroup per row. */
+/* ARGMAX over the last axis: out0 int32 index of the first maximum, out1 the maximum or its softmax
+ * probability (attr.argmax.value; in the storage precision), one workgroup per row. */
 #include <stdlib.h>
 
 #include "nn/gpu/op_helpers.h"
@@ -16,11 +16,15 @@ struct argmax_state {
 static int argmax_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, const struct nn_gpu_weights *w,
                          void **state, char *err, size_t err_len)
 {
+    const int32_t value = op->attr.argmax.value;
+    if (value != PVK_ARGMAX_VALUE_MAX && value != PVK_ARGMAX_VALUE_SOFTMAX)
+        return nnh_fail(err, err_len, "%s: unknown argmax value %d", op->name, value);
     struct argmax_state *s = calloc(1, sizeof *s);
     if (!s)
         return nnh_fail(err, err_len, "out of memory");
     s->cfg = *cfg;
-    if (nnh_pipeline(cfg->ctx, "argmax", nnh_use_subgroups(cfg->ctx), cfg->act_dtype, NNH_WG_REDUCE, NULL, 0, 3,
+    const uint32_t softmax = value == PVK_ARGMAX_VALUE_SOFTMAX;
+    if (nnh_pipeline(cfg->ctx, "argmax", nnh_use_subgroups(cfg->ctx), cfg->act_dtype, NNH_WG_REDUCE, &softmax, 1, 3,
                      sizeof(struct argmax_push), &s->p, err, err_len)) {
         free(s);
         return -1;
