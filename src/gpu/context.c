@@ -300,6 +300,8 @@ struct device_features {
     VkPhysicalDevice8BitStorageFeatures storage8;
     VkPhysicalDeviceShaderFloat16Int8Features float16_int8;
     VkPhysicalDeviceSubgroupSizeControlFeatures subgroup_size_control;
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat_nv;
+    VkPhysicalDeviceVulkanMemoryModelFeatures memory_model; /* the cooperative-matrix kernel's scopes */
     const char *extensions[8];
     uint32_t extension_count;
     int push_descriptor_extension; /* index in extensions, or -1 */
@@ -321,6 +323,7 @@ static void read_caps(VkInstance instance, VkPhysicalDevice pd, uint32_t api,
     bool has_driver_props = api >= VK_API_VERSION_1_2 || device_has(ext, "VK_KHR_driver_properties");
     bool has_size_control = api >= VK_API_VERSION_1_3 || device_has(ext, "VK_EXT_subgroup_size_control");
     bool has_push = device_has(ext, "VK_KHR_push_descriptor");
+    bool has_memory_model = api >= VK_API_VERSION_1_2 || device_has(ext, "VK_KHR_vulkan_memory_model");
     caps->coopmat_khr = device_has(ext, "VK_KHR_cooperative_matrix");
     caps->coopmat_nv = device_has(ext, "VK_NV_cooperative_matrix");
 
@@ -399,6 +402,13 @@ static void read_caps(VkInstance instance, VkPhysicalDevice pd, uint32_t api,
         f->subgroup_size_control.pNext = f->base.pNext;
         f->base.pNext = &f->subgroup_size_control;
     }
+    if (caps->coopmat_nv && has_memory_model) {
+        f->coopmat_nv.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+        f->coopmat_nv.pNext = f->base.pNext;
+        f->memory_model.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES;
+        f->memory_model.pNext = &f->coopmat_nv;
+        f->base.pNext = &f->memory_model;
+    }
     vkGetPhysicalDeviceFeatures2(pd, &f->base);
 
     /* keep only what is enabled below, so the structures double as the create-info chain */
@@ -433,6 +443,26 @@ static void read_caps(VkInstance instance, VkPhysicalDevice pd, uint32_t api,
             f->subgroup_size_control.subgroupSizeControl = VK_FALSE;
             f->subgroup_size_control.computeFullSubgroups = VK_FALSE;
         }
+    }
+    if (f->memory_model.sType) {
+        /* The cooperative-matrix kernel declares both capabilities: enabled together or not at
+         * all. With the memory model on, the device-scope atomics of other kernels need its
+         * device scope too. */
+        caps->coopmat_nv = f->coopmat_nv.cooperativeMatrix && f->memory_model.vulkanMemoryModel &&
+                           f->memory_model.vulkanMemoryModelDeviceScope;
+        f->coopmat_nv.cooperativeMatrixRobustBufferAccess = VK_FALSE;
+        f->memory_model.vulkanMemoryModelAvailabilityVisibilityChains = VK_FALSE;
+        if (caps->coopmat_nv) {
+            f->extensions[f->extension_count++] = "VK_NV_cooperative_matrix";
+            if (api < VK_API_VERSION_1_2)
+                f->extensions[f->extension_count++] = "VK_KHR_vulkan_memory_model";
+        } else {
+            f->coopmat_nv.cooperativeMatrix = VK_FALSE;
+            f->memory_model.vulkanMemoryModel = VK_FALSE;
+            f->memory_model.vulkanMemoryModelDeviceScope = VK_FALSE;
+        }
+    } else {
+        caps->coopmat_nv = false;
     }
     if (has_push) {
         caps->push_descriptors = true;
