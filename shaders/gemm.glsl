@@ -13,7 +13,7 @@
 //             with VEC4 (4-aligned operands) A rows come 4 k per load and a plain B 4 columns per
 //             load, since lavapipe pays per load instruction and lane rather than per byte;
 //   GEMM_KSPLIT  few outputs and a long K (a 1x3 convolution over 960 channels of a one-line
-//             feature map: 2,400 outputs of 8,640 terms each, one tiled workgroup): BM x BN
+//             feature map: 2,400 outputs of 2,880 terms each, one tiled workgroup): BM x BN
 //             outputs per workgroup, each summed by LX / (BM BN) invocations over interleaved k
 //             and reduced through shared memory, so the work spreads over many workgroups;
 //   GEMM_COOPMAT  fp16 cooperative matrices (GL_NV_cooperative_matrix, 16x16x16, fp32

@@ -26,7 +26,7 @@
 #define CPU_TN 4u
 /* K-split kernel: 4 x 4 outputs per workgroup of 256, so 16 invocations share each output's K.
  * It takes over when even small tiles leave most of an H200's 132 SMs idle and K is long enough
- * for 16 slices to pay for the reduction: the SVTR neck's 1x3 convolutions (K 4,320 and 8,640
+ * for 16 slices to pay for the reduction: the SVTR neck's 1x3 convolutions (K 1,440 and 2,880
  * over 60 x 40 outputs per line) otherwise run in one workgroup per line. With more tiles the
  * tiled kernel wins (det's 3x3 neck convolution at 120 x 120: 450 small tiles, K 864, 83 us
  * tiled against 300 us split). */
@@ -35,6 +35,10 @@
 #define KSPLIT_BN 4u
 #define KSPLIT_BELOW 128u
 #define KSPLIT_MIN_K 512u
+/* With a K this long it also takes up to two small tiles per SM: rec's 1x3 convolutions at 32
+ * lines (128 small tiles, K 1,440 and 2,880) take 201 and 384 us tiled, 97 and 183 us split. */
+#define KSPLIT_LONG_K 1024u
+#define KSPLIT_LONG_K_BELOW 264u
 /* Cooperative-matrix kernel: 2 x 2 subgroups of 32, each 32 x 32 outputs (2 x 2 fragments). */
 #define COOPMAT_BM 64u
 #define COOPMAT_BN 64u
@@ -156,7 +160,8 @@ int conv_gemm_record(struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_
                                           : (uint64_t)((push->N + g->small_bn - 1) / g->small_bn) *
                                                 ((push->M + g->small_bm - 1) / g->small_bm) * z_count;
     if (!g->cpu_kernel &&
-        (g->tiles == 3 || (g->tiles == 0 && small_groups < KSPLIT_BELOW && push->K >= KSPLIT_MIN_K))) {
+        (g->tiles == 3 || (g->tiles == 0 && ((small_groups < KSPLIT_BELOW && push->K >= KSPLIT_MIN_K) ||
+                                             (small_groups < KSPLIT_LONG_K_BELOW && push->K >= KSPLIT_LONG_K))))) {
         v = GEMM_KSPLIT;
         bm = KSPLIT_BM;
         bn = KSPLIT_BN;
