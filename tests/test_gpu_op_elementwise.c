@@ -433,9 +433,25 @@ static void test_no_subgroups(void **s)
 {
     (void)s;
     setenv("PPOCR_VK_NO_SUBGROUPS", "1", 1);
+    setenv("PPOCR_VK_REDUCE", "workgroup", 1);
     run_pool(NN_F32);
     run_se(NN_F32, false);
+    unsetenv("PPOCR_VK_REDUCE");
     unsetenv("PPOCR_VK_NO_SUBGROUPS");
+}
+
+/* Global pooling through each kind of reduction whatever the device: one invocation per plane (as
+ * on CPU devices) and one workgroup per plane with subgroup arithmetic (as on GPUs). */
+static void test_pool_reductions(void **s)
+{
+    (void)s;
+    static const char *const kinds[] = {"serial", "workgroup"};
+    for (int k = 0; k < 2; k++) {
+        setenv("PPOCR_VK_REDUCE", kinds[k], 1);
+        run_pool(NN_F32);
+        run_pool(NN_F16);
+    }
+    unsetenv("PPOCR_VK_REDUCE");
 }
 
 int main(void)
@@ -449,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_pool_f32),   cmocka_unit_test(test_pool_f16),
         cmocka_unit_test(test_se_f32),     cmocka_unit_test(test_se_f16),     cmocka_unit_test(test_se_f16_math),
         cmocka_unit_test(test_no_subgroups),
+        cmocka_unit_test(test_pool_reductions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gpu/context.h"
 #include "gpu/error.h"
@@ -44,6 +45,16 @@ static int named_pipeline(struct gpu_context *ctx, const char *name, uint32_t lo
     if (gpu_pipeline_get(ctx, &d, out) != GPU_OK)
         return nnh_fail(err, err_len, "pipeline %s: %s", name, gpu_last_error());
     return 0;
+}
+
+bool nnh_serial_reductions(struct gpu_context *ctx)
+{
+    const char *force = getenv("PPOCR_VK_REDUCE");
+    if (force && !strcmp(force, "serial"))
+        return true;
+    if (force && !strcmp(force, "workgroup"))
+        return false;
+    return gpu_context_caps(ctx)->is_cpu;
 }
 
 int nnh_pipeline(struct gpu_context *ctx, const char *base, bool subgroup, enum nn_dtype dtype, uint32_t local_x,

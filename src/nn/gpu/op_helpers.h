@@ -25,6 +25,10 @@ int nnh_fail(char *err, size_t err_len, const char *fmt, ...) __attribute__((for
  * ballot-free ops in compute, and a subgroup of at least 4 lanes. */
 bool nnh_use_subgroups(struct gpu_context *ctx);
 
+/* Whether a reduction over a plane runs in one invocation (CPU devices: no barriers) rather than
+ * a workgroup. PPOCR_VK_REDUCE=serial|workgroup overrides the device class (the tests run both). */
+bool nnh_serial_reductions(struct gpu_context *ctx);
+
 /* The pipeline "<base>[_sg][_f16]" with spec constant 0 = local size x, then `extra` constants. */
 int nnh_pipeline(struct gpu_context *ctx, const char *base, bool subgroup, enum nn_dtype dtype, uint32_t local_x,
                  const uint32_t *extra, unsigned n_extra, unsigned buffers, unsigned push_bytes,
