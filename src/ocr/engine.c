@@ -230,12 +230,10 @@ static int bind_plans(struct ocr_engine *e, struct nn_gpu_plan *const *plans, in
     }
     if (!e->act.block || e->act.size < need) {
         gpu_buffer_free(&e->act);
-        memset(&e->act, 0, sizeof(e->act));
         e->act_generation++;
         if (gpu_buffer_alloc(e->ctx, GPU_MEMORY_DEVICE, need ? need : 256, &e->act)) {
             gpu_pool_trim(e->ctx);
             if (gpu_buffer_alloc(e->ctx, GPU_MEMORY_DEVICE, need ? need : 256, &e->act)) {
-                memset(&e->act, 0, sizeof(e->act));
                 snprintf(err, err_len, "activation memory (%llu bytes): %s", (unsigned long long)need,
                          gpu_last_error());
                 return -1;

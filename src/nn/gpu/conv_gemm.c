@@ -9,6 +9,7 @@
 #include "gpu/pipeline.h"
 #include "gpu/transfer.h"
 #include "nn/gpu/half.h"
+#include "nn/gpu/op_helpers.h"
 
 /* Tiled kernel: 16 invocations across N, each with 4 rows x 4 columns, so a workgroup of
  * 4 BM invocations covers BM x 64. BM follows OC when the weights fix it: the det stem and the
@@ -113,11 +114,11 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
     }
     out->mode = d->mode;
     if (out->cpu_kernel) {
-        out->shader = f16 ? "gemm_cpu_f16" : "gemm_cpu";
+        snprintf(out->shader, sizeof out->shader, "%s", f16 ? "gemm_cpu_f16" : "gemm_cpu");
         out->bm = CPU_TM;
         out->bn = CPU_LX * CPU_TN;
     } else {
-        out->shader = !f16 ? "gemm" : cfg->fp16_math ? "gemm_f16a" : "gemm_f16";
+        snprintf(out->shader, sizeof out->shader, "gemm%s", nnh_precision_suffix(cfg));
         out->bm = d->m_hint && d->m_hint <= 16 ? 16 : d->m_hint && d->m_hint <= 32 ? 32 : 64;
         out->bn = TILED_BN;
         out->small_bm = out->bm < 32 ? out->bm : 32;

@@ -60,7 +60,7 @@ struct conv_gemm {
      * built the first time a recording needs it: creating all of them cost most of cold start. */
     struct gpu_context *ctx;
     struct conv_gemm_desc desc;
-    const char *shader;
+    char shader[24];
     bool f16, cpu_kernel;
     const struct gpu_pipeline *variant[GEMM_VARIANTS];
     uint32_t bm, bn;  /* outputs per workgroup along M and N, big tiles */
