@@ -211,6 +211,65 @@ static void test_chain_push_descriptors(void **s) { (void)s; chain(PUSH_DESCRIPT
 static void test_chain_descriptor_pools(void **s) { (void)s; chain(DESCRIPTOR_POOLS); }
 static void test_chain_staging(void **s) { (void)s; chain(STAGING); }
 
+/* Dispatches untimed and two marks: two timings, each covering its half of the chain. */
+static void test_chain_marks(void **state)
+{
+    (void)state;
+    struct gpu_context *ctx = create(PUSH_DESCRIPTORS, 0);
+    const struct gpu_pipeline *p;
+    CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = "selftest_add_one",
+                                                            .buffer_count = 2, .push_bytes = 4}, &p));
+    uint32_t in[CHAIN_N], out[CHAIN_N], n = CHAIN_N;
+    for (unsigned i = 0; i < CHAIN_N; i++)
+        in[i] = test_rand_u32() >> 4;
+    struct gpu_buffer a, b;
+    CHECK(gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, sizeof in, &a));
+    CHECK(gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, sizeof in, &b));
+    CHECK(gpu_upload(ctx, &a, 0, in, sizeof in));
+    struct gpu_cmd *cmd;
+    CHECK(gpu_cmd_create(ctx, 4, &cmd));
+    gpu_cmd_time_dispatches(cmd, false);
+    gpu_cmd_mark(cmd, "not recording"); /* ignored */
+    CHECK(gpu_cmd_begin(cmd));
+    gpu_cmd_barrier(cmd, GPU_STAGE_HOST, GPU_STAGE_COMPUTE);
+    for (int k = 0; k < CHAIN; k++) {
+        struct gpu_binding bind[2] = {gpu_bind(k % 2 ? &b : &a), gpu_bind(k % 2 ? &a : &b)};
+        if (k > 0)
+            gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
+        CHECK(gpu_cmd_dispatch(cmd, &(struct gpu_dispatch){.pipeline = p, .buffers = bind, .push = &n,
+                                                           .groups = {(n + 63) / 64}}));
+        if (k == CHAIN / 2 - 1)
+            gpu_cmd_mark(cmd, "first half");
+    }
+    gpu_cmd_mark(cmd, "second half");
+    gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_HOST);
+    CHECK(gpu_cmd_end(cmd));
+    double t0 = now_us();
+    CHECK(gpu_cmd_run(cmd));
+    double wall = now_us() - t0;
+    CHECK(gpu_download(ctx, &a, 0, out, sizeof out));
+    for (unsigned i = 0; i < CHAIN_N; i++)
+        if (out[i] != in[i] + (uint32_t)CHAIN)
+            fail_msg("element %u: %u, expected %u", i, out[i], in[i] + CHAIN);
+    const struct gpu_timing *t;
+    unsigned count;
+    gpu_cmd_timings(cmd, &t, &count);
+    if (gpu_context_caps(ctx)->timestamps) {
+        assert_int_equal(count, 2);
+        assert_string_equal(t[0].label, "first half");
+        assert_string_equal(t[1].label, "second half");
+        assert_true(t[0].us > 0 && t[1].us > 0);
+        assert_true(t[0].us + t[1].us <= wall * 1.05 + 100);
+    } else {
+        assert_int_equal(count, 0);
+    }
+    gpu_cmd_destroy(cmd);
+    gpu_buffer_free(&a);
+    gpu_buffer_free(&b);
+    gpu_context_destroy(ctx);
+    assert_int_equal(gpu_validation_message_count(), 0);
+}
+
 /* Re-recording the same command buffer with other buffers, and fills and copies in a recording. */
 static void test_rerecord_fill_copy(void **state)
 {
@@ -337,6 +396,7 @@ int main(void)
         cmocka_unit_test(test_chain_push_descriptors),
         cmocka_unit_test(test_chain_descriptor_pools),
         cmocka_unit_test(test_chain_staging),
+        cmocka_unit_test(test_chain_marks),
         cmocka_unit_test(test_rerecord_fill_copy),
         cmocka_unit_test(test_recording_errors),
         cmocka_unit_test(test_fence_timeout),

@@ -23,6 +23,7 @@ struct gpu_cmd {
 
     VkQueryPool queries;
     unsigned max_timings, timed;
+    bool untimed_dispatches; /* only gpu_cmd_mark writes timestamps */
     struct gpu_timing *timings; /* labels at record time, times after each wait */
     uint64_t *ticks;
 };
@@ -142,6 +143,17 @@ int gpu_cmd_begin(struct gpu_cmd *cmd)
     return GPU_OK;
 }
 
+/* A timing that ends here: everything since the previous timestamp has finished. */
+static void write_timestamp(struct gpu_cmd *cmd, const char *label)
+{
+    if (!cmd->queries || cmd->timed >= cmd->max_timings)
+        return;
+    struct gpu_timing *t = &cmd->timings[cmd->timed++];
+    snprintf(t->label, sizeof t->label, "%s", label);
+    t->us = 0;
+    vkCmdWriteTimestamp(cmd->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, cmd->queries, cmd->timed);
+}
+
 static int descriptor_set(struct gpu_cmd *cmd, const struct gpu_pipeline *p, VkDescriptorSet *set)
 {
     struct gpu_context *ctx = cmd->ctx;
@@ -236,13 +248,20 @@ int gpu_cmd_dispatch(struct gpu_cmd *cmd, const struct gpu_dispatch *d)
         vkCmdPushConstants(cmd->cb, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, p->push_bytes,
                            d->push);
     vkCmdDispatch(cmd->cb, groups[0], groups[1], groups[2]);
-    if (cmd->queries && cmd->timed < cmd->max_timings) {
-        struct gpu_timing *t = &cmd->timings[cmd->timed++];
-        snprintf(t->label, sizeof t->label, "%s", d->label ? d->label : p->shader);
-        t->us = 0;
-        vkCmdWriteTimestamp(cmd->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, cmd->queries, cmd->timed);
-    }
+    if (!cmd->untimed_dispatches)
+        write_timestamp(cmd, d->label ? d->label : p->shader);
     return GPU_OK;
+}
+
+void gpu_cmd_time_dispatches(struct gpu_cmd *cmd, bool on)
+{
+    cmd->untimed_dispatches = !on;
+}
+
+void gpu_cmd_mark(struct gpu_cmd *cmd, const char *label)
+{
+    if (cmd->recording)
+        write_timestamp(cmd, label);
 }
 
 static void stage_masks(enum gpu_stage s, bool source, VkPipelineStageFlags *stage,

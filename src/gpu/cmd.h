@@ -5,6 +5,7 @@
 #ifndef PPOCR_GPU_CMD_H
 #define PPOCR_GPU_CMD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <vulkan/vulkan.h>
@@ -53,6 +54,14 @@ struct gpu_timing {
  * queue has no timestamps). */
 int gpu_cmd_create(struct gpu_context *ctx, unsigned max_timings, struct gpu_cmd **out);
 void gpu_cmd_destroy(struct gpu_cmd *cmd);
+
+/* Whether every dispatch gets a timestamp (the default). Each waits for the work before it to
+ * finish, which serialises dispatches that would otherwise overlap; a stage's or a net's own time
+ * is measured with dispatches untimed and a gpu_cmd_mark after it. */
+void gpu_cmd_time_dispatches(struct gpu_cmd *cmd, bool on);
+
+/* A timing of everything recorded since the previous timestamp (or the recording's start). */
+void gpu_cmd_mark(struct gpu_cmd *cmd, const char *label);
 
 /* Starts a recording, dropping the previous one. Waits first if a submission is in flight. */
 int gpu_cmd_begin(struct gpu_cmd *cmd);

@@ -39,7 +39,9 @@
 #define DET_MARGIN 32
 /* Pixels of the largest image the engine works on; larger ones are scaled down to it. */
 #define ENGINE_MAX_PIXELS (16.0 * 1024 * 1024)
-#define MAX_TIMINGS 512  /* timed dispatches per recording (with --profile) */
+/* Timestamps per recording (with --profile): one mark at its end, so a stage's GPU time is the
+ * whole recording's, its dispatches left free to overlap as they do unprofiled. */
+#define MAX_TIMINGS 4
 
 struct plan_entry {
     int64_t shape[4];
@@ -356,6 +358,8 @@ static struct ocr_engine *engine_create(const struct ocr_options *opt, struct gp
         snprintf(err, err_len, "%s", gpu_last_error());
         goto fail;
     }
+    gpu_cmd_time_dispatches(e->cmd, false);
+    gpu_cmd_time_dispatches(e->det_cmd, false);
     e->startup = (struct ocr_engine_startup){t1 - t0, t2 - t1, t3 - t2, now_ms() - t3};
     *err_kind = 0;
     return e;
@@ -466,6 +470,7 @@ static int read_back(struct ocr_engine *e, const struct readback *rb, const stru
 
 static int finish_recording(struct gpu_cmd *cmd, char *err, size_t err_len)
 {
+    gpu_cmd_mark(cmd, "recording");
     gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_HOST);
     gpu_cmd_barrier(cmd, GPU_STAGE_TRANSFER, GPU_STAGE_HOST);
     if (gpu_cmd_end(cmd))
