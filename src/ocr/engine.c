@@ -28,10 +28,12 @@
 #define REC_MIN_WIDTH 320 /* PaddleOCR's rec_image_shape width: shorter lines are padded to it */
 #define REC_WIDTH_STEP 32 /* longer lines: padded to a multiple of this */
 #define CLS_BATCH_MAX 32
-#define PLAN_CACHE 8     /* input shapes kept per net (plans hold no device memory: see e->act) */
-/* rec batches (one plan per input width) recorded in lockstep into one submission; fewer than
- * PLAN_CACHE so the group's plans stay cached together */
+#define PLAN_CACHE 12    /* input shapes kept per net (plans hold no device memory: see e->act) */
+/* rec batches (one plan per input width) recorded in lockstep into one submission: up to
+ * REC_GROUP_GROWN when they fit in the activation memory the engine already has, REC_GROUP when
+ * it has to grow; fewer than PLAN_CACHE so the group's plans stay cached together */
 #define REC_GROUP 4
+#define REC_GROUP_GROWN 8
 /* Detection's preparation (not in --paddle-parity): images with a shorter side below DET_MIN_SIDE
  * are scaled up to it, and every image gets DET_MARGIN pixels of its border colour around it. On
  * the corpus's 14 word crops this takes detection from 5 found to 13 (see BENCHMARKS.md). */
@@ -76,7 +78,7 @@ struct ocr_engine {
     struct nn_gpu_config cfg, det_cfg; /* cls and rec; det */
     struct net_slot det, cls, rec;
     struct image_ops *image_ops;
-    struct image_crop_batch *crops[REC_GROUP]; /* one per batch recorded together */
+    struct image_crop_batch *crops[REC_GROUP_GROWN]; /* one per batch recorded together */
     /* by enum pvk_argmax_value: over rec's probabilities, or over its logits where its plans
      * leave the final softmax out (the argmax then gives the maximum's probability) */
     struct nn_gpu_op *argmax[2];
@@ -194,7 +196,9 @@ static struct nn_gpu_plan *slot_plan(struct net_slot *s, const int64_t shape[4],
     struct plan_entry *slot = NULL;
     for (int i = 0; i < PLAN_CACHE; i++) {
         struct plan_entry *p = &s->plans[i];
-        if (p->plan && !memcmp(p->shape, shape, sizeof(p->shape))) {
+        /* a pinned plan is bound for a batch of the recording being built: another batch of the
+         * same shape in it gets a plan of its own */
+        if (p->plan && !p->pinned && !memcmp(p->shape, shape, sizeof(p->shape))) {
             p->last_use = ++s->clock;
             return p->plan;
         }
@@ -222,14 +226,20 @@ static struct nn_gpu_plan *slot_plan(struct net_slot *s, const int64_t shape[4],
 /* Places plans side by side at the start of the engine's activation memory, growing it first if
  * they need more. When the device is out of memory, the pool's free blocks go back to the driver
  * and it is tried once more. */
-static int bind_plans(struct ocr_engine *e, struct nn_gpu_plan *const *plans, int n, char *err, size_t err_len)
+static uint64_t place_plans(struct nn_gpu_plan *const *plans, int n, uint64_t *at)
 {
-    uint64_t at[REC_GROUP], need = 0;
+    uint64_t need = 0;
     for (int k = 0; k < n; k++) {
         uint64_t align = nn_gpu_plan_align(plans[k]);
         at[k] = (need + align - 1) / align * align;
         need = at[k] + nn_gpu_plan_arena_bytes(plans[k]);
     }
+    return need;
+}
+
+static int bind_plans(struct ocr_engine *e, struct nn_gpu_plan *const *plans, int n, char *err, size_t err_len)
+{
+    uint64_t at[REC_GROUP_GROWN], need = place_plans(plans, n, at);
     if (!e->act.block || e->act.size < need) {
         gpu_buffer_free(&e->act);
         e->act_generation++;
@@ -337,7 +347,7 @@ static struct ocr_engine *engine_create(const struct ocr_options *opt, struct gp
     double t3 = now_ms();
     if (image_ops_create(e->ctx, e->det_cfg.act_dtype, e->cfg.act_dtype, &e->image_ops, err, err_len))
         goto fail;
-    for (int i = 0; i < REC_GROUP; i++)
+    for (int i = 0; i < REC_GROUP_GROWN; i++)
         if (image_crop_batch_create(e->image_ops, &e->crops[i], err, err_len))
             goto fail;
     e->rec.leave_softmax = true;
@@ -375,7 +385,7 @@ void ocr_engine_destroy(struct ocr_engine *e)
     gpu_cmd_destroy(e->cmd);
     nn_gpu_op_destroy(e->argmax[PVK_ARGMAX_VALUE_MAX]);
     nn_gpu_op_destroy(e->argmax[PVK_ARGMAX_VALUE_SOFTMAX]);
-    for (int i = 0; i < REC_GROUP; i++)
+    for (int i = 0; i < REC_GROUP_GROWN; i++)
         image_crop_batch_destroy(e->crops[i]);
     image_det_job_destroy(e->det_job);
     image_ops_destroy(e->image_ops);
@@ -715,10 +725,10 @@ static struct plan_entry *slot_entry(struct net_slot *s, const struct nn_gpu_pla
     return NULL;
 }
 
-/* Recognition: lines grouped by input width, rec_batch_num at a time, and up to REC_GROUP such
- * batches recorded in lockstep into one submission (a page's lines fall into many widths, and
- * one batch alone leaves the GPU waiting on its chain of barriers); argmax on the GPU, CTC on the
- * CPU. */
+/* Recognition: lines grouped by input width, rec_batch_num at a time, and up to REC_GROUP (or
+ * REC_GROUP_GROWN) such batches recorded in lockstep into one submission (a page's lines fall
+ * into many widths, and one batch alone leaves the GPU waiting on its chain of barriers); argmax
+ * on the GPU, CTC on the CPU. */
 static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct line *lines, int n_lines,
                    struct ocr_result *r, char *err, size_t err_len)
 {
@@ -732,12 +742,12 @@ static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct lin
     int32_t *index = NULL;
     float *prob = NULL;
     for (int start = 0; start < n_lines && rc == 0;) {
-        struct rec_batch g[REC_GROUP];
-        struct nn_gpu_plan *plans[REC_GROUP];
+        struct rec_batch g[REC_GROUP_GROWN];
+        struct nn_gpu_plan *plans[REC_GROUP_GROWN];
         int ng = 0;
         size_t rows = 0;
         double t0 = now_ms();
-        while (ng < REC_GROUP && start < n_lines) {
+        while (ng < REC_GROUP_GROWN && start < n_lines) {
             struct rec_batch *b = &g[ng];
             b->start = start;
             b->width = order[start]->width;
@@ -745,17 +755,13 @@ static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct lin
             while (start + b->n < n_lines && b->n < batch_max && order[start + b->n]->width == b->width)
                 b->n++;
             const int64_t shape[4] = {b->n, 3, REC_HEIGHT, b->width};
-            /* a later batch of the same width (more lines than rec_batch_num) waits for the next
-             * submission: both would need the one plan */
-            bool shared = false;
-            for (int k = 0; k < ng; k++)
-                shared = shared || (g[k].width == b->width && g[k].n == b->n);
-            if (shared)
-                break;
             if (!(plans[ng] = slot_plan(&e->rec, shape, err, err_len))) {
                 rc = -1;
                 break;
             }
+            uint64_t at[REC_GROUP_GROWN];
+            if (ng >= REC_GROUP && place_plans(plans, ng + 1, at) > e->act.size)
+                break; /* the batch waits for the next submission rather than grow the memory */
             b->entry = slot_entry(&e->rec, plans[ng]);
             b->entry->pinned = true;
             b->steps = nn_gpu_plan_output(plans[ng])->shape.d[1];
