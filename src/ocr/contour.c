@@ -106,7 +106,14 @@ int contours_find(const uint8_t *bitmap, int w, int h, struct contour_list *out,
         int prev = 0;
         for (int x = 1; x <= w; x++) {
             int p = row[x];
-            if (p == prev) continue;
+            if (p == prev) {
+                /* most of a map is runs of one value: skip them 8 pixels at a time */
+                const uint64_t run = 0x0101010101010101ull * (uint8_t)prev;
+                uint64_t next;
+                while (x + 8 <= w && (memcpy(&next, row + x + 1, 8), next == run))
+                    x += 8;
+                continue;
+            }
             int is_hole = 0;
             if (!(prev == 0 && p == 1)) {
                 if (p != 0 || prev < 1) {
