@@ -32,11 +32,20 @@ int ocr_pad_image(const struct ocr_image *img, int margin, struct ocr_image *out
         return -1;
     uint8_t fill[3];
     border_colour(img, fill);
-    for (size_t i = 0; i < (size_t)w * h; i++)
-        memcpy(bgr + i * 3, fill, 3);
-    for (int y = 0; y < img->height; y++)
-        memcpy(bgr + ((size_t)(y + margin) * w + margin) * 3, img->bgr + (size_t)y * img->width * 3,
-               (size_t)img->width * 3);
+    /* one row of the colour, built once; then each byte of the result is written once */
+    size_t row = (size_t)w * 3, side = (size_t)margin * 3, inner = (size_t)img->width * 3;
+    for (size_t i = 0; i < row; i += 3)
+        memcpy(bgr + i, fill, 3);
+    for (int y = 1; y < margin; y++)
+        memcpy(bgr + (size_t)y * row, bgr, row);
+    for (int y = 0; y < img->height; y++) {
+        uint8_t *d = bgr + (size_t)(y + margin) * row;
+        memcpy(d, bgr, side);
+        memcpy(d + side, img->bgr + (size_t)y * inner, inner);
+        memcpy(d + side + inner, bgr, side);
+    }
+    for (int y = margin + img->height; y < h; y++)
+        memcpy(bgr + (size_t)y * row, bgr, row);
     out->width = w;
     out->height = h;
     out->bgr = bgr;
