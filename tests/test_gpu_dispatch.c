@@ -22,8 +22,9 @@
 #include "gpu/validation.h"
 #include "support/test_env.h"
 
-enum mode { PUSH_DESCRIPTORS, DESCRIPTOR_POOLS, STAGING };
-static const char *const mode_names[] = {"push descriptors", "descriptor pools", "staging"};
+/* POLLED: every fence wait polls for a second before it blocks (on any device) */
+enum mode { PUSH_DESCRIPTORS, DESCRIPTOR_POOLS, STAGING, POLLED };
+static const char *const mode_names[] = {"push descriptors", "descriptor pools", "staging", "polled waits"};
 
 static struct gpu_context *create(enum mode mode, uint32_t timeout_ms)
 {
@@ -32,6 +33,8 @@ static struct gpu_context *create(enum mode mode, uint32_t timeout_ms)
     opt.no_push_descriptors = mode == DESCRIPTOR_POOLS;
     opt.no_mapped_device_memory = mode == STAGING;
     opt.timeout_ms = timeout_ms;
+    if (mode == POLLED)
+        opt.spin_us = 1000000;
     struct gpu_context *ctx = NULL;
     if (gpu_context_create(&opt, &ctx) != GPU_OK)
         fail_msg("gpu_context_create: %s", gpu_last_error());
@@ -210,6 +213,7 @@ static void chain(enum mode mode)
 static void test_chain_push_descriptors(void **s) { (void)s; chain(PUSH_DESCRIPTORS); }
 static void test_chain_descriptor_pools(void **s) { (void)s; chain(DESCRIPTOR_POOLS); }
 static void test_chain_staging(void **s) { (void)s; chain(STAGING); }
+static void test_chain_polled(void **s) { (void)s; chain(POLLED); }
 
 /* Dispatches untimed and two marks: two timings, each covering its half of the chain. */
 static void test_chain_marks(void **state)
@@ -344,11 +348,10 @@ static void test_recording_errors(void **state)
 }
 
 /* A wait that runs past the context's limit returns GPU_ERR_TIMEOUT instead of hanging, and the
- * work can still be waited for afterwards. */
-static void test_fence_timeout(void **state)
+ * work can still be waited for afterwards; polling stops at the limit too. */
+static void fence_timeout(enum mode mode)
 {
-    (void)state;
-    struct gpu_context *ctx = create(PUSH_DESCRIPTORS, 1);
+    struct gpu_context *ctx = create(mode, 1);
     const struct gpu_pipeline *p;
     CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = "selftest_add_one",
                                                             .buffer_count = 2, .push_bytes = 4}, &p));
@@ -386,6 +389,9 @@ static void test_fence_timeout(void **state)
     assert_int_equal(gpu_validation_message_count(), 0);
 }
 
+static void test_fence_timeout(void **s) { (void)s; fence_timeout(PUSH_DESCRIPTORS); }
+static void test_fence_timeout_polled(void **s) { (void)s; fence_timeout(POLLED); }
+
 int main(void)
 {
     test_seed();
@@ -396,10 +402,12 @@ int main(void)
         cmocka_unit_test(test_chain_push_descriptors),
         cmocka_unit_test(test_chain_descriptor_pools),
         cmocka_unit_test(test_chain_staging),
+        cmocka_unit_test(test_chain_polled),
         cmocka_unit_test(test_chain_marks),
         cmocka_unit_test(test_rerecord_fill_copy),
         cmocka_unit_test(test_recording_errors),
         cmocka_unit_test(test_fence_timeout),
+        cmocka_unit_test(test_fence_timeout_polled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

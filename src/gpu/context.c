@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define DEFAULT_TIMEOUT_MS 120000u
 
@@ -30,7 +31,7 @@ static bool env_flag(const char *name)
 
 void gpu_options_default(struct gpu_options *opt)
 {
-    *opt = (struct gpu_options){.device_index = -1, .validate = -1};
+    *opt = (struct gpu_options){.device_index = -1, .validate = -1, .spin_us = -1};
 }
 
 const char *gpu_device_kind_name(enum gpu_device_kind kind)
@@ -590,6 +591,9 @@ static void resolve_options(const struct gpu_options *in, struct gpu_options *o)
         o->timeout_ms = (uint32_t)strtoul(timeout, NULL, 0);
     if (o->timeout_ms == 0)
         o->timeout_ms = DEFAULT_TIMEOUT_MS;
+    const char *spin = getenv("PPOCR_VK_SPIN_US");
+    if (o->spin_us < 0 && spin && *spin)
+        o->spin_us = (int)strtol(spin, NULL, 0);
 }
 
 int gpu_ctx_fail_vk(struct gpu_context *ctx, VkResult r, const char *doing)
@@ -621,12 +625,35 @@ int gpu_ctx_submit(struct gpu_context *ctx, VkCommandBuffer cb, VkFence fence, c
     return GPU_OK;
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* The fence's status, polled for up to spin_ns (never longer than the timeout): VK_NOT_READY
+ * when the GPU is still busy after that. */
+static VkResult poll_fence(struct gpu_context *ctx, VkFence fence)
+{
+    if (!ctx->spin_ns)
+        return VK_NOT_READY;
+    uint64_t limit = ctx->spin_ns < ctx->timeout_ns ? ctx->spin_ns : ctx->timeout_ns, t0 = now_ns();
+    VkResult r;
+    do
+        r = vkGetFenceStatus(ctx->device, fence);
+    while (r == VK_NOT_READY && now_ns() - t0 < limit);
+    return r;
+}
+
 int gpu_ctx_wait(struct gpu_context *ctx, VkFence fence, const char *what)
 {
     char doing[160];
     if (ctx->lost)
         return gpu_fail(GPU_ERR_DEVICE_LOST, "%s: the device was lost earlier", what);
-    VkResult r = vkWaitForFences(ctx->device, 1, &fence, VK_TRUE, ctx->timeout_ns);
+    VkResult r = poll_fence(ctx, fence);
+    if (r == VK_NOT_READY)
+        r = vkWaitForFences(ctx->device, 1, &fence, VK_TRUE, ctx->timeout_ns);
     if (r == VK_TIMEOUT)
         return gpu_fail(GPU_ERR_TIMEOUT, "%s: the GPU did not finish within %u ms (VK_TIMEOUT)",
                         what, ctx->opt.timeout_ms);
@@ -711,6 +738,10 @@ int gpu_context_create(const struct gpu_options *opt, struct gpu_context **out)
     if (!st) {
         ctx->caps.api_version = api;
         st = create_device(ctx);
+    }
+    if (!st) {
+        int spin = ctx->opt.spin_us >= 0 ? ctx->opt.spin_us : ctx->caps.is_cpu ? 0 : GPU_DEFAULT_SPIN_US;
+        ctx->spin_ns = (uint64_t)spin * 1000ull;
     }
     if (!st)
         st = gpu_pools_create(ctx);

@@ -23,7 +23,7 @@ struct gpu_context {
     uint32_t queue_family;
     struct gpu_caps caps;
     bool lost; /* VK_ERROR_DEVICE_LOST seen: every later call fails fast */
-    uint64_t timeout_ns;
+    uint64_t timeout_ns, spin_ns;
     PFN_vkCmdPushDescriptorSetKHR push_descriptor_set; /* NULL when not used */
 
     struct gpu_pool *pools[2]; /* indexed by enum gpu_memory */
