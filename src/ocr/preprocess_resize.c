@@ -42,15 +42,20 @@ static void hresize_row(const uint8_t *s, const int *xofs, const int *alpha, int
     for (int i = border; i < n; i++) d[i] = s[xofs[i]] * COEF_ONE;
 }
 
-static inline int16_t sat16(int v) { return (int16_t)(v < -32768 ? -32768 : v > 32767 ? 32767 : v); }
+/* saturate_cast<short>, kept in int and free of branches so that the row loop vectorises */
+static inline int sat16(int v)
+{
+    v = v > 32767 ? 32767 : v;
+    return v < -32768 ? -32768 : v;
+}
 
 /* VResizeLinear as OpenCV's 128-bit SIMD op (VResizeLinearVec_32s8u) computes it, which rounds
  * differently from the exact formula (r0*b0 + r1*b1 + 2^21) >> 22: rows are cut to 16 bits (>> 4),
  * multiplied keeping the high 16 bits, added with saturation, then (sum + 2) >> 2. opencv-js 4.6
  * gives this result for every element of a row, the last few included (checked on rows of 3 to 2880 values). */
-static void vresize_row(const int *r0, const int *r1, int b0, int b1, uint8_t *d, int n) {
+static void vresize_row(const int *restrict r0, const int *restrict r1, int b0, int b1, uint8_t *restrict d, int n) {
     for (int i = 0; i < n; i++) {
-        int v = sat16(((int)sat16(r0[i] >> 4) * b0) >> 16) + sat16(((int)sat16(r1[i] >> 4) * b1) >> 16);
+        int v = sat16((sat16(r0[i] >> 4) * b0) >> 16) + sat16((sat16(r1[i] >> 4) * b1) >> 16);
         d[i] = clamp_u8((sat16(v) + 2) >> 2);
     }
 }
