@@ -17,8 +17,15 @@
 #define TILED_BN 64u
 #define TILED_BK 16u
 #define TILED_LX 16u
-/* Fewer big tiles than this leave an H200's 132 SMs (2 tiles each) part idle: use small ones. */
+/* Fewer big tiles than this leave an H200's 132 SMs (2 tiles each) part idle: use small ones.
+ * Not where one row of tiles covers M and either there is a tile per SM already or B is an
+ * im2col gather: there the big tile's reuse of each loaded row wins. On the H200: det's 3x3
+ * convolutions to 24 channels (K 864) at 60 x 60 and 120 x 120, 57 and 225 big tiles, 60 and
+ * 72 us tiled against 74 and 83 us small; cls's 1x1 convolutions to 16-48 channels at 32 lines,
+ * 144 big tiles, 6.7-8.9 against 7.7-9.8 us; but det's 1x1 to 42 channels at 60 x 60 (57 big
+ * tiles, plain) 21.0 against 13.1 us. */
 #define SMALL_TILE_BELOW 264u
+#define ONE_TILE_PER_SM 132u
 /* CPU kernel: lavapipe turns every buffer load into one scalar load per SIMD lane, so the
  * register tile is as large as pays: 8 x 4 outputs cost 12 loads per k for 32 FMAs (4 x 4: 8 for
  * 16); larger tiles spill. */
@@ -30,19 +37,25 @@
  * for 16 slices to pay for the reduction: the SVTR neck's 1x3 convolutions (K 1,440 and 2,880
  * over 60 x 40 outputs per line) otherwise run in one workgroup per line. With more tiles the
  * tiled kernel wins (det's 3x3 neck convolution at 120 x 120: 450 small tiles, K 864, 83 us
- * tiled against 300 us split). */
+ * tiled against 300 us split; at 60 x 60, 113 small tiles, 60 us tiled against 79 split; at
+ * 30 x 30, 29 small tiles, 27 us split against 63 tiled). */
 #define KSPLIT_LX 256u
 #define KSPLIT_BM 4u
 #define KSPLIT_BN 4u
-#define KSPLIT_BELOW 128u
+#define KSPLIT_BELOW 64u
 #define KSPLIT_MIN_K 512u
 /* With a K this long it also takes up to two small tiles per SM: rec's 1x3 convolutions at 32
  * lines (128 small tiles, K 1,440 and 2,880) take 201 and 384 us tiled, 97 and 183 us split. */
 #define KSPLIT_LONG_K 1024u
 #define KSPLIT_LONG_K_BELOW 264u
-/* Cooperative-matrix kernel: 2 x 2 subgroups of 32, each 32 x 32 outputs (2 x 2 fragments). */
+/* Cooperative-matrix kernel: 2 x 2 subgroups of 32, each 32 x 32 outputs (2 x 2 fragments).
+ * It needs a few fragments of K to pay for its shared-memory staging and epilogue: on the H200
+ * the tiled kernel was faster at K 32 (cls's expansions to 200 channels: 10-11 against 15-16 us)
+ * and K 64 (rec's 64-channel convolutions: 51-53 against 57-59 us), the cooperative one from
+ * K 120 (rec's attention matmuls: 13-18 against 16-25 us). */
 #define COOPMAT_BM 64u
 #define COOPMAT_BN 64u
+#define COOPMAT_MIN_K 96u
 
 static bool has_coopmat_16x16x16(const struct gpu_caps *caps)
 {
@@ -166,7 +179,7 @@ int conv_gemm_record(struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_
         v = GEMM_KSPLIT;
         bm = KSPLIT_BM;
         bn = KSPLIT_BN;
-    } else if (g->coopmat && push->b_sn == 1 && push->M >= 32 && push->K >= 32) {
+    } else if (g->coopmat && push->b_sn == 1 && push->M >= 32 && push->K >= COOPMAT_MIN_K) {
         p = g->coopmat;
         bm = g->coopmat_bm;
         bn = g->coopmat_bn;
@@ -179,7 +192,8 @@ int conv_gemm_record(struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_
         bool a4 = (q->a_off | q->a_sm | q->a_z1 | q->a_z2) % 4 == 0;
         bool b4 = g->mode == CONV_GEMM_IM2COL || (q->b_sn == 1 && (q->b_off | q->b_sk | q->b_z1 | q->b_z2) % 4 == 0);
         bool vec4 = a4 && b4 && bind[0].offset % 16 == 0 && bind[1].offset % 16 == 0;
-        if (!g->cpu_kernel && (g->tiles == 2 || (g->tiles == 0 && big_groups < SMALL_TILE_BELOW))) {
+        bool one_row = push->M <= bm && (g->mode == CONV_GEMM_IM2COL || big_groups >= ONE_TILE_PER_SM);
+        if (!g->cpu_kernel && (g->tiles == 2 || (g->tiles == 0 && big_groups < SMALL_TILE_BELOW && !one_row))) {
             v = vec4 ? GEMM_SMALL_VEC4 : GEMM_SMALL;
             bm = g->small_bm;
             bn = g->small_bn;
