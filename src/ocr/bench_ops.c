@@ -78,7 +78,8 @@ static int bench_one(struct gpu_context *ctx, const struct nn_gpu_config *cfg, c
         }
         if (nn_gpu_plan_record(plan, c, err, err_len))
             goto done;
-        gpu_cmd_mark(c, "net");
+        if (c == whole)
+            gpu_cmd_mark(c, "net");
         if (gpu_cmd_end(c)) {
             snprintf(err, err_len, "%s", gpu_last_error());
             goto done;
