@@ -1,5 +1,6 @@
 /* The pipeline cache: one process writes it, the next reuses it; a variant is built once per
- * context; damaged, truncated or foreign cache files are ignored and replaced. */
+ * context, also when threads ask for it at once; damaged, truncated or foreign cache files are
+ * ignored and replaced. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,6 +8,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,6 +214,62 @@ static void expect_ignored(const char *dir, const char *what)
     gpu_context_destroy(ctx);
 }
 
+#define RACERS 8
+
+struct racer {
+    struct gpu_context *ctx;
+    pthread_barrier_t *start;
+    uint32_t spec; /* racers share a variant in pairs */
+    const struct gpu_pipeline *got;
+    int status;
+};
+
+static void *race(void *arg)
+{
+    struct racer *r = arg;
+    struct gpu_pipeline_desc d = {.shader = "selftest_saxpy", .spec = &r->spec, .spec_count = 1,
+                                  .buffer_count = 2, .push_bytes = 8};
+    pthread_barrier_wait(r->start);
+    r->status = gpu_pipeline_get(r->ctx, &d, &r->got);
+    return NULL;
+}
+
+/* Threads asking for pipelines at once (nets are created side by side) each get one, a variant
+ * asked for twice is kept once, and the pipelines work. */
+static void test_variants_built_by_threads(void **state)
+{
+    (void)state;
+    struct gpu_context *ctx = create_in("");
+    unsigned count = gpu_pipeline_count(ctx);
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, RACERS);
+    struct racer r[RACERS];
+    pthread_t t[RACERS];
+    for (int i = 0; i < RACERS; i++) {
+        r[i] = (struct racer){.ctx = ctx, .start = &start, .spec = 32u << (i / 2)};
+        assert_int_equal(pthread_create(&t[i], NULL, race, &r[i]), 0);
+    }
+    for (int i = 0; i < RACERS; i++)
+        pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&start);
+    for (int i = 0; i < RACERS; i++) {
+        if (r[i].status != GPU_OK)
+            fail_msg("racer %d: %s", i, gpu_last_error());
+        assert_non_null(r[i].got);
+        assert_ptr_equal(r[i].got, r[i ^ 1].got);
+        if (i >= 2)
+            assert_ptr_not_equal(r[i].got, r[i - 2].got);
+    }
+    assert_int_equal(gpu_pipeline_count(ctx), count + RACERS / 2);
+    struct gpu_pipeline_desc d = {.shader = "selftest_saxpy", .spec = &r[RACERS - 1].spec, .spec_count = 1,
+                                  .buffer_count = 2, .push_bytes = 8};
+    const struct gpu_pipeline *again;
+    CHECK(gpu_pipeline_get(ctx, &d, &again));
+    assert_ptr_equal(again, r[RACERS - 1].got);
+    gpu_context_destroy(ctx);
+    assert_int_equal(gpu_validation_message_count(), 0);
+}
+
 static void test_bad_cache_files_are_ignored(void **state)
 {
     (void)state;
@@ -267,6 +325,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_second_process_reuses_cache),
         cmocka_unit_test(test_variant_built_once),
+        cmocka_unit_test(test_variants_built_by_threads),
         cmocka_unit_test(test_bad_cache_files_are_ignored),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

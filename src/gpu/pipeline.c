@@ -116,26 +116,29 @@ static int build(struct gpu_context *ctx, const struct gpu_pipeline_desc *d,
     return GPU_OK;
 }
 
-static int pipeline_get_locked(struct gpu_context *ctx, const struct gpu_pipeline_desc *d,
-                               const struct gpu_pipeline **out)
+static const struct gpu_pipeline *find_locked(const struct gpu_context *ctx, const struct gpu_pipeline_desc *d)
+{
+    for (unsigned i = 0; i < ctx->pipeline_count; i++)
+        if (same_variant(ctx->pipelines[i], d))
+            return ctx->pipelines[i];
+    return NULL;
+}
+
+/* Builds outside the lock, so that nets created on several threads compile their pipelines side
+ * by side (the pipeline cache synchronises itself); of two threads that built the same variant,
+ * the second destroys its copy. */
+int gpu_pipeline_get(struct gpu_context *ctx, const struct gpu_pipeline_desc *d,
+                     const struct gpu_pipeline **out)
 {
     *out = NULL;
     int st = check_desc(ctx, d);
     if (st)
         return st;
-    for (unsigned i = 0; i < ctx->pipeline_count; i++)
-        if (same_variant(ctx->pipelines[i], d)) {
-            *out = ctx->pipelines[i];
-            return GPU_OK;
-        }
-    if (ctx->pipeline_count == ctx->pipeline_capacity) {
-        unsigned cap = ctx->pipeline_capacity ? 2 * ctx->pipeline_capacity : 32;
-        struct gpu_pipeline **list = realloc(ctx->pipelines, cap * sizeof *list);
-        if (!list)
-            return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "building pipeline %s: out of memory", d->shader);
-        ctx->pipelines = list;
-        ctx->pipeline_capacity = cap;
-    }
+    pthread_mutex_lock(&ctx->pipeline_lock);
+    *out = find_locked(ctx, d);
+    pthread_mutex_unlock(&ctx->pipeline_lock);
+    if (*out)
+        return GPU_OK;
     struct gpu_pipeline *p = calloc(1, sizeof *p);
     if (!p)
         return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "building pipeline %s: out of memory", d->shader);
@@ -151,17 +154,24 @@ static int pipeline_get_locked(struct gpu_context *ctx, const struct gpu_pipelin
         pipeline_destroy(ctx->device, p);
         return st;
     }
-    ctx->pipelines[ctx->pipeline_count++] = p;
-    *out = p;
-    return GPU_OK;
-}
-
-int gpu_pipeline_get(struct gpu_context *ctx, const struct gpu_pipeline_desc *d,
-                     const struct gpu_pipeline **out)
-{
     pthread_mutex_lock(&ctx->pipeline_lock);
-    int st = pipeline_get_locked(ctx, d, out);
+    const struct gpu_pipeline *built = find_locked(ctx, d);
+    if (!built && ctx->pipeline_count == ctx->pipeline_capacity) {
+        unsigned cap = ctx->pipeline_capacity ? 2 * ctx->pipeline_capacity : 32;
+        struct gpu_pipeline **list = realloc(ctx->pipelines, cap * sizeof *list);
+        if (list) {
+            ctx->pipelines = list;
+            ctx->pipeline_capacity = cap;
+        } else {
+            st = gpu_fail(GPU_ERR_OUT_OF_MEMORY, "building pipeline %s: out of memory", d->shader);
+        }
+    }
+    if (!built && !st)
+        ctx->pipelines[ctx->pipeline_count++] = p;
     pthread_mutex_unlock(&ctx->pipeline_lock);
+    if (built || st)
+        pipeline_destroy(ctx->device, p);
+    *out = st ? NULL : built ? built : p;
     return st;
 }
 
