@@ -4,6 +4,7 @@
 #include "ocr/engine.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +161,44 @@ static int slot_create_net(struct ocr_engine *e, struct net_slot *s, const struc
     return 0;
 }
 
+/* The nets are built side by side: most of their creation is pipelines, which the driver builds
+ * (or reads from its cache) one at a time per thread. */
+struct net_job {
+    struct ocr_engine *e;
+    struct net_slot *s;
+    const struct nn_gpu_config *cfg;
+    pthread_t thread;
+    bool started;
+    int rc;
+    char err[1024];
+};
+
+static void *net_job_run(void *arg)
+{
+    struct net_job *j = arg;
+    j->rc = slot_create_net(j->e, j->s, j->cfg, j->err, sizeof(j->err));
+    return NULL;
+}
+
+/* Creates the n nets, all but the first on threads of their own (inline where no thread can be
+ * started); the first failure in the order given is reported. */
+static int create_nets(struct net_job *jobs, int n, char *err, size_t err_len)
+{
+    for (int k = 1; k < n; k++)
+        jobs[k].started = pthread_create(&jobs[k].thread, NULL, net_job_run, &jobs[k]) == 0;
+    net_job_run(&jobs[0]);
+    for (int k = 1; k < n; k++) {
+        if (jobs[k].started)
+            pthread_join(jobs[k].thread, NULL);
+        else
+            net_job_run(&jobs[k]);
+    }
+    for (int k = 0; k < n; k++)
+        if (jobs[k].rc)
+            return fail(err, err_len, "%s", jobs[k].err);
+    return 0;
+}
+
 static void slot_free(struct net_slot *s)
 {
     for (int i = 0; i < PLAN_CACHE; i++)
@@ -277,6 +316,44 @@ static int rec_classes(const struct pvk_model *m, int64_t *classes, char *err, s
 
 /* ---- engine life ---------------------------------------------------------------------------- */
 
+/* The models of opt (det, rec and, with use_cls, cls) from dir, checked against each other. */
+static int load_models(struct ocr_engine *e, const struct ocr_options *opt, const char *dir, char *err,
+                       size_t err_len)
+{
+    if (slot_load(e, &e->det, dir, "det.pvk", err, err_len) || slot_load(e, &e->rec, dir, "rec.pvk", err, err_len) ||
+        (opt->use_cls && slot_load(e, &e->cls, dir, "cls.pvk", err, err_len)))
+        return -1;
+    if (e->det.model.net_kind != PVK_NET_DET || e->rec.model.net_kind != PVK_NET_REC ||
+        (opt->use_cls && e->cls.model.net_kind != PVK_NET_CLS))
+        return fail(err, err_len, "%s: det.pvk, cls.pvk and rec.pvk are not a detector, classifier and recogniser",
+                    dir);
+    int64_t classes = 0;
+    if (rec_classes(&e->rec.model, &classes, err, err_len))
+        return -1;
+    if (!e->rec.model.dict || classes != (int64_t)e->rec.model.n_dict + 1) {
+        snprintf(err, err_len, "rec.pvk: the recogniser has %lld classes but its dictionary %u entries (+1 blank)",
+                 (long long)classes, e->rec.model.n_dict);
+        return -1;
+    }
+    return 0;
+}
+
+struct context_job {
+    struct gpu_options opt;
+    struct gpu_context *ctx; /* NULL with err on failure */
+    pthread_t thread;
+    bool thread_started;
+    char err[512];
+};
+
+static void *context_job_run(void *arg)
+{
+    struct context_job *j = arg;
+    if (gpu_context_create(&j->opt, &j->ctx))
+        snprintf(j->err, sizeof(j->err), "%s", gpu_last_error());
+    return NULL;
+}
+
 static struct ocr_engine *engine_create(const struct ocr_options *opt, struct gpu_context *shared, int *err_kind,
                                         char *err, size_t err_len)
 {
@@ -295,39 +372,31 @@ static struct ocr_engine *engine_create(const struct ocr_options *opt, struct gp
         *err_kind = 2;
         goto fail;
     }
-    if (slot_load(e, &e->det, dir, "det.pvk", err, err_len) || slot_load(e, &e->rec, dir, "rec.pvk", err, err_len) ||
-        (opt->use_cls && slot_load(e, &e->cls, dir, "cls.pvk", err, err_len))) {
-        *err_kind = 2;
-        goto fail;
-    }
-    if (e->det.model.net_kind != PVK_NET_DET || e->rec.model.net_kind != PVK_NET_REC ||
-        (opt->use_cls && e->cls.model.net_kind != PVK_NET_CLS)) {
-        snprintf(err, err_len, "%s: det.pvk, cls.pvk and rec.pvk are not a detector, classifier and recogniser", dir);
-        *err_kind = 2;
-        goto fail;
-    }
-    int64_t classes = 0;
-    if (rec_classes(&e->rec.model, &classes, err, err_len)) {
-        *err_kind = 2;
-        goto fail;
-    }
-    if (!e->rec.model.dict || classes != (int64_t)e->rec.model.n_dict + 1) {
-        snprintf(err, err_len, "rec.pvk: the recogniser has %lld classes but its dictionary %u entries (+1 blank)",
-                 (long long)classes, e->rec.model.n_dict);
-        *err_kind = 2;
-        goto fail;
-    }
-
+    /* The Vulkan instance and device come up while the models are read. */
+    struct context_job cj = {.thread_started = false};
+    gpu_options_default(&cj.opt);
+    cj.opt.device_index = opt->device_index;
+    cj.opt.force_fp32 = opt->force_fp32;
+    if (!shared)
+        cj.thread_started = pthread_create(&cj.thread, NULL, context_job_run, &cj) == 0;
+    int models_rc = load_models(e, opt, dir, err, err_len);
     double t1 = now_ms();
-    struct gpu_options gopt;
-    gpu_options_default(&gopt);
-    gopt.device_index = opt->device_index;
-    gopt.force_fp32 = opt->force_fp32;
+    if (cj.thread_started)
+        pthread_join(cj.thread, NULL);
+    else if (!shared && models_rc == 0)
+        context_job_run(&cj);
     if (shared) {
         e->ctx = shared;
         e->shares_ctx = true;
-    } else if (gpu_context_create(&gopt, &e->ctx)) {
-        snprintf(err, err_len, "%s", gpu_last_error());
+    } else {
+        e->ctx = cj.ctx; /* destroyed with the engine, also when the models failed */
+    }
+    if (models_rc) {
+        *err_kind = 2;
+        goto fail;
+    }
+    if (!e->ctx) {
+        snprintf(err, err_len, "%s", cj.err);
         *err_kind = 1;
         goto fail;
     }
@@ -341,8 +410,10 @@ static struct ocr_engine *engine_create(const struct ocr_options *opt, struct gp
     /* From here on a failure means the device cannot run the nets (out of memory, a pipeline
      * the driver rejects): nothing could be processed, as with no device at all. */
     *err_kind = 1;
-    if (slot_create_net(e, &e->det, &e->det_cfg, err, err_len) || slot_create_net(e, &e->rec, &e->cfg, err, err_len) ||
-        (opt->use_cls && slot_create_net(e, &e->cls, &e->cfg, err, err_len)))
+    struct net_job jobs[3] = {{.e = e, .s = &e->det, .cfg = &e->det_cfg},
+                              {.e = e, .s = &e->rec, .cfg = &e->cfg},
+                              {.e = e, .s = &e->cls, .cfg = &e->cfg}};
+    if (create_nets(jobs, opt->use_cls ? 3 : 2, err, err_len))
         goto fail;
     double t3 = now_ms();
     if (image_ops_create(e->ctx, e->det_cfg.act_dtype, e->cfg.act_dtype, &e->image_ops, err, err_len))

@@ -71,8 +71,9 @@ void ocr_engine_destroy(struct ocr_engine *engine);
 const char *ocr_stage_name(enum ocr_stage stage);
 
 /* Where the engine's creation spent its time (wall ms): model files (mapping, checks), the
- * Vulkan instance and device, the nets (pipelines from the cache or the compiler, weights
- * uploaded) and the rest (image kernels, buffers). */
+ * Vulkan instance and device (created meanwhile on another thread: this is what was left to wait
+ * for), the nets (built side by side: pipelines from the cache or the compiler, weights uploaded)
+ * and the rest (image kernels, buffers). */
 struct ocr_engine_startup {
     double models_ms, device_ms, nets_ms, other_ms;
 };
