@@ -217,12 +217,12 @@ static void slot_evict(struct net_slot *s, struct plan_entry *p)
 }
 
 /* The least recently used plan other than `keep`, or NULL. */
-static struct plan_entry *slot_lru(struct net_slot *s, const struct plan_entry *keep)
+static struct plan_entry *slot_lru(struct net_slot *s)
 {
     struct plan_entry *lru = NULL;
     for (int i = 0; i < PLAN_CACHE; i++) {
         struct plan_entry *p = &s->plans[i];
-        if (p->plan && p != keep && !p->pinned && (!lru || p->last_use < lru->last_use))
+        if (p->plan && !p->pinned && (!lru || p->last_use < lru->last_use))
             lru = p;
     }
     return lru;
@@ -245,7 +245,7 @@ static struct nn_gpu_plan *slot_plan(struct net_slot *s, const int64_t shape[4],
             slot = p;
     }
     if (!slot) {
-        if (!(slot = slot_lru(s, NULL))) {
+        if (!(slot = slot_lru(s))) {
             snprintf(err, err_len, "%s: every cached plan is in use", s->name);
             return NULL;
         }
@@ -262,9 +262,8 @@ static struct nn_gpu_plan *slot_plan(struct net_slot *s, const int64_t shape[4],
     return slot->plan;
 }
 
-/* Places plans side by side at the start of the engine's activation memory, growing it first if
- * they need more. When the device is out of memory, the pool's free blocks go back to the driver
- * and it is tried once more. */
+/* Offsets at[] of plans side by side from the start of one buffer, each at its alignment; returns
+ * the bytes they need together. */
 static uint64_t place_plans(struct nn_gpu_plan *const *plans, int n, uint64_t *at)
 {
     uint64_t need = 0;
@@ -276,6 +275,9 @@ static uint64_t place_plans(struct nn_gpu_plan *const *plans, int n, uint64_t *a
     return need;
 }
 
+/* Places plans side by side at the start of the engine's activation memory, growing it first if
+ * they need more. When the device is out of memory, the pool's free blocks go back to the driver
+ * and it is tried once more. */
 static int bind_plans(struct ocr_engine *e, struct nn_gpu_plan *const *plans, int n, char *err, size_t err_len)
 {
     uint64_t at[REC_GROUP_GROWN], need = place_plans(plans, n, at);
