@@ -1,19 +1,24 @@
-// Direct convolution for CPU devices (lavapipe), one group: each invocation computes TM output
-// channels x TN neighbouring outputs of one row, reading each input row segment once per
-// (input channel, kernel row) into registers and reusing it for every kernel column and output
-// channel. lavapipe runs invocations as SIMD lanes and pays per load instruction and lane: the
-// implicit GEMM gathers every im2col element separately (with its index arithmetic), while here
-// the weights, packed [OC/TM][IC][KH][KW][TM], are the same for every lane (one scalar load,
-// broadcast) and each lane loads a segment of SPAN inputs for TM * TN * KW multiply-adds. No
-// shared memory and no barriers, which lavapipe runs as coroutine switches. Kernel size, stride,
-// dilation and the tile are specialization constants; bias, activation, the residual add and a
-// learnable affine (PP-LCNetV3) are fused as in the other convolution kernels.
+// Direct convolution, one group: each invocation computes TM output channels x TN neighbouring
+// outputs of one row, reading each input row segment once per (input channel, kernel row) into
+// registers and reusing it for every kernel column and output channel. The weights, packed
+// [OC/TM][IC][KH][KW][TM], are the same for every invocation of a workgroup (one load,
+// broadcast), and each invocation loads a segment of SPAN inputs for TM * TN * KW multiply-adds,
+// where an implicit GEMM gathers every im2col element separately with its index arithmetic.
+//   CPU devices (lavapipe, KS = 1): SIMD lanes pay per load instruction and lane, and there is no
+//   shared memory and no barrier (lavapipe runs one as a coroutine switch).
+//   GPUs (KS > 1): KS invocations share each output tile, each summing every KS-th input channel,
+//   and add up through shared memory; so a convolution with few outputs and long sums (det's 3x3
+//   neck convolutions to 24 channels, rec's 1x3 ones over 480 and 960 channels of one-row maps)
+//   still spreads over every SM.
+// x runs over (image, output row, group of TN outputs) flattened, so narrow maps fill workgroups.
+// Kernel size, stride, dilation and the tiles are specialization constants; bias, activation, the
+// residual add and a learnable affine (PP-LCNetV3) are fused as in the other convolution kernels.
 #extension GL_GOOGLE_include_directive : require
 #include "storage.glsl"
 #include "activation.glsl"
 
 
-layout(local_size_x_id = 0) in;
+layout(local_size_x_id = 0, local_size_y_id = 17) in;
 layout(constant_id = 0) const uint LX = 32;
 layout(constant_id = 1) const uint KH = 3;
 layout(constant_id = 2) const uint KW = 3;
@@ -37,6 +42,7 @@ layout(constant_id = 15) const bool SEG_VEC4 = false;
 // x scaled per (image, input channel) by gate[img][ic] as it loads: the channel gate of a
 // squeeze-and-excitation block fused from the op before.
 layout(constant_id = 16) const bool X_GATE = false;
+layout(constant_id = 17) const uint KS = 1; // invocations summing one tile, over interleaved input channels
 
 layout(std430, binding = 0) readonly buffer BufX { SFLOAT x[]; };
 layout(std430, binding = 0) readonly buffer BufX4 { SFLOAT4 x4[]; };
@@ -52,18 +58,23 @@ layout(push_constant) uniform Push {
     uint x_off, x_img;   // image stride of x in elements
     uint y_off, y_img;   // image stride of y (dst_channels OH OW)
     uint r_off, r_img;
-    uint OWG;            // groups of TN outputs per row: invocation x covers (oy, group) pairs
+    uint OWG;            // groups of TN outputs per row
+    uint items;          // images x OH x OWG
 } p;
 
 const uint SPAN = (TN - 1) * SW + (KW - 1) * DW + 1; // input columns TN outputs touch
+const uint SEG_LEN = (SPAN + 3u) / 4u * 4u;          // SPAN rounded up for whole 4-vector loads
+// the upper half's tiles in each halving step of the sum over y, one TM x TN tile per (y, x),
+// element-major so that neighbouring invocations write neighbouring words
+shared float partial[(KS / 2u) * TM * TN * LX + 1u];
 
 void main()
 {
-    const uint gid = gl_GlobalInvocationID.x;
-    if (gid >= p.OWG * p.OH)
-        return;
-    const uint oy = gid / p.OWG, ox0 = (gid - oy * p.OWG) * TN;
-    const uint ocb = gl_WorkGroupID.y, img = gl_WorkGroupID.z;
+    const uint gid = (gl_WorkGroupID.z * gl_NumWorkGroups.x + gl_WorkGroupID.x) * LX + gl_LocalInvocationID.x;
+    const bool in_range = gid < p.items;
+    const uint rowg = gid / p.OWG, img = rowg / p.OH;
+    const uint oy = rowg - img * p.OH, ox0 = (gid - rowg * p.OWG) * TN;
+    const uint ocb = gl_WorkGroupID.y, ks = gl_LocalInvocationID.y;
 
     float acc[TM][TN];
     for (uint t = 0; t < TM; t++)
@@ -72,7 +83,7 @@ void main()
 
     const int ix0 = int(ox0 * SW) - int(p.pad_l);
     const int iy0 = int(oy * SH) - int(p.pad_t);
-    for (uint ic = 0; ic < p.IC; ic++) {
+    for (uint ic = ks; ic < p.IC && in_range; ic += KS) {
         const uint plane = p.x_off + img * p.x_img + ic * p.H * p.W;
         const uint wbase = (ocb * p.IC + ic) * KH * KW * TM;
         const float g = X_GATE ? gate[img * p.IC + ic] : 1.0;
@@ -81,7 +92,7 @@ void main()
             if (uint(iy) >= p.H)
                 continue;
             const uint row = plane + uint(iy) * p.W;
-            float seg[SPAN];
+            float seg[SEG_LEN];
             if (SEG_VEC4) {
                 for (uint s = 0; s < SPAN; s += 4) {
                     int ix = ix0 + int(s);
@@ -113,6 +124,26 @@ void main()
             }
         }
     }
+
+    if (KS > 1u) {
+        const uint lx = gl_LocalInvocationID.x;
+        for (uint half_ks = KS / 2u; half_ks > 0u; half_ks /= 2u) {
+            if (ks >= half_ks && ks < 2u * half_ks)
+                for (uint t = 0; t < TM; t++)
+                    for (uint o = 0; o < TN; o++)
+                        partial[(((ks - half_ks) * TM + t) * TN + o) * LX + lx] = acc[t][o];
+            barrier();
+            if (ks < half_ks)
+                for (uint t = 0; t < TM; t++)
+                    for (uint o = 0; o < TN; o++)
+                        acc[t][o] += partial[((ks * TM + t) * TN + o) * LX + lx];
+            barrier();
+        }
+        if (ks > 0u)
+            return;
+    }
+    if (!in_range)
+        return;
 
     for (uint t = 0; t < TM; t++) {
         const uint oc = ocb * TM + t;

@@ -1,6 +1,9 @@
-// Depthwise convolution (group == C == OC): each invocation computes OUTW neighbouring outputs of
-// one row, reading each input row segment once into registers and reusing it for every kernel
-// column (stride 1 shares (KW - 1) of each output's taps with its neighbour). Kernel size,
+// Depthwise convolution (group == C == OC): each invocation computes OUTH x OUTW neighbouring
+// outputs of one plane, reading each input row segment once into registers and reusing it for
+// every kernel column and every output row it reaches (stride 1 shares (KW - 1) of each output's
+// taps with its neighbour, and (KH - 1) rows with the row below). The invocations of a dispatch
+// run over (image, channel, row block, column group) flattened, so that a workgroup spans several
+// small planes instead of leaving most of its invocations idle past one. Kernel size,
 // stride and dilation are specialization constants so the tap loops unroll; bias, activation and
 // the residual add are fused. Taps and the row segment are held as MFLOAT and the epilogue
 // computes in it (fp16 in the f16a twin, halving their registers); the sum over taps stays fp32.
@@ -26,6 +29,7 @@ layout(constant_id = 12) const bool HAS_BIAS = false;
 // A learnable affine after the activation (PP-LCNetV3), fused from the following op: scale[C]
 // and shift[C] follow the bias (C entries, zero when the conv has none) in its buffer.
 layout(constant_id = 13) const bool POST_AFFINE = false;
+layout(constant_id = 14) const uint OUTH = 1;
 
 layout(std430, binding = 0) readonly buffer BufX { SFLOAT x[]; };
 layout(std430, binding = 1) readonly buffer BufW { SFLOAT w[]; }; // [C][KH][KW]
@@ -39,56 +43,72 @@ layout(push_constant) uniform Push {
     uint x_off, x_img;   // image stride of x in elements
     uint y_off, y_img;   // image stride of y (dst_channels OH OW)
     uint r_off, r_img;
-    uint OWG;            // groups of OUTW outputs per row: invocation x covers (oy, group) pairs
+    uint OWG;            // groups of OUTW outputs per row
+    uint OHB;            // blocks of OUTH rows per plane
+    uint items;          // invocations with work: images x C x OHB x OWG
 } p;
 
-const uint SPAN = (OUTW - 1) * SW + (KW - 1) * DW + 1; // input columns OUTW outputs touch
+const uint SPAN = (OUTW - 1) * SW + (KW - 1) * DW + 1;  // input columns OUTW outputs touch
+const uint RSPAN = (OUTH - 1) * SH + (KH - 1) * DH + 1; // input rows OUTH outputs touch
 
 void main()
 {
-    // Rows and column groups flattened onto x, so narrow late-stage maps still fill workgroups.
-    const uint gid = gl_GlobalInvocationID.x;
-    if (gid >= p.OWG * p.OH)
+    const uint gid = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * LX + gl_LocalInvocationID.x;
+    if (gid >= p.items)
         return;
-    const uint oy = gid / p.OWG, ox0 = (gid - oy * p.OWG) * OUTW;
-    const uint img = gl_WorkGroupID.y / p.C, ch = gl_WorkGroupID.y % p.C;
+    const uint rowblock = gid / p.OWG, plane_id = rowblock / p.OHB;
+    const uint ox0 = (gid - rowblock * p.OWG) * OUTW, oy0 = (rowblock - plane_id * p.OHB) * OUTH;
+    const uint img = plane_id / p.C, ch = plane_id - img * p.C;
 
     MFLOAT wk[KH * KW];
     for (uint t = 0; t < KH * KW; t++)
         wk[t] = MFLOAT(w[ch * KH * KW + t]);
-    float acc[OUTW];
+    float acc[OUTH][OUTW];
     const float b0 = HAS_BIAS || POST_AFFINE ? bias[ch] : 0.0;
-    for (uint o = 0; o < OUTW; o++)
-        acc[o] = b0;
+    for (uint j = 0; j < OUTH; j++)
+        for (uint o = 0; o < OUTW; o++)
+            acc[j][o] = b0;
 
     const uint plane = p.x_off + img * p.x_img + ch * p.H * p.W;
     const int ix0 = int(ox0 * SW) - int(p.pad_l);
-    for (uint ky = 0; ky < KH; ky++) {
-        int iy = int(oy * SH) - int(p.pad_t) + int(ky * DH);
+    const int iy0 = int(oy0 * SH) - int(p.pad_t);
+    for (uint t = 0; t < RSPAN; t++) {
+        const int iy = iy0 + int(t);
         if (uint(iy) >= p.H)
             continue;
         const uint row = plane + uint(iy) * p.W;
         MFLOAT seg[SPAN];
-        for (uint t = 0; t < SPAN; t++) {
-            int ix = ix0 + int(t);
-            seg[t] = uint(ix) < p.W ? MFLOAT(x[row + uint(ix)]) : MFLOAT(0.0);
+        for (uint s = 0; s < SPAN; s++) {
+            int ix = ix0 + int(s);
+            seg[s] = uint(ix) < p.W ? MFLOAT(x[row + uint(ix)]) : MFLOAT(0.0);
         }
-        for (uint kx = 0; kx < KW; kx++)
-            for (uint o = 0; o < OUTW; o++)
-                acc[o] = fma(float(seg[o * SW + kx * DW]), float(wk[ky * KW + kx]), acc[o]);
+        // output row j takes this input row as tap row ky when t = j SH + ky DH (all constants)
+        for (uint j = 0; j < OUTH; j++) {
+            if (t < j * SH || (t - j * SH) % DH != 0u || (t - j * SH) / DH >= KH)
+                continue;
+            const uint ky = (t - j * SH) / DH;
+            for (uint kx = 0; kx < KW; kx++)
+                for (uint o = 0; o < OUTW; o++)
+                    acc[j][o] = fma(float(seg[o * SW + kx * DW]), float(wk[ky * KW + kx]), acc[j][o]);
+        }
     }
 
-    const uint yrow = p.y_off + img * p.y_img + (ch * p.OH + oy) * p.OW;
-    const uint rrow = p.r_off + img * p.r_img + (ch * p.OH + oy) * p.OW;
-    for (uint o = 0; o < OUTW; o++) {
-        uint ox = ox0 + o;
-        if (ox >= p.OW)
+    for (uint j = 0; j < OUTH; j++) {
+        const uint oy = oy0 + j;
+        if (oy >= p.OH)
             break;
-        MFLOAT v = MFLOAT(acc[o]);
-        MFLOAT res = RESIDUAL != RES_NONE ? MFLOAT(r[rrow + ox]) : MFLOAT(0.0);
-        v = residual_act(v, res, RESIDUAL, ACT, ALPHA, BETA);
-        if (POST_AFFINE)
-            v = fma(v, MFLOAT(bias[p.C + ch]), MFLOAT(bias[2 * p.C + ch]));
-        y[yrow + ox] = TO_S(v);
+        const uint yrow = p.y_off + img * p.y_img + (ch * p.OH + oy) * p.OW;
+        const uint rrow = p.r_off + img * p.r_img + (ch * p.OH + oy) * p.OW;
+        for (uint o = 0; o < OUTW; o++) {
+            uint ox = ox0 + o;
+            if (ox >= p.OW)
+                break;
+            MFLOAT v = MFLOAT(acc[j][o]);
+            MFLOAT res = RESIDUAL != RES_NONE ? MFLOAT(r[rrow + ox]) : MFLOAT(0.0);
+            v = residual_act(v, res, RESIDUAL, ACT, ALPHA, BETA);
+            if (POST_AFFINE)
+                v = fma(v, MFLOAT(bias[p.C + ch]), MFLOAT(bias[2 * p.C + ch]));
+            y[yrow + ox] = TO_S(v);
+        }
     }
 }

@@ -329,10 +329,10 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
 static void run_cases(const struct conv_case *cases, size_t count)
 {
     /* big and small shared-memory tiles, K-split, register tiles, direct convolutions (register
-     * tiles for the rest); then "": the device's own choice,
-     * cooperative matrices included (only where it has them) */
-    static const char *const kernels[] = {"tiled", "small", "ksplit", "cpu", "direct", ""};
-    const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 6 : 5;
+     * tiles for the rest), direct convolutions with GPU tiles and split channel sums; then "":
+     * the device's own choice, cooperative matrices included (only where it has them) */
+    static const char *const kernels[] = {"tiled", "small", "ksplit", "cpu", "direct", "gpudirect", ""};
+    const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 7 : 6;
     for (int kernel = 0; kernel < count_kernels; kernel++) {
         setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
         /* lavapipe runs the GPU kernels' barriers slowly: there they take one precision per case */
@@ -394,6 +394,9 @@ static void test_depthwise(void **s)
         {1, 4, 1, 1, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
         {1, 2, 3, 3, 2, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 2, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
         {1, 5, 1, 300, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 5, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
+        /* large enough for the GPU tiles' row blocks (4 rows at 5x5, 2 at 3x3), the last block short */
+        {1, 96, 70, 90, 96, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 96, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0},
+        {2, 64, 61, 75, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 64, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
     };
     RUN(cases);
 }
@@ -412,6 +415,12 @@ static void test_general(void **s)
         {1, 70, 5, 6, 66, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1, PVK_ACT_SWISH, 0, 0, 0, 0, 0, 0, 0},
         {1, 3, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
         {1, 2, 5, 4, 3, 2, 3, 3, 2, 1, 1, 0, 2, 1, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
+        /* channel sums split 2, 4 and 8 ways by the direct kernel's GPU tiles, channels left over */
+        {2, 37, 6, 11, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_RELU, 0, 0, 0, 0, 0, 0, 0},
+        {1, 70, 7, 9, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
+        {3, 130, 1, 13, 60, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0},
+        /* enough tiles that a GPU's own choice takes the direct kernel over the GEMM */
+        {2, 64, 40, 41, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_RELU6, 0, 0, 0, 0, 0, 0, 0},
     };
     RUN(cases);
 }

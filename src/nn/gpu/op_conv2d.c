@@ -7,7 +7,9 @@
  *   direct (on CPU devices, every one-group convolution, pointwise and SE-gated ones included):
  *   shaders/conv_direct.glsl, register tiles of output channels x row outputs over row
  *   segments, weights packed [OC/TM][IC][KH][KW][TM]; a pointwise convolution runs as one row
- *   of H W outputs per plane, its segments loaded as 4-vectors where aligned.
+ *   of H W outputs per plane, its segments loaded as 4-vectors where aligned. On GPUs the same
+ *   kernel, with small tiles and split channel sums, takes a general convolution's dispatches
+ *   that have enough tiles (det's and rec's 3x3 and 1x3 neck convolutions); the GEMM the rest.
  * Weights stay in their model layout (OC rows of IC/g KH KW, k-contiguous as the kernels read
  * them; GEMM rows zero-padded to a multiple of 4), in the net's storage precision; the bias
  * stays fp32. An affine the net fused from the following op (w->post_scale, w->post_shift) is
@@ -29,9 +31,31 @@
 
 enum conv_kind { CONV_POINTWISE, CONV_DEPTHWISE, CONV_GENERAL, CONV_DIRECT };
 
-/* Depthwise: 64 invocations, each 4 neighbouring outputs of a row (8 on CPU devices, where
- * loads rather than arithmetic bound the kernel and a longer row segment shares more taps). */
+/* Depthwise on CPU devices: 64 invocations, each 8 neighbouring outputs of a row (loads rather
+ * than arithmetic bound the kernel there, and a longer row segment shares more taps). On GPUs
+ * each invocation takes a block of rows as well, whose input rows it loads once for every output
+ * row they reach: on the H200, rec's 5 x 5 convolutions at 32 lines took 50 us with one row of 4
+ * outputs, 39 with 2 rows and 34 with 4 rows; det's fp32 3 x 3 ones 24 -> 17 us (stride 1) and
+ * 24 -> 15 us (stride 2) with 2 x 2 outputs in workgroups of 128. */
 #define DW_LX 64u
+#define DW_CPU_OUTW 8u
+/* Row blocks only where one row per invocation already gives this many invocations: below it
+ * the GPU is not full, and longer invocations only add latency (rec's 5 x 5 convolutions for one
+ * line, 57,600 invocations: 7.3 us with one row, 9.2 with 4). */
+#define DW_ROWS_MIN_ITEMS 131072u
+
+static void dw_tile(bool cpu, enum nn_dtype dtype, const struct ref_conv_params *a, uint32_t *lx, uint32_t *outw,
+                    uint32_t *rows)
+{
+    if (cpu) {
+        *lx = DW_LX, *outw = DW_CPU_OUTW, *rows = 1;
+        return;
+    }
+    const bool f32 = dtype == NN_F32;
+    *lx = f32 ? 128 : 64;
+    *outw = f32 ? 2 : 4;
+    *rows = a->sh != 1 || a->kh < 3 ? 1 : a->kh >= 5 ? 4 : 2;
+}
 /* Direct: 32 invocations, each TM output channels x 8 outputs of a row. Measured on lavapipe
  * (det's 3x3 neck convolutions, 96 -> 24 channels at 240 x 240): 12 x 8 takes 79 ms, 8 x 8 95 ms,
  * 8 x 4 147 ms, 16 x 8 127 ms, 12 x 12 95 ms; the implicit GEMM 186 ms. TM is 12 where it divides
@@ -41,6 +65,24 @@ enum conv_kind { CONV_POINTWISE, CONV_DEPTHWISE, CONV_GENERAL, CONV_DIRECT };
 
 static uint32_t direct_tm(int oc) { return oc % 12 == 0 ? 12u : 8u; }
 
+/* Direct on GPUs: 8 output channels x 2 outputs of a row per invocation, and KS (up to 8)
+ * invocations sharing each tile over interleaved input channels, each summing at least
+ * DIRECT_GPU_MIN_IC of them; workgroups of 256. It takes one-group convolutions with at least
+ * DIRECT_GPU_MIN_K terms per output that are not pointwise, in dispatches of DIRECT_GPU_MIN_TILES
+ * tiles or more. On the H200 (us, against the implicit GEMM): det's 3x3 neck convolutions (96 ->
+ * 24 channels) at 240 x 240 124-126 against 169-172, 120 x 120 50 against 72, 60 x 60 25
+ * against 64, 30 x 30 (1,350 tiles) 25 against 27; rec's 1x3 ones over 480 and 960 channels at
+ * 32 lines 37 and 65 against 97 and 184, but for one line (160 tiles) 26 and 45 against 12 and
+ * 18. Larger tiles lost: 12 x 4 outputs per invocation took 158-176 us at 240 x 240, and fewer
+ * invocations per tile lost everywhere. */
+#define DIRECT_GPU_TM 8u
+#define DIRECT_GPU_TN 2u
+#define DIRECT_GPU_WG 256u
+#define DIRECT_SPLITS 4
+#define DIRECT_GPU_MIN_IC 8u
+#define DIRECT_GPU_MIN_K 512u
+#define DIRECT_GPU_MIN_TILES 1024u
+
 struct conv2d_state {
     struct nn_gpu_config cfg;
     enum conv_kind kind;
@@ -48,10 +90,18 @@ struct conv2d_state {
     struct gpu_buffer weight, bias;
     bool has_bias, post_affine, input_gate;
     struct conv_gemm gemm;             /* pointwise, general */
-    const struct gpu_pipeline *dw;     /* depthwise, direct */
+    const struct gpu_pipeline *dw;     /* depthwise (one row per invocation), direct */
+    const struct gpu_pipeline *dw_rows_p; /* depthwise, dw_rows rows per invocation, built on first use */
+    uint32_t dw_spec[15];              /* depthwise: the specialization, for dw_rows_p */
+    uint32_t dw_outw, dw_rows, dw_lx;
     const struct gpu_pipeline *direct_vec4; /* direct, pointwise: row segments as 4-vectors */
+    /* Direct with GPU tiles: always (kind CONV_DIRECT, the tests' "gpudirect"), or beside the GEMM
+     * of a general convolution (kind CONV_GENERAL) for dispatches with enough tiles. */
+    bool direct_gpu;
+    struct gpu_buffer direct_weight;   /* beside the GEMM: the weights packed for the direct kernel */
+    const struct gpu_pipeline *direct_split[DIRECT_SPLITS]; /* by log2 of KS, built on first use */
+    uint32_t direct_spec[18];          /* direct: the specialization, for the split variants */
     bool direct_flat;                  /* direct, pointwise: each plane as one row */
-    uint32_t dw_outw;
     uint32_t direct_tm;                /* direct: output channels per invocation */
 };
 
@@ -61,7 +111,7 @@ struct direct_push {
     uint32_t x_off, x_img;
     uint32_t y_off, y_img;
     uint32_t r_off, r_img;
-    uint32_t OWG;
+    uint32_t OWG, items;
 };
 
 struct dw_push {
@@ -70,7 +120,7 @@ struct dw_push {
     uint32_t x_off, x_img;
     uint32_t y_off, y_img;
     uint32_t r_off, r_img;
-    uint32_t OWG;
+    uint32_t OWG, OHB, items;
 };
 
 static void conv2d_destroy(void *state)
@@ -79,6 +129,7 @@ static void conv2d_destroy(void *state)
     if (!s)
         return;
     gpu_buffer_free(&s->weight);
+    gpu_buffer_free(&s->direct_weight);
     gpu_buffer_free(&s->bias);
     free(s);
 }
@@ -92,6 +143,90 @@ static bool use_direct(const struct nn_gpu_config *cfg)
     if (force && *force)
         return !strcmp(force, "direct");
     return gpu_context_caps(cfg->ctx)->is_cpu;
+}
+
+/* The depthwise kernel's tile: CPU devices' (long rows, one row per invocation) or GPUs'; the
+ * tests' PPOCR_VK_GEMM_KERNEL picks the CPU tile with "cpu" and "direct" on any device. */
+static bool dw_cpu_tiles(const struct nn_gpu_config *cfg)
+{
+    const char *force = getenv("PPOCR_VK_GEMM_KERNEL");
+    if (force && *force)
+        return !strcmp(force, "cpu") || !strcmp(force, "direct");
+    return gpu_context_caps(cfg->ctx)->is_cpu;
+}
+
+/* The direct kernel with GPU tiles and 2^split invocations per tile, built on first use. */
+static const struct gpu_pipeline *direct_split(struct conv2d_state *s, unsigned split, char *err, size_t err_len)
+{
+    if (s->direct_split[split])
+        return s->direct_split[split];
+    uint32_t spec[18];
+    memcpy(spec, s->direct_spec, sizeof spec);
+    spec[17] = 1u << split;
+    spec[0] = DIRECT_GPU_WG >> split;
+    struct gpu_pipeline_desc pd = {.shader = s->cfg.act_dtype == NN_F16 ? "conv_direct_f16" : "conv_direct",
+                                   .spec = spec, .spec_count = 18, .buffer_count = 6,
+                                   .push_bytes = sizeof(struct direct_push)};
+    if (gpu_pipeline_get(s->cfg.ctx, &pd, &s->direct_split[split]) != GPU_OK) {
+        snprintf(err, err_len, "conv2d: direct kernel, split %u: %s", 1u << split, gpu_last_error());
+        return NULL;
+    }
+    return s->direct_split[split];
+}
+
+/* Whether PPOCR_VK_GEMM_KERNEL=gpudirect (the tests) asks for the direct kernel with GPU tiles
+ * for every one-group convolution and dispatch, pointwise ones included. */
+static bool force_direct_gpu(void)
+{
+    const char *force = getenv("PPOCR_VK_GEMM_KERNEL");
+    return force && !strcmp(force, "gpudirect");
+}
+
+/* Whether a one-group convolution keeps the direct kernel with GPU tiles beside its GEMM (any
+ * forced kernel leaves it out). */
+static bool direct_gpu_beside_gemm(const struct nn_gpu_config *cfg, bool pointwise, uint32_t k)
+{
+    const char *force = getenv("PPOCR_VK_GEMM_KERNEL");
+    if ((force && *force) || gpu_context_caps(cfg->ctx)->is_cpu)
+        return false;
+    return !pointwise && k >= DIRECT_GPU_MIN_K;
+}
+
+/* Weights packed [OC/TM][IC][KH][KW][TM] for the direct kernel, output channels past OC zero. */
+static int upload_direct_weights(const struct nn_gpu_config *cfg, const float *w, size_t oc, size_t k, size_t tm,
+                                 struct gpu_buffer *out, char *err, size_t err_len)
+{
+    const size_t blocks = (oc + tm - 1) / tm;
+    float *packed = calloc(blocks * k * tm, sizeof *packed);
+    if (!packed) {
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    for (size_t o = 0; o < oc; o++)
+        for (size_t j = 0; j < k; j++)
+            packed[((o / tm) * k + j) * tm + o % tm] = w[o * k + j];
+    int rc = conv_upload(cfg, packed, blocks * k * tm, false, out, err, err_len);
+    free(packed);
+    return rc;
+}
+
+/* The depthwise kernel with dw_rows rows per invocation, built on first use. */
+static const struct gpu_pipeline *dw_rows_pipeline(struct conv2d_state *s, char *err, size_t err_len)
+{
+    if (s->dw_rows_p)
+        return s->dw_rows_p;
+    char shader[32];
+    snprintf(shader, sizeof shader, "conv_dw%s", nnh_precision_suffix(&s->cfg));
+    uint32_t spec[15];
+    memcpy(spec, s->dw_spec, sizeof spec);
+    spec[14] = s->dw_rows;
+    struct gpu_pipeline_desc pd = {.shader = shader, .spec = spec, .spec_count = 15, .buffer_count = 5,
+                                   .push_bytes = sizeof(struct dw_push)};
+    if (gpu_pipeline_get(s->cfg.ctx, &pd, &s->dw_rows_p) != GPU_OK) {
+        snprintf(err, err_len, "conv2d: depthwise kernel, %u rows: %s", s->dw_rows, gpu_last_error());
+        return NULL;
+    }
+    return s->dw_rows_p;
 }
 
 static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, const struct nn_gpu_weights *w,
@@ -137,34 +272,26 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
     const int ic = s->icg * s->group;
     const bool no_pad = !a->pad_t && !a->pad_l && !a->pad_b && !a->pad_r;
     const bool pointwise = s->group == 1 && a->kh == 1 && a->kw == 1 && a->sh == 1 && a->sw == 1 && no_pad;
-    if (pointwise && !use_direct(cfg))
+    const bool forced_direct_gpu = s->group == 1 && force_direct_gpu();
+    if (pointwise && !use_direct(cfg) && !forced_direct_gpu)
         s->kind = CONV_POINTWISE;
     else if (s->icg == 1 && s->group == ic && s->oc == ic)
         s->kind = CONV_DEPTHWISE;
-    else if (s->group == 1 && use_direct(cfg))
+    else if (s->group == 1 && (use_direct(cfg) || forced_direct_gpu))
         s->kind = CONV_DIRECT;
     else
         s->kind = CONV_GENERAL;
+    s->direct_gpu = s->kind == CONV_DIRECT ? forced_direct_gpu
+                                           : s->kind == CONV_GENERAL && s->group == 1 &&
+                                                 direct_gpu_beside_gemm(cfg, pointwise, (size_t)ic * a->kh * a->kw);
 
     const size_t k = (size_t)s->icg * a->kh * a->kw;
     if (s->kind == CONV_DEPTHWISE) {
         if (conv_upload(cfg, w->data[0], (size_t)s->oc * k, false, &s->weight, err, err_len))
             goto fail;
     } else if (s->kind == CONV_DIRECT) {
-        /* [OC/TM][IC][KH][KW][TM], output channels past OC zero */
-        const size_t tm = s->direct_tm = direct_tm(s->oc);
-        const size_t blocks = ((size_t)s->oc + tm - 1) / tm;
-        float *packed = calloc(blocks * k * tm, sizeof *packed);
-        if (!packed) {
-            snprintf(err, err_len, "conv2d %s: out of memory", op->name);
-            goto fail;
-        }
-        for (size_t o = 0; o < (size_t)s->oc; o++)
-            for (size_t j = 0; j < k; j++)
-                packed[((o / tm) * k + j) * tm + o % tm] = w->data[0][o * k + j];
-        int rc = conv_upload(cfg, packed, blocks * k * tm, false, &s->weight, err, err_len);
-        free(packed);
-        if (rc)
+        s->direct_tm = s->direct_gpu ? DIRECT_GPU_TM : direct_tm(s->oc);
+        if (upload_direct_weights(cfg, w->data[0], (size_t)s->oc, k, s->direct_tm, &s->weight, err, err_len))
             goto fail;
     } else {
         /* GEMM rows padded to a multiple of 4 with zeros, for aligned vec4 loads */
@@ -179,6 +306,11 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
         int rc = conv_upload(cfg, packed, (size_t)s->oc * row, false, &s->weight, err, err_len);
         free(packed);
         if (rc)
+            goto fail;
+        if (s->direct_gpu)
+            s->direct_tm = DIRECT_GPU_TM;
+        if (s->direct_gpu &&
+            upload_direct_weights(cfg, w->data[0], (size_t)s->oc, k, s->direct_tm, &s->direct_weight, err, err_len))
             goto fail;
     }
     s->has_bias = w->data[1] != NULL;
@@ -205,37 +337,45 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
     }
 
     if (s->kind == CONV_DEPTHWISE) {
-        s->dw_outw = gpu_context_caps(cfg->ctx)->is_cpu ? 8 : 4;
-        uint32_t spec[14] = {DW_LX, (uint32_t)a->kh, (uint32_t)a->kw, (uint32_t)a->sh, (uint32_t)a->sw,
+        dw_tile(dw_cpu_tiles(cfg), cfg->act_dtype, a, &s->dw_lx, &s->dw_outw, &s->dw_rows);
+        uint32_t spec[15] = {s->dw_lx, (uint32_t)a->kh, (uint32_t)a->kw, (uint32_t)a->sh, (uint32_t)a->sw,
                              (uint32_t)a->dh, (uint32_t)a->dw, s->dw_outw, op->act, conv_float_bits(op->act_alpha),
-                             conv_float_bits(op->act_beta), (uint32_t)a->residual, s->has_bias, s->post_affine};
+                             conv_float_bits(op->act_beta), (uint32_t)a->residual, s->has_bias, s->post_affine, 1};
+        memcpy(s->dw_spec, spec, sizeof spec);
         char shader[32];
         snprintf(shader, sizeof shader, "conv_dw%s", nnh_precision_suffix(cfg));
-        struct gpu_pipeline_desc pd = {.shader = shader, .spec = spec, .spec_count = 14, .buffer_count = 5,
+        struct gpu_pipeline_desc pd = {.shader = shader, .spec = spec, .spec_count = 15, .buffer_count = 5,
                                        .push_bytes = sizeof(struct dw_push)};
         if (gpu_pipeline_get(cfg->ctx, &pd, &s->dw) != GPU_OK) {
             snprintf(err, err_len, "conv2d %s: %s", op->name, gpu_last_error());
             goto fail;
         }
-    } else if (s->kind == CONV_DIRECT) {
+    }
+    if (s->kind == CONV_DIRECT || s->direct_gpu) {
         s->direct_flat = pointwise;
-        uint32_t spec[17] = {DIRECT_LX, (uint32_t)a->kh, (uint32_t)a->kw, (uint32_t)a->sh, (uint32_t)a->sw,
-                             (uint32_t)a->dh, (uint32_t)a->dw, s->direct_tm, DIRECT_TN, op->act,
-                             conv_float_bits(op->act_alpha), conv_float_bits(op->act_beta), (uint32_t)a->residual,
-                             s->has_bias, s->post_affine, false, s->input_gate};
+        uint32_t spec[18] = {DIRECT_LX, (uint32_t)a->kh, (uint32_t)a->kw, (uint32_t)a->sh, (uint32_t)a->sw,
+                             (uint32_t)a->dh, (uint32_t)a->dw, s->direct_tm, s->direct_gpu ? DIRECT_GPU_TN : DIRECT_TN,
+                             op->act, conv_float_bits(op->act_alpha), conv_float_bits(op->act_beta),
+                             (uint32_t)a->residual, s->has_bias, s->post_affine, false, s->input_gate, 1};
+        memcpy(s->direct_spec, spec, sizeof spec);
         struct gpu_pipeline_desc pd = {.shader = cfg->act_dtype == NN_F16 ? "conv_direct_f16" : "conv_direct",
-                                       .spec = spec, .spec_count = 17, .buffer_count = 6,
+                                       .spec = spec, .spec_count = 18, .buffer_count = 6,
                                        .push_bytes = sizeof(struct direct_push)};
-        if (gpu_pipeline_get(cfg->ctx, &pd, &s->dw) != GPU_OK) {
+        if (s->direct_gpu) {
+            /* the variant without a split now, so that a device that cannot build it fails here */
+            if (!direct_split(s, 0, err, err_len))
+                goto fail;
+        } else if (gpu_pipeline_get(cfg->ctx, &pd, &s->dw) != GPU_OK) {
             snprintf(err, err_len, "conv2d %s: %s", op->name, gpu_last_error());
             goto fail;
         }
         spec[15] = true;
-        if (pointwise && gpu_pipeline_get(cfg->ctx, &pd, &s->direct_vec4) != GPU_OK) {
+        if (pointwise && !s->direct_gpu && gpu_pipeline_get(cfg->ctx, &pd, &s->direct_vec4) != GPU_OK) {
             snprintf(err, err_len, "conv2d %s: %s", op->name, gpu_last_error());
             goto fail;
         }
-    } else {
+    }
+    if (s->kind == CONV_POINTWISE || s->kind == CONV_GENERAL) {
         struct conv_gemm_desc d = {
             .mode = s->kind == CONV_POINTWISE ? CONV_GEMM_PLAIN : CONV_GEMM_IM2COL,
             .bias = s->has_bias ? CONV_GEMM_BIAS_ROW : CONV_GEMM_BIAS_NONE,
@@ -324,9 +464,24 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
             .r_off = r ? r->elem_offset : 0, .r_img = (uint32_t)s->oc * ohw,
         };
         p.OWG = ((uint32_t)ow + s->dw_outw - 1) / s->dw_outw;
-        struct gpu_dispatch d = {.pipeline = s->dw, .buffers = bind, .push = &p,
-                                 .groups = {(p.OWG * (uint32_t)oh + DW_LX - 1) / DW_LX, (uint32_t)(n * ic), 1},
-                                 .label = label};
+        uint64_t items = (uint64_t)n * ic * (uint32_t)oh * p.OWG;
+        const struct gpu_pipeline *pipe = s->dw;
+        uint32_t rows = 1;
+        if (s->dw_rows > 1 && items >= DW_ROWS_MIN_ITEMS) {
+            if (!(pipe = dw_rows_pipeline(s, err, err_len)))
+                return -1;
+            rows = s->dw_rows;
+        }
+        p.OHB = ((uint32_t)oh + rows - 1) / rows;
+        items = (uint64_t)n * ic * p.OHB * p.OWG;
+        if (items > UINT32_MAX / 2) {
+            snprintf(err, err_len, "conv2d %s: %lld x %lld planes of %d x %d are too many", op->name, (long long)n,
+                     (long long)ic, oh, ow);
+            return -1;
+        }
+        p.items = (uint32_t)items;
+        struct gpu_dispatch d = {.pipeline = pipe, .buffers = bind, .push = &p, .label = label};
+        nnh_grid_1d(items, s->dw_lx, d.groups);
         if (gpu_cmd_dispatch(cmd, &d) != GPU_OK) {
             snprintf(err, err_len, "conv2d %s: %s", op->name, gpu_last_error());
             return -1;
@@ -334,9 +489,14 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
         return 0;
     }
 
-    if (s->kind == CONV_DIRECT) {
+    const bool has_direct = s->kind == CONV_DIRECT || s->direct_gpu;
+    const uint32_t ocb = has_direct ? ((uint32_t)s->oc + s->direct_tm - 1) / s->direct_tm : 0;
+    const uint32_t direct_tn = has_direct ? s->direct_spec[8] : 1;
+    const uint64_t direct_tiles = (uint64_t)n * (s->direct_flat ? 1 : (uint32_t)oh) *
+                                  (((s->direct_flat ? ohw : (uint32_t)ow) + direct_tn - 1) / direct_tn) * ocb;
+    if (s->kind == CONV_DIRECT || (s->direct_gpu && direct_tiles >= DIRECT_GPU_MIN_TILES)) {
         bind[0] = gpu_bind(x->buf);
-        bind[1] = gpu_bind(&s->weight);
+        bind[1] = gpu_bind(s->kind == CONV_DIRECT ? &s->weight : &s->direct_weight);
         /* a pointwise convolution as one row of H W per plane */
         const uint32_t rh = s->direct_flat ? 1 : (uint32_t)h, rw = s->direct_flat ? hw : (uint32_t)wd;
         const uint32_t roh = s->direct_flat ? 1 : (uint32_t)oh, row = s->direct_flat ? ohw : (uint32_t)ow;
@@ -347,13 +507,32 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
             .y_off = y->elem_offset, .y_img = (uint32_t)dc * ohw,
             .r_off = r ? r->elem_offset : 0, .r_img = (uint32_t)s->oc * ohw,
         };
-        p.OWG = (row + DIRECT_TN - 1) / DIRECT_TN;
-        /* every segment starts on a multiple of 4 elements: at x_off plus multiples of the plane */
-        const bool vec4 = s->direct_vec4 && x->elem_offset % 4 == 0 && hw % 4 == 0;
-        struct gpu_dispatch d = {.pipeline = vec4 ? s->direct_vec4 : s->dw, .buffers = bind, .push = &p,
-                                 .groups = {(p.OWG * roh + DIRECT_LX - 1) / DIRECT_LX,
-                                            ((uint32_t)s->oc + s->direct_tm - 1) / s->direct_tm, (uint32_t)n},
-                                 .label = label};
+        p.OWG = (row + direct_tn - 1) / direct_tn;
+        const uint64_t items = (uint64_t)n * roh * p.OWG;
+        if (items > UINT32_MAX / 2) {
+            snprintf(err, err_len, "conv2d %s: %lld images of %u x %u outputs are too many", op->name, (long long)n,
+                     roh, row);
+            return -1;
+        }
+        p.items = (uint32_t)items;
+        const struct gpu_pipeline *pipe = s->dw;
+        uint32_t lx = DIRECT_LX;
+        if (s->direct_gpu) {
+            /* the channel sums split as far as each part keeps DIRECT_GPU_MIN_IC channels */
+            unsigned split = 0;
+            while (split + 1 < DIRECT_SPLITS && (uint64_t)ic >> (split + 1) >= DIRECT_GPU_MIN_IC)
+                split++;
+            if (!(pipe = direct_split(s, split, err, err_len)))
+                return -1;
+            lx = DIRECT_GPU_WG >> split;
+        } else if (s->direct_vec4 && x->elem_offset % 4 == 0 && hw % 4 == 0) {
+            /* every segment starts on a multiple of 4 elements: at x_off plus multiples of the plane */
+            pipe = s->direct_vec4;
+        }
+        struct gpu_dispatch d = {.pipeline = pipe, .buffers = bind, .push = &p, .label = label};
+        uint32_t grid[3];
+        nnh_grid_1d(items, lx, grid);
+        d.groups[0] = grid[0], d.groups[1] = ocb, d.groups[2] = grid[1];
         if (gpu_cmd_dispatch(cmd, &d) != GPU_OK) {
             snprintf(err, err_len, "conv2d %s: %s", op->name, gpu_last_error());
             return -1;
