@@ -48,6 +48,10 @@
  * lines (128 small tiles, K 1,440 and 2,880) take 201 and 384 us tiled, 97 and 183 us split. */
 #define KSPLIT_LONG_K 1024u
 #define KSPLIT_LONG_K_BELOW 264u
+/* And where one small tile would run K alone: cls's classifier, 32 x 2 outputs
+ * over K 200 in one workgroup, took 11.8 us on the H200. */
+#define KSPLIT_FEW_TILES 2u
+#define KSPLIT_FEW_TILES_MIN_K 128u
 /* Cooperative-matrix kernel: 2 x 2 subgroups of 32, each 32 x 32 outputs (2 x 2 fragments).
  * It needs a few fragments of K to pay for its shared-memory staging and epilogue: on the H200
  * the tiled kernel was faster at K 32 (cls's expansions to 200 channels: 10-11 against 15-16 us)
@@ -175,7 +179,8 @@ int conv_gemm_record(struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_
                                                 ((push->M + g->small_bm - 1) / g->small_bm) * z_count;
     if (!g->cpu_kernel &&
         (g->tiles == 3 || (g->tiles == 0 && ((small_groups < KSPLIT_BELOW && push->K >= KSPLIT_MIN_K) ||
-                                             (small_groups < KSPLIT_LONG_K_BELOW && push->K >= KSPLIT_LONG_K))))) {
+                                             (small_groups < KSPLIT_LONG_K_BELOW && push->K >= KSPLIT_LONG_K) ||
+                                             (small_groups < KSPLIT_FEW_TILES && push->K >= KSPLIT_FEW_TILES_MIN_K))))) {
         v = GEMM_KSPLIT;
         bm = KSPLIT_BM;
         bn = KSPLIT_BN;
