@@ -415,7 +415,7 @@ static void test_general(void **s)
         {1, 70, 5, 6, 66, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1, PVK_ACT_SWISH, 0, 0, 0, 0, 0, 0, 0},
         {1, 3, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
         {1, 2, 5, 4, 3, 2, 3, 3, 2, 1, 1, 0, 2, 1, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
-        /* channel sums split 2, 4 and 8 ways by the direct kernel's GPU tiles, channels left over */
+        /* channel sums split 2, 4, 8 and 16 ways by the direct kernel's GPU tiles, channels left over */
         {2, 37, 6, 11, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_RELU, 0, 0, 0, 0, 0, 0, 0},
         {1, 70, 7, 9, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
         {3, 130, 1, 13, 60, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0},
