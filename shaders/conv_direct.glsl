@@ -10,7 +10,6 @@
 //   and add up through shared memory; so a convolution with few outputs and long sums (det's 3x3
 //   neck convolutions to 24 channels, rec's 1x3 ones over 480 and 960 channels of one-row maps)
 //   still spreads over every SM.
-// x runs over (image, output row, group of TN outputs) flattened, so narrow maps fill workgroups.
 // Kernel size, stride, dilation and the tiles are specialization constants; bias, activation, the
 // residual add and a learnable affine (PP-LCNetV3) are fused as in the other convolution kernels.
 #extension GL_GOOGLE_include_directive : require
@@ -43,6 +42,11 @@ layout(constant_id = 15) const bool SEG_VEC4 = false;
 // squeeze-and-excitation block fused from the op before.
 layout(constant_id = 16) const bool X_GATE = false;
 layout(constant_id = 17) const uint KS = 1; // invocations summing one tile, over interleaved input channels
+// x runs over (image, output row, group of TN outputs) flattened, so narrow maps fill workgroups;
+// otherwise over (output row, group) with the image on z, which keeps each lane's input address
+// a linear function of its index: lavapipe turns those loads into vector loads, and gathers
+// otherwise (rec's 1x1 convolutions at 32 lines took 1.6x as long with images on x).
+layout(constant_id = 18) const bool IMAGES_ON_X = false;
 
 layout(std430, binding = 0) readonly buffer BufX { SFLOAT x[]; };
 layout(std430, binding = 0) readonly buffer BufX4 { SFLOAT4 x4[]; };
@@ -59,7 +63,7 @@ layout(push_constant) uniform Push {
     uint y_off, y_img;   // image stride of y (dst_channels OH OW)
     uint r_off, r_img;
     uint OWG;            // groups of TN outputs per row
-    uint items;          // images x OH x OWG
+    uint items;          // OH x OWG, times the images with IMAGES_ON_X
 } p;
 
 const uint SPAN = (TN - 1) * SW + (KW - 1) * DW + 1; // input columns TN outputs touch
@@ -70,10 +74,17 @@ shared float partial[(KS / 2u) * TM * TN * LX + 1u];
 
 void main()
 {
-    const uint gid = (gl_WorkGroupID.z * gl_NumWorkGroups.x + gl_WorkGroupID.x) * LX + gl_LocalInvocationID.x;
+    const uint gid = IMAGES_ON_X ? (gl_WorkGroupID.z * gl_NumWorkGroups.x + gl_WorkGroupID.x) * LX + gl_LocalInvocationID.x
+                                 : gl_GlobalInvocationID.x;
+    // Past the end: without a K-split, leave (lavapipe then skips whole idle SIMD groups of a
+    // narrow map's workgroup); with one, compute the last tile again and store nothing, so that
+    // the barriers see every invocation.
+    if (KS == 1u && gid >= p.items)
+        return;
     const bool in_range = gid < p.items;
-    const uint rowg = gid / p.OWG, img = rowg / p.OH;
-    const uint oy = rowg - img * p.OH, ox0 = (gid - rowg * p.OWG) * TN;
+    const uint item = min(gid, p.items - 1u);
+    const uint rowg = item / p.OWG, img = IMAGES_ON_X ? rowg / p.OH : gl_WorkGroupID.z;
+    const uint oy = rowg - (IMAGES_ON_X ? img * p.OH : 0u), ox0 = (item - rowg * p.OWG) * TN;
     const uint ocb = gl_WorkGroupID.y, ks = gl_LocalInvocationID.y;
 
     float acc[TM][TN];
@@ -83,7 +94,7 @@ void main()
 
     const int ix0 = int(ox0 * SW) - int(p.pad_l);
     const int iy0 = int(oy * SH) - int(p.pad_t);
-    for (uint ic = ks; ic < p.IC && in_range; ic += KS) {
+    for (uint ic = ks; ic < p.IC; ic += KS) {
         const uint plane = p.x_off + img * p.x_img + ic * p.H * p.W;
         const uint wbase = (ocb * p.IC + ic) * KH * KW * TM;
         const float g = X_GATE ? gate[img * p.IC + ic] : 1.0;

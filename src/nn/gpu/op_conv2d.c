@@ -101,7 +101,7 @@ struct conv2d_state {
     bool direct_gpu;
     struct gpu_buffer direct_weight;   /* beside the GEMM: the weights packed for the direct kernel */
     const struct gpu_pipeline *direct_split[DIRECT_SPLITS]; /* by log2 of KS, built on first use */
-    uint32_t direct_spec[18];          /* direct: the specialization, for the split variants */
+    uint32_t direct_spec[19];          /* direct: the specialization, for the split variants */
     bool direct_flat;                  /* direct, pointwise: each plane as one row */
     uint32_t direct_tm;                /* direct: output channels per invocation */
 };
@@ -161,12 +161,12 @@ static const struct gpu_pipeline *direct_split(struct conv2d_state *s, unsigned 
 {
     if (s->direct_split[split])
         return s->direct_split[split];
-    uint32_t spec[18];
+    uint32_t spec[19];
     memcpy(spec, s->direct_spec, sizeof spec);
     spec[17] = 1u << split;
     spec[0] = DIRECT_GPU_WG >> split;
     struct gpu_pipeline_desc pd = {.shader = s->cfg.act_dtype == NN_F16 ? "conv_direct_f16" : "conv_direct",
-                                   .spec = spec, .spec_count = 18, .buffer_count = 6,
+                                   .spec = spec, .spec_count = 19, .buffer_count = 6,
                                    .push_bytes = sizeof(struct direct_push)};
     if (gpu_pipeline_get(s->cfg.ctx, &pd, &s->direct_split[split]) != GPU_OK) {
         snprintf(err, err_len, "conv2d: direct kernel, split %u: %s", 1u << split, gpu_last_error());
@@ -354,13 +354,14 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
     }
     if (s->kind == CONV_DIRECT || s->direct_gpu) {
         s->direct_flat = pointwise;
-        uint32_t spec[18] = {DIRECT_LX, (uint32_t)a->kh, (uint32_t)a->kw, (uint32_t)a->sh, (uint32_t)a->sw,
+        uint32_t spec[19] = {DIRECT_LX, (uint32_t)a->kh, (uint32_t)a->kw, (uint32_t)a->sh, (uint32_t)a->sw,
                              (uint32_t)a->dh, (uint32_t)a->dw, s->direct_tm, s->direct_gpu ? DIRECT_GPU_TN : DIRECT_TN,
                              op->act, conv_float_bits(op->act_alpha), conv_float_bits(op->act_beta),
-                             (uint32_t)a->residual, s->has_bias, s->post_affine, false, s->input_gate, 1};
+                             (uint32_t)a->residual, s->has_bias, s->post_affine, false, s->input_gate, 1,
+                             s->direct_gpu};
         memcpy(s->direct_spec, spec, sizeof spec);
         struct gpu_pipeline_desc pd = {.shader = cfg->act_dtype == NN_F16 ? "conv_direct_f16" : "conv_direct",
-                                       .spec = spec, .spec_count = 18, .buffer_count = 6,
+                                       .spec = spec, .spec_count = 19, .buffer_count = 6,
                                        .push_bytes = sizeof(struct direct_push)};
         if (s->direct_gpu) {
             /* the variant without a split now, so that a device that cannot build it fails here */
@@ -509,7 +510,8 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
             .r_off = r ? r->elem_offset : 0, .r_img = (uint32_t)s->oc * ohw,
         };
         p.OWG = (row + direct_tn - 1) / direct_tn;
-        const uint64_t items = (uint64_t)n * roh * p.OWG;
+        /* GPU tiles take the images on x as well (shaders/conv_direct.glsl says why not always) */
+        const uint64_t items = (uint64_t)(s->direct_gpu ? n : 1) * roh * p.OWG;
         if (items > UINT32_MAX / 2) {
             snprintf(err, err_len, "conv2d %s: %lld images of %u x %u outputs are too many", op->name, (long long)n,
                      roh, row);
@@ -533,7 +535,11 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
         struct gpu_dispatch d = {.pipeline = pipe, .buffers = bind, .push = &p, .label = label};
         uint32_t grid[3];
         nnh_grid_1d(items, lx, grid);
-        d.groups[0] = grid[0], d.groups[1] = ocb, d.groups[2] = grid[1];
+        d.groups[0] = grid[0], d.groups[1] = ocb, d.groups[2] = s->direct_gpu ? grid[1] : (uint32_t)n;
+        if (!s->direct_gpu && grid[1] > 1) {
+            snprintf(err, err_len, "conv2d %s: %u x %u outputs per image are too many", op->name, roh, row);
+            return -1;
+        }
         if (gpu_cmd_dispatch(cmd, &d) != GPU_OK) {
             snprintf(err, err_len, "conv2d %s: %s", op->name, gpu_last_error());
             return -1;
