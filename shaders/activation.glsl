@@ -21,16 +21,18 @@
 #define RES_AFTER_ACT 1u
 #define RES_BEFORE_ACT 2u
 
-// erf with |error| < 1.5e-7 in fp32 (Abramowitz-Stegun 7.1.26): GLSL has no erf. T(c) casts each
-// coefficient to the value type.
+// 1 + erf(z), with erf's |error| < 1.5e-7 in fp32 (Abramowitz-Stegun 7.1.26: GLSL has no erf),
+// and GELU (tanh form) through the sigmoid, 0.5 (1 + tanh(u)) = sigmoid(2u): both keep their
+// relative precision where erf and tanh approach -1, which 1 + erf / 1 + tanh would cancel away
+// in fp16 (GELU(-1.9) lost 1% of itself). T(c) casts each coefficient to the value type.
 #define PPOCR_ACTIVATIONS(T)                                                                               \
-    T act_erf(T x)                                                                                         \
+    T act_one_plus_erf(T z)                                                                                \
     {                                                                                                      \
-        T s = sign(x), a = abs(x);                                                                         \
+        T a = abs(z);                                                                                      \
         T t = T(1.0) / (T(1.0) + T(0.3275911) * a);                                                        \
-        T y = T(1.0) - (((((T(1.061405429) * t - T(1.453152027)) * t) + T(1.421413741)) * t - T(0.284496736)) * t \
-                        + T(0.254829592)) * t * exp(-a * a);                                               \
-        return s * y;                                                                                      \
+        T tail = (((((T(1.061405429) * t - T(1.453152027)) * t) + T(1.421413741)) * t - T(0.284496736)) * t \
+                  + T(0.254829592)) * t * exp(-a * a);                                                     \
+        return mix(tail, T(2.0) - tail, step(T(0.0), z));                                                  \
     }                                                                                                      \
     T act_sigmoid(T x) { return T(1.0) / (T(1.0) + exp(-x)); }                                             \
     T apply_act(T x, uint act, float alpha, float beta)                                                    \
@@ -43,8 +45,8 @@
         case ACT_HARDSIGMOID: return clamp(T(alpha) * x + T(beta), T(0.0), T(1.0));                        \
         case ACT_SIGMOID: return act_sigmoid(x);                                                           \
         case ACT_SWISH: return x * act_sigmoid(x);                                                         \
-        case ACT_GELU_ERF: return T(0.5) * x * (T(1.0) + act_erf(x * T(0.70710678118654752)));             \
-        case ACT_GELU_TANH: return T(0.5) * x * (T(1.0) + tanh(T(0.7978845608028654) * (x + T(0.044715) * x * x * x))); \
+        case ACT_GELU_ERF: return T(0.5) * x * act_one_plus_erf(x * T(0.70710678118654752));               \
+        case ACT_GELU_TANH: return x * act_sigmoid(T(1.5957691216057308) * (x + T(0.044715) * x * x * x)); \
         default: return x;                                                                                 \
         }                                                                                                  \
     }                                                                                                      \
