@@ -135,13 +135,20 @@ static void conv2d_destroy(void *state)
     free(s);
 }
 
+/* The kernel PPOCR_VK_GEMM_KERNEL (the tests' switch) forces, or NULL. */
+static const char *forced_kernel(void)
+{
+    const char *force = getenv("PPOCR_VK_GEMM_KERNEL");
+    return force && *force ? force : NULL;
+}
+
 /* The direct kernel serves CPU devices; PPOCR_VK_GEMM_KERNEL (the tests' switch) picks it
  * anywhere with "direct" (a CPU device's kernels: with the GEMM's register tiles) and leaves it
  * out with any other kernel. */
 static bool use_direct(const struct nn_gpu_config *cfg)
 {
-    const char *force = getenv("PPOCR_VK_GEMM_KERNEL");
-    if (force && *force)
+    const char *force = forced_kernel();
+    if (force)
         return !strcmp(force, "direct");
     return gpu_context_caps(cfg->ctx)->is_cpu;
 }
@@ -150,8 +157,8 @@ static bool use_direct(const struct nn_gpu_config *cfg)
  * tests' PPOCR_VK_GEMM_KERNEL picks the CPU tile with "cpu" and "direct" on any device. */
 static bool dw_cpu_tiles(const struct nn_gpu_config *cfg)
 {
-    const char *force = getenv("PPOCR_VK_GEMM_KERNEL");
-    if (force && *force)
+    const char *force = forced_kernel();
+    if (force)
         return !strcmp(force, "cpu") || !strcmp(force, "direct");
     return gpu_context_caps(cfg->ctx)->is_cpu;
 }
@@ -179,7 +186,7 @@ static const struct gpu_pipeline *direct_split(struct conv2d_state *s, unsigned 
  * for every one-group convolution and dispatch, pointwise ones included. */
 static bool force_direct_gpu(void)
 {
-    const char *force = getenv("PPOCR_VK_GEMM_KERNEL");
+    const char *force = forced_kernel();
     return force && !strcmp(force, "gpudirect");
 }
 
@@ -187,8 +194,7 @@ static bool force_direct_gpu(void)
  * forced kernel leaves it out). */
 static bool direct_gpu_beside_gemm(const struct nn_gpu_config *cfg, bool pointwise, uint32_t k)
 {
-    const char *force = getenv("PPOCR_VK_GEMM_KERNEL");
-    if ((force && *force) || gpu_context_caps(cfg->ctx)->is_cpu)
+    if (forced_kernel() || gpu_context_caps(cfg->ctx)->is_cpu)
         return false;
     return !pointwise && k >= DIRECT_GPU_MIN_K;
 }
@@ -308,11 +314,12 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
         free(packed);
         if (rc)
             goto fail;
-        if (s->direct_gpu)
+        if (s->direct_gpu) {
             s->direct_tm = DIRECT_GPU_TM;
-        if (s->direct_gpu &&
-            upload_direct_weights(cfg, w->data[0], (size_t)s->oc, k, s->direct_tm, &s->direct_weight, err, err_len))
-            goto fail;
+            if (upload_direct_weights(cfg, w->data[0], (size_t)s->oc, k, s->direct_tm, &s->direct_weight, err,
+                                      err_len))
+                goto fail;
+        }
     }
     s->has_bias = w->data[1] != NULL;
     s->post_affine = w->post_scale != NULL;
