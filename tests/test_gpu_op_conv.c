@@ -374,8 +374,11 @@ static void test_pointwise(void **s)
         {2, 5, 16, 16, 7, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0, 0},
         {1, 24, 16, 20, 40, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
         {2, 7, 8, 32, 13, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU6, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0, 0},
-        /* cooperative matrices (where the device has them): K past the last 32-deep step and not a
-         * multiple of 4, N not a multiple of 4, so 4-vector tiles end in scalar quads */
+        /* the direct kernel's wider channel tiles for pointwise convolutions: 24 (two blocks) and 16 */
+        {1, 20, 6, 10, 48, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0},
+        {2, 9, 5, 8, 32, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
+        /* cooperative matrices (where the device has them): K past the last 16-deep step and not a
+         * multiple of 4, N not a multiple of 4 */
         {2, 101, 7, 9, 40, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0},
         {1, 160, 8, 8, 72, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
     };

@@ -59,11 +59,22 @@ static void dw_tile(bool cpu, enum nn_dtype dtype, const struct ref_conv_params 
 /* Direct: 32 invocations, each TM output channels x 8 outputs of a row. Measured on lavapipe
  * (det's 3x3 neck convolutions, 96 -> 24 channels at 240 x 240): 12 x 8 takes 79 ms, 8 x 8 95 ms,
  * 8 x 4 147 ms, 16 x 8 127 ms, 12 x 12 95 ms; the implicit GEMM 186 ms. TM is 12 where it divides
- * OC, else 8 (a multiple of 4: the weights load as 4-vectors). */
+ * OC, else 8 (a multiple of 4: the weights load as 4-vectors). Pointwise convolutions, whose row
+ * segments hold no taps to share, gain from more output channels instead: rec at 32 lines took
+ * 2.97 s with 12 x 8, 2.55 with 16 x 8, 2.46 with 20 x 8 and 2.42 with 24 x 8, so there TM is
+ * the largest of 24, 16 and 12 that divides OC. Past about 192 accumulators lavapipe's compiled
+ * kernel falls off a cliff (16 x 16: 8.1 s, 12 x 24: 12.9 s). */
 #define DIRECT_LX 32u
 #define DIRECT_TN 8u
 
-static uint32_t direct_tm(int oc) { return oc % 12 == 0 ? 12u : 8u; }
+static uint32_t direct_tm(int oc, bool pointwise)
+{
+    if (pointwise && oc % 24 == 0)
+        return 24u;
+    if (pointwise && oc % 16 == 0)
+        return 16u;
+    return oc % 12 == 0 ? 12u : 8u;
+}
 
 /* Direct on GPUs: 8 output channels x 2 outputs of a row per invocation, and KS (up to 16)
  * invocations sharing each tile over interleaved input channels, each summing at least
@@ -297,7 +308,7 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
         if (conv_upload(cfg, w->data[0], (size_t)s->oc * k, false, &s->weight, err, err_len))
             goto fail;
     } else if (s->kind == CONV_DIRECT) {
-        s->direct_tm = s->direct_gpu ? DIRECT_GPU_TM : direct_tm(s->oc);
+        s->direct_tm = s->direct_gpu ? DIRECT_GPU_TM : direct_tm(s->oc, pointwise);
         if (upload_direct_weights(cfg, w->data[0], (size_t)s->oc, k, s->direct_tm, &s->weight, err, err_len))
             goto fail;
     } else {
