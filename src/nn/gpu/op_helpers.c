@@ -47,12 +47,18 @@ static int named_pipeline(struct gpu_context *ctx, const char *name, uint32_t lo
     return 0;
 }
 
+bool nnh_workgroup_reductions_forced(void)
+{
+    const char *force = getenv("PPOCR_VK_REDUCE");
+    return force && !strcmp(force, "workgroup");
+}
+
 bool nnh_serial_reductions(struct gpu_context *ctx)
 {
     const char *force = getenv("PPOCR_VK_REDUCE");
     if (force && !strcmp(force, "serial"))
         return true;
-    if (force && !strcmp(force, "workgroup"))
+    if (nnh_workgroup_reductions_forced())
         return false;
     return gpu_context_caps(ctx)->is_cpu;
 }

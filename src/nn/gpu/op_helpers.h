@@ -29,6 +29,10 @@ bool nnh_use_subgroups(struct gpu_context *ctx);
  * a workgroup. PPOCR_VK_REDUCE=serial|workgroup overrides the device class (the tests run both). */
 bool nnh_serial_reductions(struct gpu_context *ctx);
 
+/* Whether PPOCR_VK_REDUCE=workgroup asks for workgroup reductions even where a kernel would pick
+ * one invocation per plane for its size (small planes on GPUs). */
+bool nnh_workgroup_reductions_forced(void);
+
 /* The pipeline "<base>[_sg][_f16]" with spec constant 0 = local size x, then `extra` constants. */
 int nnh_pipeline(struct gpu_context *ctx, const char *base, bool subgroup, enum nn_dtype dtype, uint32_t local_x,
                  const uint32_t *extra, unsigned n_extra, unsigned buffers, unsigned push_bytes,

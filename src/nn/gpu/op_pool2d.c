@@ -2,7 +2,6 @@
  * (pool_global.glsl, one workgroup per plane, or one invocation per plane on CPU devices and for
  * small planes; fp32 accumulation). */
 #include <stdlib.h>
-#include <string.h>
 
 #include "nn/cpu/ref_ops.h"
 #include "nn/gpu/op_helpers.h"
@@ -45,8 +44,7 @@ static int pool_create(const struct nn_gpu_config *cfg, const struct pvk_op *op,
     int rc;
     if (s->prm.kind == PVK_POOL_GLOBAL_AVG) {
         s->serial = nnh_serial_reductions(cfg->ctx);
-        const char *force = getenv("PPOCR_VK_REDUCE");
-        s->small_serial = !(force && !strcmp(force, "workgroup"));
+        s->small_serial = !nnh_workgroup_reductions_forced();
         bool sg = !s->serial && nnh_use_subgroups(cfg->ctx);
         rc = nnh_pipeline(cfg->ctx, "pool_global_serial", false, cfg->act_dtype, NNH_WG_ELEMENTWISE, NULL, 0, 2,
                           sizeof(struct global_push), &s->serial_p, err, err_len);
