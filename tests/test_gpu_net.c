@@ -72,7 +72,11 @@ static void run_net(const char *file, const int64_t in_shape[4], enum nn_dtype d
     size_t n_in = (size_t)(in_shape[0] * in_shape[1] * in_shape[2] * in_shape[3]);
     float *input = malloc(n_in * sizeof(float));
     assert_non_null(input);
-    test_fill_uniform(input, n_in, -2.0f, 2.0f);
+    /* Inputs in the range the preprocessing gives each net: det normalises with ImageNet's mean
+     * and deviation (about -2.1 to 2.6), cls and rec map pixels to [-1, 1]. Driving rec with
+     * [-2, 2] as det overloaded its fp16 arithmetic: about one random seed in twelve failed. */
+    const float range = m.net_kind == PVK_NET_DET ? 2.0f : 1.0f;
+    test_fill_uniform(input, n_in, -range, range);
 
     /* CPU reference, every layer kept. */
     struct cpu_layers cl = {&m, calloc(m.n_tensors, sizeof(float *))};
