@@ -44,8 +44,8 @@ enum png_walk_result { PNG_WALK_COMPLETE, PNG_WALK_TRUNCATED, PNG_WALK_CORRUPT }
 enum png_walk_result png_walk(const uint8_t *data, size_t size, int *needs_rewrite);
 /* Copies a complete PNG without its zero-length IDAT chunks (stb_image 2.27 memcpy()s from a null
  * buffer on an empty first IDAT) and with a short palette filled to 256 entries (stb_image would
- * read the colour of an index past it from an uninitialised table); out has room for size + 768
- * bytes. Returns the new size. */
+ * read the colour of an index past it from an uninitialised table). png_walk refuses a second
+ * palette, so out needs room for size + 768 bytes. Returns the new size. */
 size_t png_rewrite_for_stb(const uint8_t *data, size_t size, uint8_t *out);
 
 /* Whether the data is shorter than its header says (1) or not (0, also when it cannot tell). */

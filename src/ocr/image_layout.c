@@ -22,6 +22,8 @@ enum png_walk_result png_walk(const uint8_t *p, size_t n, int *needs_rewrite) {
         if (memcmp(type, "IHDR", 4) == 0 && len != 13) return PNG_WALK_CORRUPT;
         if (memcmp(type, "IHDR", 4) == 0 && n - pos >= 8 + 13) palette_image = p[pos + 8 + 9] == 3;
         if (memcmp(type, "PLTE", 4) == 0) {
+            /* at most one (as libpng insists): png_rewrite_for_stb pads one short palette */
+            if (has_palette) return PNG_WALK_CORRUPT;
             has_palette = 1;
             if (len < 768 && len % 3 == 0) *needs_rewrite = 1; /* indices past it: see png_rewrite_for_stb */
         }
