@@ -17,9 +17,10 @@
 //             outputs per workgroup, each summed by LX / (BM BN) invocations over interleaved k
 //             and reduced through shared memory, so the work spreads over many workgroups;
 //   GEMM_COOPMAT  fp16 cooperative matrices (GL_NV_cooperative_matrix, 16x16x16, fp32
-//             accumulators): 2 x 2 subgroups of 32 each own 32 x 32 outputs of a 64 x 64 tile;
-//             tiles are staged through shared memory so global data needs no alignment, and the
-//             accumulators go back through shared memory into the common epilogue.
+//             accumulators): 2 rows of subgroups over a BM x BN tile, each subgroup a block of
+//             fragments; tiles are staged through shared memory in 16-byte groups (the next K
+//             step's fetched into registers meanwhile), so global data needs no alignment, and
+//             the accumulators go back through shared memory into the common epilogue.
 //
 // A is always k-contiguous (row m at a_off + m a_sm); B is read through b_sk / b_sn (plain) or
 // gathered from an NCHW image (im2col). z = z1 zdiv + z2 indexes images and groups, or two
@@ -151,71 +152,152 @@ float im2col_load(uint b_base, uint k, int iy0, int ix0)
 }
 
 #if defined(GEMM_COOPMAT)
-// gemm_coopmat_f16.comp enables GL_NV_cooperative_matrix, GL_KHR_memory_scope_semantics and
-// GL_KHR_shader_subgroup_basic before including this file.
+// gemm_coopmat_f16.comp enables GL_NV_cooperative_matrix, GL_KHR_memory_scope_semantics,
+// GL_KHR_shader_subgroup_basic, GL_EXT_control_flow_attributes and fp16 arithmetic types before
+// including this file. Every loop but K's is unrolled: the fragment and register arrays must stay
+// in registers, and their bounds are specialization constants the compiler sees only late.
+//
+// Tile BM x BN x BK (spec constants 2-4) for LX invocations (spec constant 0; LY is 1): LX / 32
+// subgroups as 2 rows by LX / 64 columns, each owning FM x FN fragments of 16 x 16. Operands move
+// in groups of 8 halves (16 bytes): one load from global memory into registers, the next K step's
+// fetched while the current one multiplies, and one store into shared memory. With VEC4 (here:
+// rows and batches of A and B start on multiples of 8 elements) whole groups load as uvec4s;
+// groups across an edge, and every group without VEC4, load element by element.
+const uint CM_WARPS_N = LX / 64u;
+const uint FM = BM / 32u;
+const uint FN = BN / (CM_WARPS_N * 16u);
+const uint WN = FN * 16u; // columns per subgroup
+// Shared rows padded by one group, so the 16 rows of a fragment start on different banks.
+const uint AS_ROW = BK / 8u + 1u; // groups per A row (k)
+const uint BS_ROW = BN / 8u + 1u; // groups per B row (n)
+const uint A_GROUPS = BM * BK / 8u / LX;
+const uint B_GROUPS = BK * BN / 8u / LX;
+const uint CS_ROW = WN + 4u;      // floats per row of a subgroup's staging of one fragment row
 
-// Fixed by the kernel: BM = BN = 64, BK = 16, 128 invocations (spec constants 2-4 ignored).
-const uint CM_BM = 64, CM_BN = 64, CM_BK = 16, CM_WG = 128;
-// Row strides padded by 16 bytes: fragment loads need 16-byte aligned rows, and the padding
-// spreads rows over banks.
-const uint AS_STRIDE = CM_BK + 8;  // halves
-const uint BS_STRIDE = CM_BN + 8;  // halves
-const uint CS_STRIDE = CM_BN + 4;  // floats
+shared uvec4 As[BM * AS_ROW];
+shared uvec4 Bs[BK * BS_ROW];
+shared float Cs[(LX / 32u) * 16u * CS_ROW];
 
-shared float16_t As[CM_BM * AS_STRIDE];
-shared float16_t Bs[CM_BK * BS_STRIDE];
-shared float Cs[CM_BM * CS_STRIDE];
+layout(std430, binding = 0) readonly buffer BufA8 { uvec4 a8[]; };
+layout(std430, binding = 1) readonly buffer BufB8 { uvec4 b8[]; };
+
+uint a_base, b_base, z1_img;
+
+uvec4 pack8(float16_t h[8])
+{
+    return uvec4(packFloat2x16(f16vec2(h[0], h[1])), packFloat2x16(f16vec2(h[2], h[3])),
+                 packFloat2x16(f16vec2(h[4], h[5])), packFloat2x16(f16vec2(h[6], h[7])));
+}
+
+// A(m, k .. k + 7); zeros past the edges.
+uvec4 load_a8(uint m, uint k)
+{
+    const uint i = a_base + m * p.a_sm + k;
+    if (VEC4 && m < p.M && k + 8u <= p.K)
+        return a8[i / 8u];
+    float16_t h[8];
+    [[unroll]] for (uint c = 0; c < 8u; c++)
+        h[c] = m < p.M && k + c < p.K ? a[i + c] : float16_t(0.0);
+    return pack8(h);
+}
+
+// B(k, n .. n + 7), gated; zeros past the edges.
+uvec4 load_b8(uint k, uint n)
+{
+    const uint i = b_base + k * p.b_sk + n * p.b_sn;
+    uvec4 v;
+    if (VEC4 && k < p.K && n + 8u <= p.N) {
+        v = b8[i / 8u];
+    } else {
+        float16_t h[8];
+        [[unroll]] for (uint c = 0; c < 8u; c++)
+            h[c] = k < p.K && n + c < p.N ? b[i + c * p.b_sn] : float16_t(0.0);
+        v = pack8(h);
+    }
+    if (B_GATE) {
+        const float g = b_gate(z1_img, k);
+        [[unroll]] for (uint c = 0; c < 4u; c++)
+            v[c] = packFloat2x16(f16vec2(vec2(unpackFloat2x16(v[c])) * g));
+    }
+    return v;
+}
 
 void main()
 {
-    const uint tid = gl_LocalInvocationIndex;
-    const uint warp = gl_SubgroupID;
-    const uint wm = warp / 2, wn = warp % 2;
-    const uint m0 = gl_WorkGroupID.y * CM_BM, n0 = gl_WorkGroupID.x * CM_BN;
+    const uint tid = gl_LocalInvocationIndex, warp = gl_SubgroupID, lane = gl_SubgroupInvocationID;
+    const uint wm = warp / CM_WARPS_N, wn = warp % CM_WARPS_N;
+    const uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
     const uint z1 = gl_WorkGroupID.z / p.zdiv, z2 = gl_WorkGroupID.z % p.zdiv;
-    const uint a_base = p.a_off + z1 * p.a_z1 + z2 * p.a_z2;
-    const uint b_base = p.b_off + z1 * p.b_z1 + z2 * p.b_z2;
+    z1_img = z1;
+    a_base = p.a_off + z1 * p.a_z1 + z2 * p.a_z2;
+    b_base = p.b_off + z1 * p.b_z1 + z2 * p.b_z2;
 
-    fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[2][2];
-    for (uint i = 0; i < 2; i++)
-        for (uint j = 0; j < 2; j++)
+    fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[FM][FN];
+    [[unroll]] for (uint i = 0; i < FM; i++)
+        [[unroll]] for (uint j = 0; j < FN; j++)
             acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
 
-    const uint a_kk = tid % CM_BK, a_mm = tid / CM_BK; // 8 rows per pass
-    const uint b_nn = tid % CM_BN, b_kk = tid / CM_BN; // 2 rows per pass (B is n-contiguous)
-    for (uint k0 = 0; k0 < p.K; k0 += CM_BK) {
-        for (uint l = 0; l < CM_BM * CM_BK / CM_WG; l++) {
-            uint mm = a_mm + l * (CM_WG / CM_BK);
-            uint m = m0 + mm, k = k0 + a_kk;
-            As[mm * AS_STRIDE + a_kk] = m < p.M && k < p.K ? a[a_base + m * p.a_sm + k] : float16_t(0.0);
+    // Group g of a tile: A row g / (BK / 8), k group g % (BK / 8); B row g / (BN / 8), n group
+    // g % (BN / 8), so consecutive invocations read consecutive 16 bytes.
+    uvec4 a_next[A_GROUPS], b_next[B_GROUPS];
+    [[unroll]] for (uint l = 0; l < A_GROUPS; l++) {
+        const uint g = tid + l * LX;
+        a_next[l] = load_a8(m0 + g / (BK / 8u), 8u * (g % (BK / 8u)));
+    }
+    [[unroll]] for (uint l = 0; l < B_GROUPS; l++) {
+        const uint g = tid + l * LX;
+        b_next[l] = load_b8(g / (BN / 8u), n0 + 8u * (g % (BN / 8u)));
+    }
+    for (uint k0 = 0; k0 < p.K; k0 += BK) {
+        barrier(); // every subgroup is done with the previous tiles
+        [[unroll]] for (uint l = 0; l < A_GROUPS; l++) {
+            const uint g = tid + l * LX;
+            As[(g / (BK / 8u)) * AS_ROW + g % (BK / 8u)] = a_next[l];
         }
-        for (uint l = 0; l < CM_BK * CM_BN / CM_WG; l++) {
-            uint kk = b_kk + l * (CM_WG / CM_BN);
-            uint k = k0 + kk, n = n0 + b_nn;
-            float16_t v = k < p.K && n < p.N ? b[b_base + k * p.b_sk + n * p.b_sn] : float16_t(0.0);
-            Bs[kk * BS_STRIDE + b_nn] = B_GATE ? float16_t(float(v) * b_gate(z1, k)) : v;
+        [[unroll]] for (uint l = 0; l < B_GROUPS; l++) {
+            const uint g = tid + l * LX;
+            Bs[(g / (BN / 8u)) * BS_ROW + g % (BN / 8u)] = b_next[l];
         }
         barrier();
-        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[2], fb[2];
-        for (uint i = 0; i < 2; i++)
-            coopMatLoadNV(fa[i], As, (wm * 32 + i * 16) * AS_STRIDE, AS_STRIDE, false);
-        for (uint j = 0; j < 2; j++)
-            coopMatLoadNV(fb[j], Bs, wn * 32 + j * 16, BS_STRIDE, false);
-        for (uint i = 0; i < 2; i++)
-            for (uint j = 0; j < 2; j++)
-                acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
-        barrier();
+        if (k0 + BK < p.K) {
+            [[unroll]] for (uint l = 0; l < A_GROUPS; l++) {
+                const uint g = tid + l * LX;
+                a_next[l] = load_a8(m0 + g / (BK / 8u), k0 + BK + 8u * (g % (BK / 8u)));
+            }
+            [[unroll]] for (uint l = 0; l < B_GROUPS; l++) {
+                const uint g = tid + l * LX;
+                b_next[l] = load_b8(k0 + BK + g / (BN / 8u), n0 + 8u * (g % (BN / 8u)));
+            }
+        }
+        [[unroll]] for (uint kk = 0; kk < BK; kk += 16u) {
+            fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[FM];
+            [[unroll]] for (uint i = 0; i < FM; i++)
+                coopMatLoadNV(fa[i], As, (wm * FM * 16u + i * 16u) * AS_ROW + kk / 8u, AS_ROW, false);
+            [[unroll]] for (uint j = 0; j < FN; j++) {
+                fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fb;
+                coopMatLoadNV(fb, Bs, kk * BS_ROW + (wn * WN + j * 16u) / 8u, BS_ROW, false);
+                [[unroll]] for (uint i = 0; i < FM; i++)
+                    acc[i][j] = coopMatMulAddNV(fa[i], fb, acc[i][j]);
+            }
+        }
     }
 
-    for (uint i = 0; i < 2; i++)
-        for (uint j = 0; j < 2; j++)
-            coopMatStoreNV(acc[i][j], Cs, (wm * 32 + i * 16) * CS_STRIDE + wn * 32 + j * 16, CS_STRIDE, false);
-    barrier();
-    for (uint idx = tid; idx < CM_BM * CM_BN; idx += CM_WG) {
-        uint mm = idx / CM_BN, nn = idx % CM_BN;
-        uint m = m0 + mm, n = n0 + nn;
-        if (m < p.M && n < p.N)
-            store_c(z1, z2, m, n, Cs[mm * CS_STRIDE + nn]);
+    // Each subgroup stages one row of its fragments at a time (16 x WN floats) and stores it
+    // through the common epilogue, lanes along n.
+    const uint cs = warp * 16u * CS_ROW;
+    [[unroll]] for (uint i = 0; i < FM; i++) {
+        [[unroll]] for (uint j = 0; j < FN; j++)
+            coopMatStoreNV(acc[i][j], Cs, cs + j * 16u, CS_ROW, false);
+        subgroupMemoryBarrierShared();
+        subgroupBarrier();
+        const uint mr = m0 + wm * FM * 16u + i * 16u, nc = n0 + wn * WN;
+        for (uint e = lane; e < 16u * WN; e += 32u) {
+            const uint r = e / WN, col = e % WN;
+            if (mr + r < p.M && nc + col < p.N)
+                store_c(z1, z2, mr + r, nc + col, Cs[cs + r * CS_ROW + col]);
+        }
+        subgroupMemoryBarrierShared();
+        subgroupBarrier();
     }
 }
 

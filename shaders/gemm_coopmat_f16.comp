@@ -5,6 +5,7 @@
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_control_flow_attributes : require
 #define GEMM_COOPMAT
 #define STORAGE_F16
 #define MATH_F16

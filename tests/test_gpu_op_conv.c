@@ -28,7 +28,7 @@
 #include "support/test_env.h"
 
 static struct gpu_context *ctx;
-static bool aligned_offsets; /* tensors start at multiples of 4 elements */
+static bool aligned_offsets; /* tensors start at multiples of 8 elements */
 static bool fp16_math;       /* fp16 cases run the *_f16a shaders (where the device has shaderFloat16) */
 
 static int setup(void **s)
@@ -228,9 +228,9 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
     if (impl->create(&cfg, &op, &w, &state, err, sizeof err))
         fail_msg("create: %s", err);
 
-    /* tensors at odd element offsets (or at multiples of 4, where the GEMM loads vec4s); the
-     * output is a channel slice of a wider tensor */
-    const size_t x_off = aligned_offsets ? 4 : 3, r_off = aligned_offsets ? 8 : 5, y_base = aligned_offsets ? 12 : 7;
+    /* tensors at odd element offsets (or at multiples of 8, where the GEMM loads vec4s and the
+     * cooperative-matrix kernel groups of 8 halves); the output is a channel slice of a wider tensor */
+    const size_t x_off = aligned_offsets ? 8 : 3, r_off = aligned_offsets ? 16 : 5, y_base = aligned_offsets ? 24 : 7;
     const int dc = cc->oc + cc->slice_before + cc->slice_after;
     const size_t ohw = (size_t)oh * ow, y_total = y_base + (size_t)cc->n * dc * ohw + 2;
     struct gpu_buffer bx, by, br = {0};
@@ -329,10 +329,12 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
 static void run_cases(const struct conv_case *cases, size_t count)
 {
     /* big and small shared-memory tiles, K-split, register tiles, direct convolutions (register
-     * tiles for the rest), direct convolutions with GPU tiles and split channel sums; then "":
-     * the device's own choice, cooperative matrices included (only where it has them) */
-    static const char *const kernels[] = {"tiled", "small", "ksplit", "cpu", "direct", "gpudirect", ""};
-    const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 7 : 6;
+     * tiles for the rest), direct convolutions with GPU tiles and split channel sums; then, only
+     * where the device has cooperative matrices, "": its own choice, and each cooperative-matrix
+     * tile forced */
+    static const char *const kernels[] = {"tiled",     "small", "ksplit",       "cpu",           "direct",
+                                          "gpudirect", "",      "coopmat32x64", "coopmat64x64", "coopmat128x128"};
+    const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 10 : 6;
     for (int kernel = 0; kernel < count_kernels; kernel++) {
         setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
         /* lavapipe runs the GPU kernels' barriers slowly: there they take one precision per case */
@@ -381,6 +383,12 @@ static void test_pointwise(void **s)
          * multiple of 4, N not a multiple of 4 */
         {2, 101, 7, 9, 40, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0},
         {1, 160, 8, 8, 72, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
+        /* K and N multiples of 8 but not of the tiles, gated; at odd offsets, then (18, 19) at
+         * aligned ones, where cooperative matrices load whole groups of 8 */
+        {2, 128, 10, 12, 48, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
+        {1, 200, 6, 8, 33, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 1},
+        {2, 128, 10, 12, 48, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
+        {1, 200, 6, 8, 33, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 1},
     };
     RUN(cases);
 }

@@ -27,7 +27,7 @@
 #include "support/test_env.h"
 
 static struct gpu_context *ctx;
-static bool aligned_offsets; /* inputs start at multiples of 4 elements */
+static bool aligned_offsets; /* inputs start at multiples of 8 elements */
 
 static int setup(void **s)
 {
@@ -138,7 +138,7 @@ static double mm_run(const struct mm_case *mc, enum nn_dtype dt, int reps)
             b[i] = nn_half_to_float(nn_float_to_half(b[i]));
 
     /* odd offsets, or multiples of 4 where the GEMM loads vec4s */
-    const size_t a_off = aligned_offsets ? 4 : 1, b_off = aligned_offsets ? 8 : 6, y_off = aligned_offsets ? 8 : 5;
+    const size_t a_off = aligned_offsets ? 8 : 1, b_off = aligned_offsets ? 16 : 6, y_off = aligned_offsets ? 8 : 5;
     struct gpu_buffer ba, bb = {0}, by;
     upload_tensor(dt, a, an, a_off, &ba);
     if (!mc->const_b)
@@ -214,10 +214,11 @@ static double mm_run(const struct mm_case *mc, enum nn_dtype dt, int reps)
  * where present. */
 static void run_cases(const struct mm_case *cases, size_t count)
 {
-    /* big and small shared-memory tiles, K-split, register tiles; then "": the device's own choice,
-     * cooperative matrices included (only where it has them) */
-    static const char *const kernels[] = {"tiled", "small", "ksplit", "cpu", ""};
-    const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 5 : 4;
+    /* big and small shared-memory tiles, K-split, register tiles; then, only where the device has
+     * cooperative matrices, "": its own choice, and each cooperative-matrix tile forced */
+    static const char *const kernels[] = {"tiled", "small",        "ksplit",        "cpu",
+                                          "",      "coopmat32x64", "coopmat64x64", "coopmat128x128"};
+    const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 8 : 4;
     for (int kernel = 0; kernel < count_kernels; kernel++) {
         setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
         /* lavapipe runs the GPU kernels' barriers slowly: there they take one precision per case */
@@ -248,6 +249,12 @@ static void test_constant_b(void **s)
         {S3(1, 1, 1), S2(1, 1), 1, 0, 1, PVK_ACT_SIGMOID},
         {S2(67, 65), S2(66, 65), 1, 1, 0, PVK_ACT_GELU_TANH},
         {S4(2, 1, 3, 17), S3(1, 17, 19), 1, 0, 1, PVK_ACT_SWISH},
+        /* cooperative matrices: M, N and K past the tiles; at odd offsets, then (10, 11) at
+         * aligned ones, where whole groups of 8 load at once */
+        {S3(2, 37, 128), S2(128, 200), 1, 0, 1, PVK_ACT_RELU},
+        {S3(1, 150, 96), S2(96, 136), 1, 0, 0, PVK_ACT_NONE},
+        {S3(2, 37, 128), S2(128, 200), 1, 0, 1, PVK_ACT_RELU},
+        {S3(1, 150, 96), S2(96, 136), 1, 0, 0, PVK_ACT_NONE},
     };
     RUN(cases);
 }

@@ -52,14 +52,24 @@
  * over K 200 in one workgroup, took 11.8 us on the H200. */
 #define KSPLIT_FEW_TILES 2u
 #define KSPLIT_FEW_TILES_MIN_K 128u
-/* Cooperative-matrix kernel: 2 x 2 subgroups of 32, each 32 x 32 outputs (2 x 2 fragments).
- * It needs a few fragments of K to pay for its shared-memory staging and epilogue: on the H200
- * the tiled kernel was faster at K 32 (cls's expansions to 200 channels: 10-11 against 15-16 us)
- * and K 64 (rec's 64-channel convolutions: 51-53 against 57-59 us), the cooperative one from
- * K 120 (rec's attention matmuls: 13-18 against 16-25 us). */
-#define COOPMAT_BM 64u
-#define COOPMAT_BN 64u
+/* Cooperative-matrix kernel. It needs a few fragments of K to pay for its shared-memory staging
+ * and epilogue: on the H200 the tiled kernel was faster at K 32 (cls's expansions to 200
+ * channels: 10-11 against 15-16 us) and K 64 (rec's 64-channel convolutions: 51-53 against
+ * 57-59 us), the cooperative one from K 120 (rec's attention matmuls: 13-18 against 16-25 us). */
 #define COOPMAT_MIN_K 96u
+#define COOPMAT_BK 32u
+/* Its tiles, smallest first: BM x BN outputs for LX invocations (LX / 32 subgroups as 2 rows;
+ * each subgroup owns BM / 2 x BN / (LX / 64) outputs). A dispatch takes the largest tile that
+ * still gives every SM of an H200 a workgroup, else the smallest; M of 32 always the smallest.
+ * On the H200 (us; 32 x 64, 64 x 64, 128 x 128 forced in turn): rec's 1x1 convolutions to 240
+ * channels at 32 lines 85 / 86 / 69, to 480 channels at 3 x 80 78 / 77 / 57, its classifier at
+ * 32 lines 76 / 73 / 54; at one line 10.1 / 12.9 / 21; rec's attention projections at 32 lines
+ * (30 big tiles, 120 middle ones) 8.9 / 10.8 / 15. A 64 x 128 tile for 4 subgroups lost to
+ * these everywhere. */
+static const struct coopmat_tile {
+    uint32_t bm, bn, lx;
+} COOPMAT_TILES[COOPMAT_TILE_COUNT] = {{32, 64, 128}, {64, 64, 128}, {128, 128, 256}};
+#define COOPMAT_MIN_GROUPS 132u
 
 static bool has_coopmat_16x16x16(const struct gpu_caps *caps)
 {
@@ -74,14 +84,33 @@ static bool has_coopmat_16x16x16(const struct gpu_caps *caps)
 }
 
 static int build(struct gpu_context *ctx, const struct conv_gemm_desc *d, const char *shader, uint32_t lx,
-                 uint32_t ly, uint32_t bm, uint32_t bn, bool vec4, uint32_t subgroup, const struct gpu_pipeline **out)
+                 uint32_t ly, uint32_t bm, uint32_t bn, uint32_t bk, bool vec4, uint32_t subgroup,
+                 const struct gpu_pipeline **out)
 {
-    uint32_t spec[21] = {lx, ly, bm, bn, TILED_BK, d->mode, d->bias, d->act, conv_float_bits(d->act_alpha),
+    uint32_t spec[21] = {lx, ly, bm, bn, bk, d->mode, d->bias, d->act, conv_float_bits(d->act_alpha),
                          conv_float_bits(d->act_beta), d->residual, d->kh, d->kw, d->sh, d->sw, d->dh, d->dw, vec4,
                          d->post_affine, d->post_affine ? d->affine_c : 1, d->b_gate};
     struct gpu_pipeline_desc pd = {.shader = shader, .spec = spec, .spec_count = 21, .buffer_count = 6,
                                    .push_bytes = sizeof(struct conv_gemm_push), .subgroup_size = subgroup};
     return gpu_pipeline_get(ctx, &pd, out);
+}
+
+/* The cooperative-matrix pipeline of one tile, with 16-byte group loads (vec8) or without, built
+ * on first use; NULL with the driver's reason in err. */
+static const struct gpu_pipeline *coopmat_variant(struct conv_gemm *g, unsigned tile, bool vec8, char *err,
+                                                  size_t err_len)
+{
+    const struct gpu_pipeline **p = &g->coopmat[tile][vec8];
+    if (*p)
+        return *p;
+    const struct coopmat_tile *t = &COOPMAT_TILES[tile];
+    const uint32_t subgroup = gpu_context_caps(g->ctx)->subgroup_size_control ? 32 : 0;
+    if (build(g->ctx, &g->desc, "gemm_coopmat_f16", t->lx, 1, t->bm, t->bn, COOPMAT_BK, vec8, subgroup, p) !=
+        GPU_OK) {
+        snprintf(err, err_len, "gemm pipeline gemm_coopmat_f16 %ux%u: %s", t->bm, t->bn, gpu_last_error());
+        return NULL;
+    }
+    return *p;
 }
 
 /* The pipeline of variant v, built on first use; NULL with the driver's reason in err. */
@@ -102,7 +131,7 @@ static const struct gpu_pipeline *variant(struct conv_gemm *g, enum conv_gemm_va
         shader = g->f16 ? "gemm_ksplit_f16" : "gemm_ksplit";
         lx = KSPLIT_LX, ly = 1, bm = KSPLIT_BM, bn = KSPLIT_BN;
     }
-    if (build(g->ctx, &g->desc, shader, lx, ly, bm, bn, vec4, 0, &g->variant[v]) != GPU_OK) {
+    if (build(g->ctx, &g->desc, shader, lx, ly, bm, bn, TILED_BK, vec4, 0, &g->variant[v]) != GPU_OK) {
         snprintf(err, err_len, "gemm pipeline %s: %s", shader, gpu_last_error());
         return NULL;
     }
@@ -120,11 +149,22 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
     out->f16 = f16;
     /* PPOCR_VK_GEMM_KERNEL=tiled|small|ksplit|cpu overrides the device class and the tile choice
      * (and leaves cooperative matrices out), so that the tests run every kernel on any device;
-     * "direct" is "cpu" with direct convolutions (op_conv2d.c). */
+     * "direct" is "cpu" with direct convolutions (op_conv2d.c). coopmat32x64|coopmat64x64|
+     * coopmat128x128 keep cooperative matrices where the device has them, with that tile for
+     * every dispatch (tests and per-op benchmarks). */
     const char *force = getenv("PPOCR_VK_GEMM_KERNEL");
     if (force && !*force)
         force = NULL;
     out->cpu_kernel = caps->is_cpu;
+    out->coopmat_tile = -1;
+    for (unsigned t = 0; force && t < COOPMAT_TILE_COUNT; t++) {
+        char name[32];
+        snprintf(name, sizeof name, "coopmat%ux%u", COOPMAT_TILES[t].bm, COOPMAT_TILES[t].bn);
+        if (!strcmp(force, name)) {
+            out->coopmat_tile = (int)t;
+            force = NULL;
+        }
+    }
     if (force) {
         out->cpu_kernel = !strcmp(force, "cpu") || !strcmp(force, "direct");
         out->tiles = !strcmp(force, "tiled") ? 1 : !strcmp(force, "small") ? 2 : !strcmp(force, "ksplit") ? 3 : 0;
@@ -145,15 +185,13 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
     if (!variant(out, GEMM_TILED, err, err_len))
         return -1;
     if (!force && f16 && d->allow_coopmat && d->mode == CONV_GEMM_PLAIN && has_coopmat_16x16x16(caps)) {
-        /* A driver that lists the extension but cannot build the kernel keeps the tiled one. */
-        if (build(cfg->ctx, d, "gemm_coopmat_f16", 128, 1, COOPMAT_BM, COOPMAT_BN, false,
-                  caps->subgroup_size_control ? 32 : 0, &out->coopmat) != GPU_OK) {
-            fprintf(stderr, "ppocr-vk: cooperative-matrix GEMM unavailable, using the tiled kernel: %s\n",
-                    gpu_last_error());
-            out->coopmat = NULL;
-        } else {
-            out->coopmat_bm = COOPMAT_BM;
-            out->coopmat_bn = COOPMAT_BN;
+        /* A driver that lists the extension but cannot build the kernel keeps the tiled one. The
+         * kernel indexes subgroups as 32 invocations, which has_coopmat_16x16x16 checked. */
+        char why[256];
+        out->has_coopmat = true;
+        if (!coopmat_variant(out, 0, false, why, sizeof why)) {
+            fprintf(stderr, "ppocr-vk: cooperative-matrix GEMM unavailable, using the tiled kernel: %s\n", why);
+            out->has_coopmat = false;
         }
     }
     return 0;
@@ -184,10 +222,24 @@ int conv_gemm_record(struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_
         v = GEMM_KSPLIT;
         bm = KSPLIT_BM;
         bn = KSPLIT_BN;
-    } else if (g->coopmat && push->b_sn == 1 && push->M >= 32 && push->K >= COOPMAT_MIN_K) {
-        p = g->coopmat;
-        bm = g->coopmat_bm;
-        bn = g->coopmat_bn;
+    } else if (g->has_coopmat && push->b_sn == 1 && push->M >= 32 && push->K >= COOPMAT_MIN_K) {
+        unsigned tile = 0;
+        for (unsigned t = COOPMAT_TILE_COUNT - 1; t > 0 && !tile && push->M > COOPMAT_TILES[0].bm; t--) {
+            const struct coopmat_tile *c = &COOPMAT_TILES[t];
+            if ((uint64_t)((push->N + c->bn - 1) / c->bn) * ((push->M + c->bm - 1) / c->bm) * z_count >=
+                COOPMAT_MIN_GROUPS)
+                tile = t;
+        }
+        if (g->coopmat_tile >= 0)
+            tile = (unsigned)g->coopmat_tile;
+        /* 16-byte group loads: rows and batches of A and B on multiples of 8 halves */
+        const struct conv_gemm_push *q = push;
+        bool vec8 = (q->a_off | q->a_sm | q->a_z1 | q->a_z2 | q->b_off | q->b_sk | q->b_z1 | q->b_z2) % 8 == 0 &&
+                    bind[0].offset % 16 == 0 && bind[1].offset % 16 == 0;
+        if (!(p = coopmat_variant(g, tile, vec8, err, err_len)))
+            return -1;
+        bm = COOPMAT_TILES[tile].bm;
+        bn = COOPMAT_TILES[tile].bn;
     } else {
         /* vec4 tile loads need every row and batch of A (and of a plain B) to start on a multiple
          * of 4 elements; the bound buffers themselves are 16-byte aligned. The CPU kernel also

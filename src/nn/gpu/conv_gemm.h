@@ -52,6 +52,8 @@ struct conv_gemm_push {
  * unit a big tile, each also with vec4 tile loads for 4-element aligned operands, and the K-split
  * kernel for GEMMs whose outputs fill too few tiles while K is long. CPU devices: the register-
  * tiled kernel as GEMM_TILED, with vec4 loads as GEMM_TILED_VEC4. */
+#define COOPMAT_TILE_COUNT 3
+
 enum conv_gemm_variant { GEMM_TILED, GEMM_TILED_VEC4, GEMM_SMALL, GEMM_SMALL_VEC4, GEMM_KSPLIT, GEMM_VARIANTS };
 
 struct conv_gemm {
@@ -68,8 +70,11 @@ struct conv_gemm {
     /* 0: by size; 1: always big; 2: always small; 3: always K-split (PPOCR_VK_GEMM_KERNEL, for
      * tests) */
     int tiles;
-    const struct gpu_pipeline *coopmat; /* NULL unless the device has fp16 cooperative matrices */
-    uint32_t coopmat_bm, coopmat_bn;
+    /* Cooperative matrices where the device has fp16 ones: pipelines per tile (conv_gemm.c), with
+     * and without 16-byte group loads, built on first use; coopmat_tile >= 0 forces a tile. */
+    bool has_coopmat;
+    const struct gpu_pipeline *coopmat[COOPMAT_TILE_COUNT][2];
+    int coopmat_tile;
 };
 
 int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_desc *d, struct conv_gemm *out,
