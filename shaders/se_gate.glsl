@@ -1,11 +1,14 @@
 // Squeeze-and-excitation gate g[n][c] = gate_act(W2 relu(W1 mean_hw(x) + b1) + b2), fp32, in two
 // dispatches that each spread over many workgroups:
-//   SE_MEAN  one workgroup per (image, CPW channels): WG_SIZE / CPW invocations sum a channel's
-//            contiguous plane and reduce through shared memory;
-//   SE_FC    one workgroup per (image, ROWS gate rows): the image's means staged in shared
-//            memory, the whole hidden layer computed again in every workgroup (CR x C
-//            multiply-adds, cheap next to a pass over x), then its ROWS gate rows. Groups of
-//            LANES invocations share each dot product so the weight rows are read contiguously.
+//   SE_MEAN  one workgroup per (image, CPW channels) for small planes, WG_SIZE / CPW invocations
+//            summing each channel's contiguous plane through shared memory; large planes (CPW 1)
+//            in PARTS slices of PART_LEN, a workgroup each, so that a few channels of a large map
+//            still fill the GPU. It writes sums [N][C][PARTS], not means.
+//   SE_FC    one workgroup per (image, ROWS gate rows): the image's means (its partial sums added
+//            in a fixed order, so results do not depend on scheduling) staged in shared memory,
+//            the whole hidden layer computed again in every workgroup (CR x C multiply-adds,
+//            cheap next to a pass over x), then its ROWS gate rows. Groups of LANES invocations
+//            share each dot product so the weight rows are read contiguously.
 // The shared-memory reductions need no subgroup support, so one kernel serves every device.
 #extension GL_GOOGLE_include_directive : require
 #include "storage.glsl"
@@ -30,26 +33,28 @@ void group_sum(uint l, uint width)
 layout(constant_id = 1) const uint CPW = 8; // channels per workgroup, a power of two
 
 layout(std430, binding = 0) readonly buffer X { SFLOAT x[]; };
-layout(std430, binding = 1) writeonly buffer Means { float means[]; }; // [N][C]
+layout(std430, binding = 1) writeonly buffer Sums { float sums[]; }; // [N][C][PARTS]
 
 layout(push_constant) uniform Push {
-    uint c, plane, x_off;
+    uint c, plane, x_off, parts, part_len; // parts > 1 only with CPW 1
 } p;
 
 void main()
 {
     const uint l = gl_LocalInvocationID.x, tpc = WG_SIZE / CPW;
-    const uint n = gl_WorkGroupID.y, ch = gl_WorkGroupID.x * CPW + l / tpc, lane = l % tpc;
+    const uint n = gl_WorkGroupID.y, lane = l % tpc;
+    const uint ch = (gl_WorkGroupID.x / p.parts) * CPW + l / tpc, part = gl_WorkGroupID.x % p.parts;
+    const uint begin = part * p.part_len, end = min(p.plane, begin + p.part_len);
     float s = 0.0;
     if (ch < p.c) {
         const uint base = p.x_off + (n * p.c + ch) * p.plane;
-        for (uint k = lane; k < p.plane; k += tpc)
+        for (uint k = begin + lane; k < end; k += tpc)
             s += float(x[base + k]);
     }
     red[l] = s;
     group_sum(l, tpc);
     if (lane == 0u && ch < p.c)
-        means[n * p.c + ch] = red[l] / float(p.plane);
+        sums[(n * p.c + ch) * p.parts + part] = red[l];
 }
 
 #else // SE_FC
@@ -59,12 +64,13 @@ layout(constant_id = 3) const uint ROWS = 32; // gate rows per workgroup; ROWS *
 const uint LANES = WG_SIZE / ROWS;
 
 layout(std430, binding = 0) readonly buffer W { float w[]; };  // W1 [CR][C], b1 [CR], W2 [C][CR], b2 [C]
-layout(std430, binding = 1) readonly buffer Means { float means[]; }; // [N][C]
-layout(std430, binding = 2) writeonly buffer Gate { float gate[]; };  // [N][C]
+layout(std430, binding = 1) readonly buffer Sums { float sums[]; }; // [N][C][parts]
+layout(std430, binding = 2) writeonly buffer Gate { float gate[]; }; // [N][C]
 
 layout(push_constant) uniform Push {
     uint gate_act;
     float gate_alpha, gate_beta;
+    uint parts, plane;
 } p;
 
 shared float mean_s[C];
@@ -74,8 +80,12 @@ void main()
 {
     const uint l = gl_LocalInvocationID.x, n = gl_WorkGroupID.y;
     const uint row = l / LANES, lane = l % LANES;
-    for (uint k = l; k < C; k += WG_SIZE)
-        mean_s[k] = means[n * C + k];
+    for (uint k = l; k < C; k += WG_SIZE) {
+        float s = 0.0;
+        for (uint q = 0; q < p.parts; q++)
+            s += sums[(n * C + k) * p.parts + q];
+        mean_s[k] = s / float(p.plane);
+    }
     barrier();
     const uint b1 = CR * C, w2 = b1 + CR, b2 = w2 + C * CR;
     for (uint r0 = 0; r0 < CR; r0 += ROWS) {

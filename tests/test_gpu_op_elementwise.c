@@ -15,6 +15,7 @@
 
 #include "gpu/validation.h"
 #include "nn/cpu/ref_ops.h"
+#include "nn/gpu/op_se.h"
 #include "support/gpu_op_harness.h"
 #include "support/test_env.h"
 
@@ -382,13 +383,13 @@ static void se_case(struct harness *h, int n, int c, int cr, int ih, int iw, int
     op.attr.se.gate_beta = gb;
     struct nn_gpu_weights w = {.data = {w1, biases ? b1 : NULL, w2, biases ? b2 : NULL},
                                .shape = {SHAPE(cr, c), SHAPE(cr), SHAPE(c, cr), SHAPE(c)}};
-    struct htensor in, out[3]; /* y, then the means and the gate the net would plan */
+    struct htensor in, out[3]; /* y, then the sums and the gate the net would plan */
     /* planes of a multiple of 4 take the four-at-a-time apply kernel when aligned */
     htensor_alloc(h, &in, &s, dt, (ih * iw) % 4 ? 1 : 0, 0);
     htensor_write(h, &in, x);
     htensor_alloc(h, &out[0], &s, dt, 4, view);
-    struct pvk_shape nc = SHAPE(n, c);
-    htensor_alloc(h, &out[1], &nc, NN_F32, 0, 0);
+    struct pvk_shape nc = SHAPE(n, c), sums = {3, {n, c, nn_gpu_se_sum_parts((int64_t)ih * iw)}};
+    htensor_alloc(h, &out[1], &sums, NN_F32, 0, 0);
     htensor_alloc(h, &out[2], &nc, NN_F32, 0, 0);
     harness_run_op(h, &nn_gpu_se_impl, &op, &w, &in, 1, out, 3, NULL);
     struct htensor y = out[0];
@@ -417,6 +418,8 @@ static void run_se(enum nn_dtype dt, bool fp16_math)
     se_case(&h, 3, 24, 6, 5, 40, 1, true, 0);
     se_case(&h, 2, 7, 1, 1, 1, 1, false, 10);
     se_case(&h, 1, 96, 24, 60, 60, 1, true, 0);
+    /* planes summed in slices: four, the last one short */
+    se_case(&h, 2, 5, 2, 97, 131, 1, true, 0);
     /* rec's widest: more channels than a workgroup, more hidden rows than one pass */
     se_case(&h, 2, 480, 120, 6, 80, 0, true, 0);
     se_case(&h, 3, 203, 51, 2, 5, 0, true, 0);

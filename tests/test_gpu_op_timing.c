@@ -19,6 +19,7 @@
 #include "gpu/transfer.h"
 #include "gpu/validation.h"
 #include "nn/cpu/ref_ops.h"
+#include "nn/gpu/op_se.h"
 #include "nn/gpu/image_ops.h"
 #include "ocr/preprocess.h"
 #include "support/gpu_op_harness.h"
@@ -51,11 +52,14 @@ static float *run_job(struct harness *h, struct job *j, const float *x, double *
     htensor_alloc(h, &in, &j->xs, h->cfg.act_dtype, 0, 0);
     htensor_write(h, &in, x);
     htensor_alloc(h, &out[0], &j->ys, h->cfg.act_dtype, 0, 0);
-    /* SE also writes its channel means and gate, fp32 [N][C] */
+    /* SE also writes its channel sums, fp32 [N][C][parts], and its gate, fp32 [N][C] */
     int n_out = j->op.type == PVK_OP_SE ? 3 : 1;
     struct pvk_shape nc = SHAPE(j->xs.d[0], j->xs.d[1]);
-    for (int k = 1; k < n_out; k++)
-        htensor_alloc(h, &out[k], &nc, NN_F32, 0, 0);
+    struct pvk_shape sums = {3, {j->xs.d[0], j->xs.d[1], nn_gpu_se_sum_parts(j->xs.d[2] * j->xs.d[3])}};
+    if (n_out > 1) {
+        htensor_alloc(h, &out[1], &sums, NN_F32, 0, 0);
+        htensor_alloc(h, &out[2], &nc, NN_F32, 0, 0);
+    }
     harness_run_op(h, j->impl, &j->op, &j->w, &in, 1, out, n_out, us);
     float *got = malloc(ny * sizeof *got);
     htensor_read(h, &out[0], got);

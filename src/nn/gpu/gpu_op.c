@@ -67,14 +67,14 @@ int nn_gpu_op_record(struct nn_gpu_op *op, struct gpu_cmd *cmd, const struct nn_
 }
 
 int nn_gpu_op_record_se_gate(struct nn_gpu_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *x,
-                             const struct nn_gpu_tensor *means, const struct nn_gpu_tensor *gate, char *err,
+                             const struct nn_gpu_tensor *sums, const struct nn_gpu_tensor *gate, char *err,
                              size_t err_len)
 {
     if (op->op->type != PVK_OP_SE) {
         snprintf(err, err_len, "%s has no SE gate", pvk_op_type_name(op->op->type));
         return -1;
     }
-    return nn_gpu_se_record_gate(op->state, op->op, cmd, x, means, gate, err, err_len);
+    return nn_gpu_se_record_gate(op->state, op->op, cmd, x, sums, gate, err, err_len);
 }
 
 void nn_gpu_op_destroy(struct nn_gpu_op *op)

@@ -11,8 +11,8 @@
  *             its own dispatches; the net planner puts barriers where a real dependency exists.
  *             An op that needs more than one dispatch records its internal barriers itself.
  *   destroy - frees the weights.
- * Ops keep no per-run memory: SE takes two fp32 [N][C] outputs besides y, its channel means and
- * its gate, which the net plans as it plans activations.
+ * Ops keep no per-run memory: SE takes two fp32 outputs besides y, its channel sums ([N][C][parts],
+ * op_se.h) and its gate ([N][C]), which the net plans as it plans activations.
  * Activations on the GPU are dense row-major tensors in the net's storage precision; a tensor is
  * a pool buffer plus an element offset (so that producers can write straight into a slice of a
  * concat's output, and views need no copy). */
@@ -73,9 +73,9 @@ int nn_gpu_op_record(struct nn_gpu_op *op, struct gpu_cmd *cmd, const struct nn_
                      const struct nn_gpu_tensor *outputs, int n_outputs, char *err, size_t err_len);
 void nn_gpu_op_destroy(struct nn_gpu_op *op);
 /* SE only: records the gate dispatches alone for input x, for a consumer that applies the gate
- * itself (see input_gate); means and gate as SE's second and third outputs. */
+ * itself (see input_gate); sums and gate as SE's second and third outputs. */
 int nn_gpu_op_record_se_gate(struct nn_gpu_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *x,
-                             const struct nn_gpu_tensor *means, const struct nn_gpu_tensor *gate, char *err,
+                             const struct nn_gpu_tensor *sums, const struct nn_gpu_tensor *gate, char *err,
                              size_t err_len);
 
 /* The per-kind functions behind the three calls above. */

@@ -10,6 +10,7 @@
 #include "gpu/pool.h"
 #include "gpu/transfer.h"
 #include "nn/gpu/half.h"
+#include "nn/gpu/op_se.h"
 
 /* Arena offsets are kept on this boundary (or the device's storage-buffer offset alignment when
  * larger) so that every tensor can be bound as its own range and vectorised loads stay aligned. */
@@ -42,7 +43,7 @@ struct nn_gpu_plan {
     struct pvk_shape *shapes;
     int *root;      /* tensor id -> storage index, -1 for constants and unused tensors */
     bool *is_view;  /* op index -> output is a view of its input: nothing to record */
-    int *se_means, *se_gate; /* op index -> storages of an SE's fp32 [N][C] means and gate, or -1 */
+    int *se_sums, *se_gate; /* op index -> storages of an SE's fp32 [N][C][parts] sums and [N][C] gate, or -1 */
     struct nn_gpu_tensor *tensors;
     struct storage *storages;
     int n_storages;
@@ -412,11 +413,11 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
     plan->storages = calloc((size_t)nt + 1 + 2 * (size_t)no, sizeof(*plan->storages));
     plan->op_first = calloc((size_t)no + 1, sizeof(*plan->op_first));
     plan->op_end = calloc((size_t)no + 1, sizeof(*plan->op_end));
-    plan->se_means = malloc(((size_t)no + 1) * sizeof(int));
+    plan->se_sums = malloc(((size_t)no + 1) * sizeof(int));
     plan->se_gate = malloc(((size_t)no + 1) * sizeof(int));
     concat_storage = malloc(((size_t)no + 1) * sizeof(int));
     if (!plan->shapes || !plan->root || !plan->is_view || !plan->tensors || !plan->storages || !plan->op_first ||
-        !plan->op_end || !plan->se_means || !plan->se_gate || !concat_storage)
+        !plan->op_end || !plan->se_sums || !plan->se_gate || !concat_storage)
         goto oom;
     if (pvk_infer_shapes(m, input_nchw, plan->shapes, err, err_len))
         goto fail;
@@ -424,7 +425,7 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
     /* keep_all leaves every tensor dense, to be read back and compared: no concat slices */
     const int *slice_of = keep_all ? NULL : net->slice_of;
     for (int i = 0; i < no; i++)
-        concat_storage[i] = plan->se_means[i] = plan->se_gate[i] = -1;
+        concat_storage[i] = plan->se_sums[i] = plan->se_gate[i] = -1;
     plan->n_run = no;
     plan->output = m->output;
     if (opt && opt->leave_final_softmax && no > 0) {
@@ -478,8 +479,8 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
         if (op->type == PVK_OP_SE && op->inputs[0] >= 0) {
             const struct pvk_shape *x = &plan->shapes[op->inputs[0]];
             int64_t bytes = x->d[0] * x->d[1] * 4;
-            plan->se_means[i] = ns;
-            plan->storages[ns++] = (struct storage){bytes, i, i, 0, 0};
+            plan->se_sums[i] = ns;
+            plan->storages[ns++] = (struct storage){bytes * nn_gpu_se_sum_parts(x->d[2] * x->d[3]), i, i, 0, 0};
             plan->se_gate[i] = ns;
             plan->storages[ns++] = (struct storage){bytes, i, i, 0, 0};
         }
@@ -598,7 +599,7 @@ void nn_gpu_plan_destroy(struct nn_gpu_plan *plan)
     free(plan->shapes);
     free(plan->root);
     free(plan->is_view);
-    free(plan->se_means);
+    free(plan->se_sums);
     free(plan->se_gate);
     free(plan->tensors);
     free(plan->storages);
@@ -628,10 +629,13 @@ static struct hazard_range tensor_range(const struct nn_gpu_plan *plan, int32_t 
     return storage_range(plan, plan->root[id]);
 }
 
-/* An SE's means or gate storage as a tensor: fp32 [N][C] of the SE's input x. */
-static struct nn_gpu_tensor se_scratch(const struct nn_gpu_plan *plan, int storage, const struct pvk_shape *x)
+/* An SE's gate storage as a tensor: fp32 [N][C] of the SE's input x; its sums with parts: fp32
+ * [N][C][parts]. */
+static struct nn_gpu_tensor se_scratch(const struct nn_gpu_plan *plan, int storage, const struct pvk_shape *x,
+                                       int64_t parts)
 {
-    return (struct nn_gpu_tensor){&plan->views[storage], 0, NN_F32, {2, {x->d[0], x->d[1]}}, 0};
+    struct pvk_shape s = parts ? (struct pvk_shape){3, {x->d[0], x->d[1], parts}} : (struct pvk_shape){2, {x->d[0], x->d[1]}};
+    return (struct nn_gpu_tensor){&plan->views[storage], 0, NN_F32, s, 0};
 }
 
 static bool overlaps_any(const struct hazard_range *r, const struct hazard_range *set, int n)
@@ -672,15 +676,15 @@ static void op_call_prepare(const struct nn_gpu_plan *plan, int i, struct op_cal
         c->outs[c->n_out] = plan->tensors[id];
         c->out_r[c->n_out++] = tensor_range(plan, id);
     }
-    if (plan->se_means[i] >= 0) {
+    if (plan->se_sums[i] >= 0) {
         const struct pvk_shape *x = &plan->shapes[op->inputs[0]];
-        c->outs[c->n_out] = se_scratch(plan, plan->se_means[i], x);
-        c->out_r[c->n_out++] = storage_range(plan, plan->se_means[i]);
-        c->outs[c->n_out] = se_scratch(plan, plan->se_gate[i], x);
+        c->outs[c->n_out] = se_scratch(plan, plan->se_sums[i], x, nn_gpu_se_sum_parts(x->d[2] * x->d[3]));
+        c->out_r[c->n_out++] = storage_range(plan, plan->se_sums[i]);
+        c->outs[c->n_out] = se_scratch(plan, plan->se_gate[i], x, 0);
         c->out_r[c->n_out++] = storage_range(plan, plan->se_gate[i]);
     }
     if (gate_se >= 0) {
-        c->ins[c->n_in] = se_scratch(plan, plan->se_gate[gate_se], &plan->shapes[op->inputs[0]]);
+        c->ins[c->n_in] = se_scratch(plan, plan->se_gate[gate_se], &plan->shapes[op->inputs[0]], 0);
         c->in_r[c->n_in++] = storage_range(plan, plan->se_gate[gate_se]);
     }
 }

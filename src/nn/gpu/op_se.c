@@ -1,11 +1,12 @@
 /* SE: y = x * gate(W2 relu(W1 mean_hw(x) + b1) + b2) [+ x] in three dispatches:
- *   se_mean   the channel means, a few channels per workgroup;
- *   se_fc     the gate from the means (fp32, exposed through op_se.h), a block of gate rows per
+ *   se_mean   the channel sums, a few channels per workgroup, or for large planes slices of one
+ *             (partial sums that se_fc adds up);
+ *   se_fc     the gate from the sums (fp32, exposed through op_se.h), a block of gate rows per
  *             workgroup (shaders/se_gate.glsl says why the hidden layer is computed in each);
  *   affine    y = act(x (g[n][c] + residual)), the apply step, which can write into a channel
  *             slice of a concat. A 1x1 convolution after the SE can do this step instead.
- * The weights stay fp32 (W1, b1, W2, b2 packed in one buffer). The means and the gate live in
- * two fp32 [N][C] outputs the caller provides (the net plans them like any tensor), so the op
+ * The weights stay fp32 (W1, b1, W2, b2 packed in one buffer). The sums and the gate live in
+ * fp32 [N][C][parts] and [N][C] outputs the caller provides (the net plans them like any tensor), so the op
  * keeps no per-run state and several plans of one net can be in flight together. */
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,9 @@
  * from SE_MEAN_WIDE_PLANE on: det's 240 x 240 planes would otherwise take 1,800 loads each. */
 #define SE_MEAN_CHANNELS 8u
 #define SE_MEAN_WIDE_PLANE 2048u
+/* Large planes are summed in slices of this many values, one workgroup each (16 loads an
+ * invocation): det's 24 channels of 240 x 240 in 24 workgroups left most of a GPU idle. */
+#define SE_MEAN_PART 4096u
 /* Gate rows per workgroup. GPUs: 32, 8 invocations sharing each dot product, so many workgroups
  * read the weights contiguously. CPU devices: 256, one per invocation, since each workgroup
  * computes the hidden layer again and lavapipe pays for every barrier. */
@@ -29,13 +33,19 @@
 #define SE_FC_ROWS_CPU 256u
 
 struct se_mean_push {
-    uint32_t c, plane, x_off;
+    uint32_t c, plane, x_off, parts, part_len;
 };
 
 struct se_fc_push {
     uint32_t gate_act;
     float gate_alpha, gate_beta;
+    uint32_t parts, plane;
 };
+
+int64_t nn_gpu_se_sum_parts(int64_t plane)
+{
+    return plane >= SE_MEAN_WIDE_PLANE ? (plane + SE_MEAN_PART - 1) / SE_MEAN_PART : 1;
+}
 
 struct se_state {
     struct nn_gpu_config cfg;
@@ -109,19 +119,21 @@ static int se_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, c
     return 0;
 }
 
-/* An fp32 [N][C] tensor at the start of its buffer. */
-static int check_scratch(const struct nn_gpu_tensor *t, int64_t n, int64_t c, const char *what, char *err,
-                         size_t err_len)
+/* An fp32 [N][C] tensor (parts 0) or [N][C][parts] one at the start of its buffer. */
+static int check_scratch(const struct nn_gpu_tensor *t, int64_t n, int64_t c, int64_t parts, const char *what,
+                         char *err, size_t err_len)
 {
-    if (t->dtype != NN_F32 || t->elem_offset || t->dst_channels || t->shape.ndim != 2 || t->shape.d[0] != n ||
-        t->shape.d[1] != c || t->buf->size < (VkDeviceSize)(n * c) * 4)
-        return nnh_fail(err, err_len, "SE %s must be fp32 [%lld][%lld] from element 0", what, (long long)n,
-                        (long long)c);
+    const int ndim = parts ? 3 : 2;
+    if (t->dtype != NN_F32 || t->elem_offset || t->dst_channels || t->shape.ndim != ndim || t->shape.d[0] != n ||
+        t->shape.d[1] != c || (parts && t->shape.d[2] != parts) ||
+        t->buf->size < (VkDeviceSize)(n * c * (parts ? parts : 1)) * 4)
+        return nnh_fail(err, err_len, "SE %s must be fp32 [%lld][%lld]%s from element 0", what, (long long)n,
+                        (long long)c, parts ? "[parts]" : "");
     return 0;
 }
 
 int nn_gpu_se_record_gate(void *state, const struct pvk_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *x,
-                          const struct nn_gpu_tensor *means, const struct nn_gpu_tensor *gate, char *err,
+                          const struct nn_gpu_tensor *sums, const struct nn_gpu_tensor *gate, char *err,
                           size_t err_len)
 {
     struct se_state *s = state;
@@ -131,22 +143,24 @@ int nn_gpu_se_record_gate(void *state, const struct pvk_op *op, struct gpu_cmd *
     if (xs->ndim != 4 || xs->d[1] != s->c)
         return nnh_fail(err, err_len, "%s: SE over %lld channels needs NCHW input with them", op->name,
                         (long long)s->c);
-    if (check_scratch(means, xs->d[0], s->c, "means", err, err_len) ||
-        check_scratch(gate, xs->d[0], s->c, "gate", err, err_len))
+    const int64_t plane = xs->d[2] * xs->d[3], parts = nn_gpu_se_sum_parts(plane);
+    if (check_scratch(sums, xs->d[0], s->c, parts, "sums", err, err_len) ||
+        check_scratch(gate, xs->d[0], s->c, 0, "gate", err, err_len))
         return -1;
     const uint32_t c = (uint32_t)s->c, n = (uint32_t)xs->d[0];
-    struct se_mean_push mp = {.c = c, .plane = (uint32_t)(xs->d[2] * xs->d[3]), .x_off = x->elem_offset};
-    const bool wide = mp.plane >= SE_MEAN_WIDE_PLANE;
+    const bool wide = plane >= SE_MEAN_WIDE_PLANE;
+    struct se_mean_push mp = {.c = c, .plane = (uint32_t)plane, .x_off = x->elem_offset, .parts = (uint32_t)parts,
+                              .part_len = wide ? SE_MEAN_PART : (uint32_t)plane};
     const uint32_t cpw = wide ? 1 : SE_MEAN_CHANNELS;
-    uint32_t mean_groups[3] = {(c + cpw - 1) / cpw, n, 1};
-    struct gpu_binding mb[2] = {gpu_bind(x->buf), gpu_bind(means->buf)};
+    uint32_t mean_groups[3] = {(c + cpw - 1) / cpw * mp.parts, n, 1};
+    struct gpu_binding mb[2] = {gpu_bind(x->buf), gpu_bind(sums->buf)};
     if (nnh_dispatch(cmd, wide ? s->mean_wide_p : s->mean_p, mb, &mp, mean_groups, "se_mean", err, err_len))
         return -1;
     gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
     struct se_fc_push fp = {.gate_act = (uint32_t)op->attr.se.gate_act, .gate_alpha = op->attr.se.gate_alpha,
-                            .gate_beta = op->attr.se.gate_beta};
+                            .gate_beta = op->attr.se.gate_beta, .parts = mp.parts, .plane = mp.plane};
     uint32_t fc_groups[3] = {(c + s->fc_rows - 1) / s->fc_rows, n, 1};
-    struct gpu_binding fb[3] = {gpu_bind(&s->weights), gpu_bind(means->buf), gpu_bind(gate->buf)};
+    struct gpu_binding fb[3] = {gpu_bind(&s->weights), gpu_bind(sums->buf), gpu_bind(gate->buf)};
     return nnh_dispatch(cmd, s->fc_p, fb, &fp, fc_groups, "se_fc", err, err_len);
 }
 
@@ -155,7 +169,7 @@ static int se_record(void *state, const struct pvk_op *op, struct gpu_cmd *cmd, 
 {
     struct se_state *s = state;
     if (n_in != 1 || n_out != 3)
-        return nnh_fail(err, err_len, "%s: SE takes 1 input and 3 outputs (y, means, gate)", op->name);
+        return nnh_fail(err, err_len, "%s: SE takes 1 input and 3 outputs (y, sums, gate)", op->name);
     if (nnh_check_tensor(&out[0], s->cfg.act_dtype, true, "SE output", err, err_len))
         return -1;
     if (!pvk_shape_equal(&in[0].shape, &out[0].shape))
