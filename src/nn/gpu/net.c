@@ -634,7 +634,9 @@ static struct hazard_range tensor_range(const struct nn_gpu_plan *plan, int32_t 
 static struct nn_gpu_tensor se_scratch(const struct nn_gpu_plan *plan, int storage, const struct pvk_shape *x,
                                        int64_t parts)
 {
-    struct pvk_shape s = parts ? (struct pvk_shape){3, {x->d[0], x->d[1], parts}} : (struct pvk_shape){2, {x->d[0], x->d[1]}};
+    struct pvk_shape s = {2, {x->d[0], x->d[1]}};
+    if (parts)
+        s = (struct pvk_shape){3, {x->d[0], x->d[1], parts}};
     return (struct nn_gpu_tensor){&plan->views[storage], 0, NN_F32, s, 0};
 }
 
