@@ -229,16 +229,21 @@ static void test_rec_fp16_math(void **state)
     fp16_math = false;
 }
 
-/* rec.pvk loaded into m and created on the GPU in fp32. */
-static struct nn_gpu_net *rec_net_fp32(struct pvk_model *m)
+/* A model loaded into m and created on the GPU in fp32. */
+static struct nn_gpu_net *net_fp32(const char *file, struct pvk_model *m)
 {
-    load_model("rec.pvk", m);
+    load_model(file, m);
     struct nn_gpu_config cfg = {.ctx = test_gpu, .act_dtype = NN_F32};
     struct nn_gpu_net *net;
     char err[512];
     if (nn_gpu_net_create(&cfg, m, &net, err, sizeof err))
-        fail_msg("rec.pvk: %s", err);
+        fail_msg("%s: %s", file, err);
     return net;
+}
+
+static struct nn_gpu_net *rec_net_fp32(struct pvk_model *m)
+{
+    return net_fp32("rec.pvk", m);
 }
 
 /* Runs plan p (its input written first) alone and reads its output. */
@@ -255,24 +260,24 @@ static void run_alone(struct gpu_cmd *cmd, struct nn_gpu_plan *p, const float *i
     assert_int_equal(nn_gpu_tensor_read(test_gpu, nn_gpu_plan_output(p), output, err, sizeof err), 0);
 }
 
-/* Plans of one net recorded in lockstep into one command buffer give, bit for bit, what each
- * gives recorded alone; with synchronization validation on, a missing barrier between their ops
- * fails too. rec at three widths and batch sizes, as the engine groups lines. */
+/* Plans recorded in lockstep into one command buffer give, bit for bit, what each gives recorded
+ * alone; with synchronization validation on, a missing barrier between their ops fails too. As
+ * the engine groups lines: cls (fewer ops) first, then rec at three widths and batch sizes. */
 static void test_rec_group(void **state)
 {
     (void)state;
-    struct pvk_model m;
-    struct nn_gpu_net *net = rec_net_fp32(&m);
+    struct pvk_model m, cls_m;
+    struct nn_gpu_net *net = rec_net_fp32(&m), *cls_net = net_fp32("cls.pvk", &cls_m);
     char err[512];
-    enum { GROUP = 3 };
-    const int64_t shapes[GROUP][4] = {{2, 3, 48, 96}, {1, 3, 48, 128}, {3, 3, 48, 64}};
+    enum { GROUP = 4 };
+    const int64_t shapes[GROUP][4] = {{2, 3, 48, 192}, {2, 3, 48, 96}, {1, 3, 48, 128}, {3, 3, 48, 64}};
     struct nn_gpu_plan *plans[GROUP];
     float *inputs[GROUP], *alone[GROUP];
     size_t n_out[GROUP];
     struct gpu_cmd *cmd;
     assert_int_equal(gpu_cmd_create(test_gpu, 0, &cmd), 0);
     for (int p = 0; p < GROUP; p++) {
-        if (nn_gpu_plan_create(net, shapes[p], NULL, &plans[p], err, sizeof err))
+        if (nn_gpu_plan_create(p ? net : cls_net, shapes[p], NULL, &plans[p], err, sizeof err))
             fail_msg("%s", err);
         size_t n_in = (size_t)(shapes[p][0] * shapes[p][1] * shapes[p][2] * shapes[p][3]);
         inputs[p] = malloc(n_in * sizeof(float));
@@ -303,7 +308,9 @@ static void test_rec_group(void **state)
     }
     gpu_cmd_destroy(cmd);
     nn_gpu_net_destroy(net);
+    nn_gpu_net_destroy(cls_net);
     pvk_model_free(&m);
+    pvk_model_free(&cls_m);
 }
 
 /* Plans without memory of their own, bound one after another to the same bytes (as the engine

@@ -732,23 +732,20 @@ int nn_gpu_plan_record_group(struct nn_gpu_plan *const *plans, int n_plans, stru
         snprintf(err, err_len, "no plans to record");
         return -1;
     }
-    const struct nn_gpu_net *net = plans[0]->net;
+    int steps = 0;
+    struct hazards hz = {0};
+    hz.cap = 1; /* enough for every range of every op: the sets only grow between barriers */
     for (int p = 0; p < n_plans; p++) {
-        if (plans[p]->net != net || plans[p]->n_run != plans[0]->n_run) {
-            snprintf(err, err_len, "plans recorded together must be of one net, with the same options");
-            return -1;
-        }
         if (plans[p]->external && !plans[p]->bound) {
             snprintf(err, err_len, "a plan without memory of its own was recorded before nn_gpu_plan_bind");
             return -1;
         }
+        if (plans[p]->n_run > steps)
+            steps = plans[p]->n_run;
+        const struct pvk_model *m = plans[p]->net->model;
+        for (uint32_t i = 0; i < m->n_ops; i++)
+            hz.cap += (int)(m->ops[i].n_inputs + m->ops[i].n_outputs) + 3; /* + SE scratch and gate */
     }
-    const struct pvk_model *m = net->model;
-    struct hazards hz = {0};
-    hz.cap = 1; /* enough for every range of every op: the sets only grow between barriers */
-    for (uint32_t i = 0; i < m->n_ops; i++)
-        hz.cap += (int)(m->ops[i].n_inputs + m->ops[i].n_outputs) + 3; /* + SE scratch and gate */
-    hz.cap *= n_plans;
     hz.reads = malloc((size_t)hz.cap * sizeof(*hz.reads));
     hz.writes = malloc((size_t)hz.cap * sizeof(*hz.writes));
     struct op_call *calls = malloc((size_t)n_plans * sizeof(*calls));
@@ -761,15 +758,16 @@ int nn_gpu_plan_record_group(struct nn_gpu_plan *const *plans, int n_plans, stru
     }
 
     int rc = 0;
-    for (int i = 0; i < plans[0]->n_run && rc == 0; i++) {
-        for (int p = 0; p < n_plans; p++)
-            plans[p]->op_first[i] = plans[p]->op_end[i] = gpu_cmd_timed_count(cmd);
-        if (plans[0]->is_view[i])
-            continue;
-        /* op i of every plan, behind one barrier if any of them needs it */
+    for (int i = 0; i < steps && rc == 0; i++) {
+        /* op i of every plan that has one, behind one barrier if any of them needs it */
         bool need = false;
         for (int p = 0; p < n_plans; p++) {
-            op_call_prepare(plans[p], (int)i, &calls[p]);
+            if (i >= plans[p]->n_run)
+                continue;
+            plans[p]->op_first[i] = plans[p]->op_end[i] = gpu_cmd_timed_count(cmd);
+            if (plans[p]->is_view[i])
+                continue;
+            op_call_prepare(plans[p], i, &calls[p]);
             need = need || op_call_needs_barrier(&calls[p], &hz);
         }
         if (need) {
@@ -777,7 +775,8 @@ int nn_gpu_plan_record_group(struct nn_gpu_plan *const *plans, int n_plans, stru
             hz.n_reads = hz.n_writes = 0;
         }
         for (int p = 0; p < n_plans && rc == 0; p++)
-            rc = op_call_record(plans[p], (int)i, &calls[p], &hz, cmd, err, err_len);
+            if (i < plans[p]->n_run && !plans[p]->is_view[i])
+                rc = op_call_record(plans[p], i, &calls[p], &hz, cmd, err, err_len);
     }
     free(hz.reads);
     free(hz.writes);

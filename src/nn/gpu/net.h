@@ -67,10 +67,11 @@ uint64_t nn_gpu_plan_align(const struct nn_gpu_plan *plan);
 
 /* Records the net's dispatches (and the barriers between them) into cmd. */
 int nn_gpu_plan_record(struct nn_gpu_plan *plan, struct gpu_cmd *cmd, char *err, size_t err_len);
-/* Records several plans of one net in lockstep: op k of every plan, then op k + 1, behind one
+/* Records several plans in lockstep: op k of every plan that has one, then op k + 1, behind one
  * barrier wherever any of them needs one. The plans' memory is disjoint, so the GPU runs them
  * side by side instead of each waiting out its own chain of barriers (recognition of lines of
- * several widths: one plan per width). */
+ * several widths, one plan per width, and the direction classifier beside them). Plans of
+ * different nets may be recorded together. */
 int nn_gpu_plan_record_group(struct nn_gpu_plan *const *plans, int n_plans, struct gpu_cmd *cmd, char *err,
                              size_t err_len);
 
