@@ -35,6 +35,8 @@
  * it has to grow; fewer than PLAN_CACHE so the group's plans stay cached together */
 #define REC_GROUP 4
 #define REC_GROUP_GROWN 8
+/* Plans recorded together: rec's batches and the direction classifier beside them */
+#define GROUP_PLANS_MAX (REC_GROUP_GROWN + 1)
 /* Detection's preparation (not in --paddle-parity): images with a shorter side below DET_MIN_SIDE
  * are scaled up to it, and every image gets DET_MARGIN pixels of its border colour around it. On
  * the corpus's 14 word crops this takes detection from 5 found to 13 (see BENCHMARKS.md). */
@@ -79,7 +81,7 @@ struct ocr_engine {
     struct nn_gpu_config cfg, det_cfg; /* cls and rec; det */
     struct net_slot det, cls, rec;
     struct image_ops *image_ops;
-    struct image_crop_batch *crops[REC_GROUP_GROWN]; /* one per batch recorded together */
+    struct image_crop_batch *crops[GROUP_PLANS_MAX]; /* one per plan recorded together */
     /* by enum pvk_argmax_value: over rec's probabilities, or over its logits where its plans
      * leave the final softmax out (the argmax then gives the maximum's probability) */
     struct nn_gpu_op *argmax[2];
@@ -280,7 +282,7 @@ static uint64_t place_plans(struct nn_gpu_plan *const *plans, int n, uint64_t *a
  * and it is tried once more. */
 static int bind_plans(struct ocr_engine *e, struct nn_gpu_plan *const *plans, int n, char *err, size_t err_len)
 {
-    uint64_t at[REC_GROUP_GROWN], need = place_plans(plans, n, at);
+    uint64_t at[GROUP_PLANS_MAX], need = place_plans(plans, n, at);
     if (!e->act.block || e->act.size < need) {
         gpu_buffer_free(&e->act);
         e->act_generation++;
@@ -420,7 +422,7 @@ static struct ocr_engine *engine_create(const struct ocr_options *opt, struct gp
     double t3 = now_ms();
     if (image_ops_create(e->ctx, e->det_cfg.act_dtype, e->cfg.act_dtype, &e->image_ops, err, err_len))
         goto fail;
-    for (int i = 0; i < REC_GROUP_GROWN; i++)
+    for (int i = 0; i < GROUP_PLANS_MAX; i++)
         if (image_crop_batch_create(e->image_ops, &e->crops[i], err, err_len))
             goto fail;
     e->rec.leave_softmax = true;
@@ -458,7 +460,7 @@ void ocr_engine_destroy(struct ocr_engine *e)
     gpu_cmd_destroy(e->cmd);
     nn_gpu_op_destroy(e->argmax[PVK_ARGMAX_VALUE_MAX]);
     nn_gpu_op_destroy(e->argmax[PVK_ARGMAX_VALUE_SOFTMAX]);
-    for (int i = 0; i < REC_GROUP_GROWN; i++)
+    for (int i = 0; i < GROUP_PLANS_MAX; i++)
         image_crop_batch_destroy(e->crops[i]);
     image_det_job_destroy(e->det_job);
     image_ops_destroy(e->image_ops);
@@ -668,6 +670,26 @@ static int record_crops(struct ocr_engine *e, struct image_crop_batch *batch, co
     return image_crop_record(e->image_ops, batch, e->cmd, &e->image, img->width, img->height, dst, err, err_len);
 }
 
+/* The classifier's verdicts from its output `out` of n lines (recorded with record_readback): turn
+ * line i over where its best label is 180 degrees with a score above cls_thresh. */
+static int read_directions(struct ocr_engine *e, const struct nn_gpu_tensor *out, int n, bool *turn, char *err,
+                           size_t err_len)
+{
+    int64_t classes = out->shape.d[out->shape.ndim - 1];
+    float probs[CLS_BATCH_MAX * 2];
+    if (n > CLS_BATCH_MAX || classes != 2 || pvk_shape_numel(&out->shape) != n * classes)
+        return fail(err, err_len, "%s", "cls.pvk: the classifier does not output two directions");
+    if (read_back(e, &e->readback, out, probs, err, err_len))
+        return -1;
+    for (int i = 0; i < n; i++) {
+        const float *p = &probs[i * 2];
+        /* argmax takes the first of equal scores, as numpy does */
+        int label = p[1] > p[0];
+        turn[i] = label == 1 && p[1] > e->opt.cls_thresh;
+    }
+    return 0;
+}
+
 /* Direction: crops at 48x192 through cls; a line whose best label is 180 degrees with a score above
  * cls_thresh is turned over before recognition. */
 static int run_cls(struct ocr_engine *e, const struct ocr_image *img, struct line *lines, int n_lines,
@@ -692,18 +714,11 @@ static int run_cls(struct ocr_engine *e, const struct ocr_image *img, struct lin
             record_readback(e, e->cmd, &e->readback, out, err, err_len) || submit(e, err, err_len))
             return -1;
         r->gpu_ms[OCR_STAGE_CLS] += gpu_ms_of(e->cmd);
-        int64_t classes = out->shape.d[out->shape.ndim - 1];
-        float probs[CLS_BATCH_MAX * 4];
-        if (classes != 2 || pvk_shape_numel(&out->shape) != n * classes)
-            return fail(err, err_len, "%s", "cls.pvk: the classifier does not output two directions");
-        if (read_back(e, &e->readback, out, probs, err, err_len))
+        bool turn[CLS_BATCH_MAX];
+        if (read_directions(e, out, n, turn, err, err_len))
             return -1;
-        for (int i = 0; i < n; i++) {
-            const float *p = &probs[i * 2];
-            /* argmax takes the first of equal scores, as numpy does */
-            int label = p[1] > p[0];
-            batch[i]->crop.flip = label == 1 && p[1] > e->opt.cls_thresh;
-        }
+        for (int i = 0; i < n; i++)
+            batch[i]->crop.flip = turn[i];
     }
     return 0;
 }
@@ -798,12 +813,20 @@ static struct plan_entry *slot_entry(struct net_slot *s, const struct nn_gpu_pla
     return NULL;
 }
 
+/* The direction classifier recorded beside recognition's first submission: its lines (up to
+ * CLS_BATCH_MAX), cropped unturned, and its verdicts. */
+struct cls_beside {
+    struct line *const *lines;
+    int n;
+    bool *turn; /* out: the classifier turns line i over */
+};
+
 /* Recognition: lines grouped by input width, rec_batch_num at a time, and up to REC_GROUP (or
  * REC_GROUP_GROWN) such batches recorded in lockstep into one submission (a page's lines fall
  * into many widths, and one batch alone leaves the GPU waiting on its chain of barriers); argmax
- * on the GPU, CTC on the CPU. */
+ * on the GPU, CTC on the CPU. With cls, the classifier joins the first submission's lockstep. */
 static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct line *lines, int n_lines,
-                   struct ocr_result *r, char *err, size_t err_len)
+                   const struct cls_beside *cls, struct ocr_result *r, char *err, size_t err_len)
 {
     struct line **order = malloc((size_t)n_lines * sizeof(*order));
     if (!order)
@@ -816,10 +839,20 @@ static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct lin
     float *prob = NULL;
     for (int start = 0; start < n_lines && rc == 0;) {
         struct rec_batch g[REC_GROUP_GROWN];
-        struct nn_gpu_plan *plans[REC_GROUP_GROWN];
+        /* the classifier's plan first (this submission only), then one per batch */
+        struct nn_gpu_plan *all[GROUP_PLANS_MAX], **plans = all;
+        const int with_cls = cls && start == 0;
         int ng = 0;
         size_t rows = 0;
         double t0 = now_ms();
+        if (with_cls) {
+            const int64_t shape[4] = {cls->n, 3, REC_HEIGHT, OCR_CLS_WIDTH};
+            if (!(all[0] = slot_plan(&e->cls, shape, err, err_len))) {
+                rc = -1;
+                break;
+            }
+            plans = all + 1;
+        }
         while (ng < REC_GROUP_GROWN && start < n_lines) {
             struct rec_batch *b = &g[ng];
             b->start = start;
@@ -832,8 +865,8 @@ static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct lin
                 rc = -1;
                 break;
             }
-            uint64_t at[REC_GROUP_GROWN];
-            if (ng >= REC_GROUP && place_plans(plans, ng + 1, at) > e->act.size)
+            uint64_t at[GROUP_PLANS_MAX];
+            if (ng >= REC_GROUP && place_plans(all, with_cls + ng + 1, at) > e->act.size)
                 break; /* the batch waits for the next submission rather than grow the memory */
             b->entry = slot_entry(&e->rec, plans[ng]);
             b->entry->pinned = true;
@@ -843,15 +876,18 @@ static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct lin
             start += b->n;
             ng++;
         }
-        if (rc == 0 && (bind_plans(e, plans, ng, err, err_len) || ensure_rec_outputs(e, rows, err, err_len) ||
+        if (rc == 0 && (bind_plans(e, all, with_cls + ng, err, err_len) || ensure_rec_outputs(e, rows, err, err_len) ||
                         gpu_cmd_begin(e->cmd)))
             rc = -1;
         for (int k = 0; k < ng && rc == 0; k++)
             rc = record_crops(e, e->crops[k], img, order + g[k].start, g[k].n, g[k].width,
                               nn_gpu_plan_input(plans[k]), 1, err, err_len);
+        if (rc == 0 && with_cls)
+            rc = record_crops(e, e->crops[REC_GROUP_GROWN], img, cls->lines, cls->n, OCR_CLS_WIDTH,
+                              nn_gpu_plan_input(all[0]), 0, err, err_len);
         if (rc == 0) {
             gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
-            rc = nn_gpu_plan_record_group(plans, ng, e->cmd, err, err_len);
+            rc = nn_gpu_plan_record_group(all, with_cls + ng, e->cmd, err, err_len);
         }
         if (rc == 0)
             gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
@@ -867,10 +903,14 @@ static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct lin
             const int v = nn_gpu_plan_left_softmax(plans[k]) ? PVK_ARGMAX_VALUE_SOFTMAX : PVK_ARGMAX_VALUE_MAX;
             rc = nn_gpu_op_record(e->argmax[v], e->cmd, out, 1, argmax_out, 2, err, err_len);
         }
+        if (rc == 0 && with_cls)
+            rc = record_readback(e, e->cmd, &e->readback, nn_gpu_plan_output(all[0]), err, err_len);
         if (rc == 0)
             rc = submit(e, err, err_len);
         for (int k = 0; k < ng; k++)
             g[k].entry->pinned = false;
+        if (rc == 0 && with_cls)
+            rc = read_directions(e, nn_gpu_plan_output(all[0]), cls->n, cls->turn, err, err_len);
         if (rc)
             break;
         r->gpu_ms[OCR_STAGE_REC] += gpu_ms_of(e->cmd);
@@ -940,6 +980,62 @@ static void keep_better_readings(struct line *lines, int n, int total)
     }
 }
 
+/* The readings of add_turned_readings with the classifier run beside recognition instead of
+ * before it (default mode): every line is read as it stands and tall ones turned over too, in
+ * submissions whose first also classifies the lines; a line the classifier turns over is then
+ * read turned as well. The readings come out as add_turned_readings orders them (the first in
+ * the classifier's direction, the twin the other way), so results are the same; the classifier's
+ * barriers overlap recognition's instead of adding to them. Its time is counted in rec's. */
+static int read_beside_cls(struct ocr_engine *e, const struct ocr_image *img, struct line *lines, int n_lines,
+                           int *n_readings, struct ocr_result *r, char *err, size_t err_len)
+{
+    bool turn[CLS_BATCH_MAX];
+    struct line *cls_lines[CLS_BATCH_MAX];
+    for (int i = 0; i < n_lines; i++)
+        cls_lines[i] = &lines[i];
+    struct cls_beside cls = {cls_lines, n_lines, turn};
+    int total = add_turned_readings(lines, n_lines);
+    *n_readings = total; /* the caller frees every reading's text, failed or not */
+    if (run_rec(e, img, lines, total, &cls, r, err, err_len))
+        return -1;
+    int twin_of[CLS_BATCH_MAX];
+    for (int i = 0; i < n_lines; i++)
+        twin_of[i] = -1;
+    for (int t = n_lines; t < total; t++)
+        twin_of[lines[t].twin] = t;
+    struct line again[CLS_BATCH_MAX];
+    int from[CLS_BATCH_MAX], n_again = 0;
+    for (int i = 0; i < n_lines; i++) {
+        if (!turn[i])
+            continue;
+        if (twin_of[i] >= 0) { /* read both ways already: the turned reading becomes the first */
+            struct line *t = &lines[twin_of[i]];
+            struct ctc_text text = lines[i].text;
+            lines[i].text = t->text;
+            t->text = text;
+            lines[i].crop.flip = 1;
+            t->crop.flip = 0;
+            continue;
+        }
+        lines[total] = lines[i]; /* the reading as it stands becomes the twin */
+        lines[total].twin = i;
+        total++;
+        lines[i].crop.flip = 1;
+        lines[i].text = (struct ctc_text){0};
+        again[n_again] = lines[i];
+        from[n_again++] = i;
+    }
+    *n_readings = total;
+    if (n_again && run_rec(e, img, again, n_again, NULL, r, err, err_len)) {
+        for (int k = 0; k < n_again; k++)
+            ctc_text_free(&again[k].text);
+        return -1;
+    }
+    for (int k = 0; k < n_again; k++)
+        lines[from[k]].text = again[k].text;
+    return 0;
+}
+
 static int run_image(struct ocr_engine *e, const struct ocr_image *img, struct ocr_result *r, char *err,
                      size_t err_len)
 {
@@ -978,14 +1074,18 @@ static int run_image(struct ocr_engine *e, const struct ocr_image *img, struct o
         l->box = (int)b;
     }
 
-    int rc = 0;
-    double t1 = now_ms();
-    if (n_lines && e->opt.use_cls)
-        rc = run_cls(e, img, lines, n_lines, r, err, err_len);
-    r->wall_ms[OCR_STAGE_CLS] = now_ms() - t1;
-    int n_readings = e->opt.paddle_parity ? n_lines : add_turned_readings(lines, n_lines);
-    if (rc == 0 && n_lines)
-        rc = run_rec(e, img, lines, n_readings, r, err, err_len);
+    int rc = 0, n_readings = n_lines;
+    if (n_lines && e->opt.use_cls && !e->opt.paddle_parity && n_lines <= CLS_BATCH_MAX) {
+        rc = read_beside_cls(e, img, lines, n_lines, &n_readings, r, err, err_len);
+    } else {
+        double t1 = now_ms();
+        if (n_lines && e->opt.use_cls)
+            rc = run_cls(e, img, lines, n_lines, r, err, err_len);
+        r->wall_ms[OCR_STAGE_CLS] = now_ms() - t1;
+        n_readings = e->opt.paddle_parity ? n_lines : add_turned_readings(lines, n_lines);
+        if (rc == 0 && n_lines)
+            rc = run_rec(e, img, lines, n_readings, NULL, r, err, err_len);
+    }
     if (rc == 0)
         keep_better_readings(lines, n_lines, n_readings);
 
