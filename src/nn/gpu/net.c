@@ -725,14 +725,22 @@ static int op_call_record(struct nn_gpu_plan *plan, int i, struct op_call *c, st
     return rc;
 }
 
-int nn_gpu_plan_record_group(struct nn_gpu_plan *const *plans, int n_plans, struct gpu_cmd *cmd, char *err,
-                             size_t err_len)
+int nn_gpu_plan_group_steps(struct nn_gpu_plan *const *plans, int n_plans)
+{
+    int steps = 0;
+    for (int p = 0; p < n_plans; p++)
+        if (plans[p]->n_run > steps)
+            steps = plans[p]->n_run;
+    return steps;
+}
+
+int nn_gpu_plan_record_group_steps(struct nn_gpu_plan *const *plans, int n_plans, int first, int end,
+                                   struct gpu_cmd *cmd, char *err, size_t err_len)
 {
     if (n_plans < 1) {
         snprintf(err, err_len, "no plans to record");
         return -1;
     }
-    int steps = 0;
     struct hazards hz = {0};
     hz.cap = 1; /* enough for every range of every op: the sets only grow between barriers */
     for (int p = 0; p < n_plans; p++) {
@@ -740,8 +748,6 @@ int nn_gpu_plan_record_group(struct nn_gpu_plan *const *plans, int n_plans, stru
             snprintf(err, err_len, "a plan without memory of its own was recorded before nn_gpu_plan_bind");
             return -1;
         }
-        if (plans[p]->n_run > steps)
-            steps = plans[p]->n_run;
         const struct pvk_model *m = plans[p]->net->model;
         for (uint32_t i = 0; i < m->n_ops; i++)
             hz.cap += (int)(m->ops[i].n_inputs + m->ops[i].n_outputs) + 3; /* + SE scratch and gate */
@@ -758,7 +764,10 @@ int nn_gpu_plan_record_group(struct nn_gpu_plan *const *plans, int n_plans, stru
     }
 
     int rc = 0;
-    for (int i = 0; i < steps && rc == 0; i++) {
+    /* the steps before `first` were recorded elsewhere: their hazards are unknown here */
+    if (first > 0)
+        gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
+    for (int i = first; i < end && rc == 0; i++) {
         /* op i of every plan that has one, behind one barrier if any of them needs it */
         bool need = false;
         for (int p = 0; p < n_plans; p++) {
@@ -782,6 +791,13 @@ int nn_gpu_plan_record_group(struct nn_gpu_plan *const *plans, int n_plans, stru
     free(hz.writes);
     free(calls);
     return rc;
+}
+
+int nn_gpu_plan_record_group(struct nn_gpu_plan *const *plans, int n_plans, struct gpu_cmd *cmd, char *err,
+                             size_t err_len)
+{
+    return nn_gpu_plan_record_group_steps(plans, n_plans, 0, nn_gpu_plan_group_steps(plans, n_plans), cmd, err,
+                                          err_len);
 }
 
 int nn_gpu_plan_bind(struct nn_gpu_plan *plan, const struct gpu_buffer *memory, uint64_t offset, char *err,

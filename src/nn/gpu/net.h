@@ -74,6 +74,13 @@ int nn_gpu_plan_record(struct nn_gpu_plan *plan, struct gpu_cmd *cmd, char *err,
  * different nets may be recorded together. */
 int nn_gpu_plan_record_group(struct nn_gpu_plan *const *plans, int n_plans, struct gpu_cmd *cmd, char *err,
                              size_t err_len);
+/* The same in parts, so that the GPU can start on one part while the next is recorded: the group
+ * has nn_gpu_plan_group_steps steps (its plans' largest op count); this records steps
+ * [first, end), opening with a barrier unless first is 0. Parts go into command buffers
+ * submitted in order to one queue. */
+int nn_gpu_plan_group_steps(struct nn_gpu_plan *const *plans, int n_plans);
+int nn_gpu_plan_record_group_steps(struct nn_gpu_plan *const *plans, int n_plans, int first, int end,
+                                   struct gpu_cmd *cmd, char *err, size_t err_len);
 
 /* Where a tensor of the model lives in this plan (NULL for constants and unknown ids). */
 const struct nn_gpu_tensor *nn_gpu_plan_tensor(const struct nn_gpu_plan *plan, int32_t tensor_id);
