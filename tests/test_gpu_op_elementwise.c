@@ -388,7 +388,7 @@ static void se_case(struct harness *h, int n, int c, int cr, int ih, int iw, int
     htensor_alloc(h, &in, &s, dt, (ih * iw) % 4 ? 1 : 0, 0);
     htensor_write(h, &in, x);
     htensor_alloc(h, &out[0], &s, dt, 4, view);
-    struct pvk_shape nc = SHAPE(n, c), sums = {3, {n, c, nn_gpu_se_sum_parts((int64_t)ih * iw)}};
+    struct pvk_shape nc = SHAPE(n, c), sums = {3, {n, c, nn_gpu_se_sum_parts(h->cfg.ctx, (int64_t)ih * iw)}};
     htensor_alloc(h, &out[1], &sums, NN_F32, 0, 0);
     htensor_alloc(h, &out[2], &nc, NN_F32, 0, 0);
     harness_run_op(h, &nn_gpu_se_impl, &op, &w, &in, 1, out, 3, NULL);
@@ -418,7 +418,7 @@ static void run_se(enum nn_dtype dt, bool fp16_math)
     se_case(&h, 3, 24, 6, 5, 40, 1, true, 0);
     se_case(&h, 2, 7, 1, 1, 1, 1, false, 10);
     se_case(&h, 1, 96, 24, 60, 60, 1, true, 0);
-    /* planes summed in slices: four, the last one short */
+    /* planes summed in slices on GPUs (and with PPOCR_VK_REDUCE=workgroup): four, the last short */
     se_case(&h, 2, 5, 2, 97, 131, 1, true, 0);
     /* rec's widest: more channels than a workgroup, more hidden rows than one pass */
     se_case(&h, 2, 480, 120, 6, 80, 0, true, 0);

@@ -7,9 +7,9 @@
 
 #include "nn/gpu/gpu_op.h"
 
-/* Slices each plane of `plane` values is summed in: the sums scratch of an SE over x is
- * [N][C][nn_gpu_se_sum_parts(H W)]. */
-int64_t nn_gpu_se_sum_parts(int64_t plane);
+/* Slices each plane of `plane` values is summed in on ctx's device: the sums scratch of an SE
+ * over x is [N][C][nn_gpu_se_sum_parts(ctx, H W)]. */
+int64_t nn_gpu_se_sum_parts(struct gpu_context *ctx, int64_t plane);
 
 /* Records only the gate dispatches (sums, then the FC layers, with a barrier between) for x. */
 int nn_gpu_se_record_gate(void *state, const struct pvk_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *x,
