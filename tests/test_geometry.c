@@ -147,6 +147,47 @@ static void test_contour_empty_image_and_bad_size(void **state)
     assert_non_null(strstr(err, "empty image"));
 }
 
+/* A float map traced straight (map > thresh) gives what its thresholded bitmap gives: random
+ * blobs on odd sizes, values exactly at the threshold (not foreground) included. */
+static void test_contour_of_thresholded_map(void **state)
+{
+    (void)state;
+    const int sizes[][2] = {{1, 1}, {7, 3}, {33, 17}, {64, 61}};
+    const float thresh = 0.3f;
+    unsigned seed = 12345;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        int w = sizes[s][0], h = sizes[s][1];
+        float *map = malloc((size_t)w * h * sizeof(float));
+        uint8_t *bitmap = malloc((size_t)w * h);
+        assert_non_null(map);
+        assert_non_null(bitmap);
+        for (int i = 0; i < w * h; i++) {
+            seed = seed * 1103515245u + 12345u;
+            unsigned r = (seed >> 16) % 5;
+            map[i] = r == 0 ? thresh : r < 3 ? 0.1f : 0.9f;
+            bitmap[i] = map[i] > thresh;
+        }
+        struct contour_list a, b;
+        char err[128];
+        assert_int_equal(contours_find(bitmap, w, h, &a, err, sizeof(err)), 0);
+        assert_int_equal(contours_find_above(map, w, h, thresh, &b, err, sizeof(err)), 0);
+        assert_int_equal(a.count, b.count);
+        assert_int_equal(a.n_points, b.n_points);
+        for (size_t k = 0; k <= a.count; k++)
+            assert_int_equal(a.start[k], b.start[k]);
+        assert_memory_equal(a.points, b.points, a.n_points * sizeof(*a.points));
+        contour_list_free(&a);
+        contour_list_free(&b);
+        free(map);
+        free(bitmap);
+    }
+    struct contour_list list;
+    char err[128] = "";
+    float px = 1;
+    assert_int_equal(contours_find_above(&px, 1, 0, thresh, &list, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "empty image"));
+}
+
 /* ---------------------------------------------------------------- hull, min-area rect, corners */
 
 static int has_point(const struct geom_point *pts, int n, int x, int y)
@@ -395,6 +436,7 @@ int main(void)
         cmocka_unit_test(test_contour_order_is_last_found_first),
         cmocka_unit_test(test_contour_ring_with_island),
         cmocka_unit_test(test_contour_empty_image_and_bad_size),
+        cmocka_unit_test(test_contour_of_thresholded_map),
         cmocka_unit_test(test_convex_hull_drops_inner_and_collinear_points),
         cmocka_unit_test(test_convex_hull_of_repeated_point),
         cmocka_unit_test(test_min_area_rect_axis_aligned),

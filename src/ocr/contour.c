@@ -82,6 +82,21 @@ static int follow_border(int8_t *img, ptrdiff_t start, int x, int y, int is_hole
     return 0;
 }
 
+/* The work image: w x h labels (0 or 1) inside a border of background, rows of w + 2; NULL when
+ * out of memory. */
+static int8_t *padded_image(int w, int h)
+{
+    size_t step = (size_t)w + 2;
+    int8_t *img = malloc(step * ((size_t)h + 2));
+    if (img) {
+        memset(img, 0, step);
+        memset(img + step * ((size_t)h + 1), 0, step);
+    }
+    return img;
+}
+
+static int find_in(int8_t *img, int w, int h, struct contour_list *out, char *err, size_t err_len);
+
 int contours_find(const uint8_t *bitmap, int w, int h, struct contour_list *out, char *err, size_t err_len)
 {
     memset(out, 0, sizeof(*out));
@@ -89,14 +104,42 @@ int contours_find(const uint8_t *bitmap, int w, int h, struct contour_list *out,
         snprintf(err, err_len, "contours: empty image %dx%d", w, h);
         return -1;
     }
+    int8_t *img = padded_image(w, h);
+    if (img)
+        for (int y = 0; y < h; y++) {
+            int8_t *row = img + (size_t)(y + 1) * ((size_t)w + 2);
+            row[0] = row[w + 1] = 0;
+            for (int x = 0; x < w; x++) row[x + 1] = bitmap[(size_t)y * w + x] != 0;
+        }
+    return find_in(img, w, h, out, err, err_len);
+}
+
+int contours_find_above(const float *map, int w, int h, float thresh, struct contour_list *out, char *err,
+                        size_t err_len)
+{
+    memset(out, 0, sizeof(*out));
+    if (w <= 0 || h <= 0) {
+        snprintf(err, err_len, "contours: empty image %dx%d", w, h);
+        return -1;
+    }
+    int8_t *img = padded_image(w, h);
+    if (img)
+        for (int y = 0; y < h; y++) {
+            int8_t *row = img + (size_t)(y + 1) * ((size_t)w + 2);
+            const float *src = map + (size_t)y * w;
+            row[0] = row[w + 1] = 0;
+            for (int x = 0; x < w; x++) row[x + 1] = src[x] > thresh;
+        }
+    return find_in(img, w, h, out, err, err_len);
+}
+
+/* Finds the contours of the work image img (NULL: out of memory), which it frees. */
+static int find_in(int8_t *img, int w, int h, struct contour_list *out, char *err, size_t err_len)
+{
     ptrdiff_t step = (ptrdiff_t)w + 2;
-    size_t padded = (size_t)step * ((size_t)h + 2);
-    int8_t *img = calloc(padded, 1);
     struct point_buffer pts = {0};
     size_t *starts = NULL, n_contours = 0, cap_contours = 0;
     if (!img) goto oom;
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) img[(y + 1) * step + x + 1] = bitmap[(size_t)y * w + x] != 0;
 
     ptrdiff_t deltas[16];
     for (int s = 0; s < 8; s++) deltas[s] = deltas[s + 8] = dir_dy[s] * step + dir_dx[s];

@@ -18,6 +18,9 @@ struct contour_list {
 
 /* bitmap: w x h bytes, row-major, nonzero = foreground. Returns 0, or -1 with a one-line reason. */
 int contours_find(const uint8_t *bitmap, int w, int h, struct contour_list *out, char *err, size_t err_len);
+/* The same for the bitmap map > thresh of a w x h float map, without building it separately. */
+int contours_find_above(const float *map, int w, int h, float thresh, struct contour_list *out, char *err,
+                        size_t err_len);
 void contour_list_free(struct contour_list *list);
 
 static inline size_t contour_length(const struct contour_list *list, size_t k)

@@ -108,18 +108,9 @@ int db_boxes_from_map(const float *prob, int map_w, int map_h, int src_w, int sr
                  params->max_candidates, params->min_size, params->unclip_ratio);
         return -1;
     }
-    size_t n_pixels = (size_t)map_w * (size_t)map_h;
-    uint8_t *bitmap = malloc(n_pixels);
-    if (!bitmap) {
-        snprintf(err, err_len, "db: out of memory for a %dx%d map", map_w, map_h);
-        return -1;
-    }
-    for (size_t i = 0; i < n_pixels; i++) bitmap[i] = prob[i] > params->thresh;
-
     struct contour_list contours;
-    int rc = contours_find(bitmap, map_w, map_h, &contours, err, err_len);
-    free(bitmap);
-    if (rc) return -1;
+    if (contours_find_above(prob, map_w, map_h, params->thresh, &contours, err, err_len)) return -1;
+    int rc;
 
     size_t n = contours.count < (size_t)params->max_candidates ? contours.count : (size_t)params->max_candidates;
     out->boxes = malloc((n ? n : 1) * sizeof(*out->boxes));
