@@ -24,6 +24,7 @@ struct gpu_cmd {
     VkQueryPool queries;
     unsigned max_timings, timed;
     bool untimed_dispatches; /* only gpu_cmd_mark writes timestamps */
+    unsigned side_by_side;   /* gpu_cmd_set_side_by_side; 0 reads as 1 */
     struct gpu_timing *timings; /* labels at record time, times after each wait */
     uint64_t *ticks;
 };
@@ -33,6 +34,16 @@ static int record_fail(struct gpu_cmd *cmd, int status)
     if (!cmd->error)
         cmd->error = status;
     return status;
+}
+
+void gpu_cmd_set_side_by_side(struct gpu_cmd *cmd, unsigned n)
+{
+    cmd->side_by_side = n;
+}
+
+unsigned gpu_cmd_side_by_side(const struct gpu_cmd *cmd)
+{
+    return cmd->side_by_side ? cmd->side_by_side : 1;
 }
 
 int gpu_cmd_create(struct gpu_context *ctx, unsigned max_timings, struct gpu_cmd **out)

@@ -60,6 +60,11 @@ void gpu_cmd_destroy(struct gpu_cmd *cmd);
  * is measured with dispatches untimed and a gpu_cmd_mark after it. */
 void gpu_cmd_time_dispatches(struct gpu_cmd *cmd, bool on);
 
+/* How many dispatches the caller is recording side by side, with no barrier between them (plans
+ * recorded in lockstep): a kernel may size its tiles for the GPU they share. 1 unless set. */
+void gpu_cmd_set_side_by_side(struct gpu_cmd *cmd, unsigned n);
+unsigned gpu_cmd_side_by_side(const struct gpu_cmd *cmd);
+
 /* A timing of everything recorded since the previous timestamp (or the recording's start). */
 void gpu_cmd_mark(struct gpu_cmd *cmd, const char *label);
 

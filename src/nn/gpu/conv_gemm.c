@@ -223,10 +223,12 @@ int conv_gemm_record(struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_
         bm = KSPLIT_BM;
         bn = KSPLIT_BN;
     } else if (g->has_coopmat && push->b_sn == 1 && push->M >= 32 && push->K >= COOPMAT_MIN_K) {
+        /* dispatches recorded side by side (plans in lockstep) share the GPU: counted together */
+        const uint64_t side = gpu_cmd_side_by_side(cmd);
         unsigned tile = 0;
         for (unsigned t = COOPMAT_TILE_COUNT - 1; t > 0 && !tile && push->M > COOPMAT_TILES[0].bm; t--) {
             const struct coopmat_tile *c = &COOPMAT_TILES[t];
-            if ((uint64_t)((push->N + c->bn - 1) / c->bn) * ((push->M + c->bm - 1) / c->bm) * z_count >=
+            if ((uint64_t)((push->N + c->bn - 1) / c->bn) * ((push->M + c->bm - 1) / c->bm) * z_count * side >=
                 COOPMAT_MIN_GROUPS)
                 tile = t;
         }

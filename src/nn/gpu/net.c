@@ -768,6 +768,7 @@ int nn_gpu_plan_record_group_steps(struct nn_gpu_plan *const *plans, int n_plans
     /* the steps before `first` were recorded elsewhere: their hazards are unknown here */
     if (first > 0)
         gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
+    gpu_cmd_set_side_by_side(cmd, (unsigned)n_plans);
     for (int i = first; i < end && rc == 0; i++) {
         /* op i of every plan that has one, behind one barrier if any of them needs it */
         bool need = false;
@@ -788,6 +789,7 @@ int nn_gpu_plan_record_group_steps(struct nn_gpu_plan *const *plans, int n_plans
             if (i < plans[p]->n_run && !plans[p]->is_view[i])
                 rc = op_call_record(plans[p], i, &calls[p], &hz, cmd, err, err_len);
     }
+    gpu_cmd_set_side_by_side(cmd, 1);
     free(hz.reads);
     free(hz.writes);
     free(calls);
