@@ -97,7 +97,9 @@ static int8_t *padded_image(int w, int h)
 
 static int find_in(int8_t *img, int w, int h, struct contour_list *out, char *err, size_t err_len);
 
-int contours_find(const uint8_t *bitmap, int w, int h, struct contour_list *out, char *err, size_t err_len)
+/* The foreground of a w x h bitmap (nonzero) or, with bitmap NULL, of map > thresh. */
+static int find(const uint8_t *bitmap, const float *map, float thresh, int w, int h, struct contour_list *out,
+                char *err, size_t err_len)
 {
     memset(out, 0, sizeof(*out));
     if (w <= 0 || h <= 0) {
@@ -105,32 +107,27 @@ int contours_find(const uint8_t *bitmap, int w, int h, struct contour_list *out,
         return -1;
     }
     int8_t *img = padded_image(w, h);
-    if (img)
-        for (int y = 0; y < h; y++) {
-            int8_t *row = img + (size_t)(y + 1) * ((size_t)w + 2);
-            row[0] = row[w + 1] = 0;
-            for (int x = 0; x < w; x++) row[x + 1] = bitmap[(size_t)y * w + x] != 0;
-        }
+    for (int y = 0; img && y < h; y++) {
+        int8_t *row = img + (size_t)(y + 1) * ((size_t)w + 2);
+        size_t at = (size_t)y * w;
+        row[0] = row[w + 1] = 0;
+        if (bitmap)
+            for (int x = 0; x < w; x++) row[x + 1] = bitmap[at + x] != 0;
+        else
+            for (int x = 0; x < w; x++) row[x + 1] = map[at + x] > thresh;
+    }
     return find_in(img, w, h, out, err, err_len);
+}
+
+int contours_find(const uint8_t *bitmap, int w, int h, struct contour_list *out, char *err, size_t err_len)
+{
+    return find(bitmap, NULL, 0, w, h, out, err, err_len);
 }
 
 int contours_find_above(const float *map, int w, int h, float thresh, struct contour_list *out, char *err,
                         size_t err_len)
 {
-    memset(out, 0, sizeof(*out));
-    if (w <= 0 || h <= 0) {
-        snprintf(err, err_len, "contours: empty image %dx%d", w, h);
-        return -1;
-    }
-    int8_t *img = padded_image(w, h);
-    if (img)
-        for (int y = 0; y < h; y++) {
-            int8_t *row = img + (size_t)(y + 1) * ((size_t)w + 2);
-            const float *src = map + (size_t)y * w;
-            row[0] = row[w + 1] = 0;
-            for (int x = 0; x < w; x++) row[x + 1] = src[x] > thresh;
-        }
-    return find_in(img, w, h, out, err, err_len);
+    return find(NULL, map, thresh, w, h, out, err, err_len);
 }
 
 /* Finds the contours of the work image img (NULL: out of memory), which it frees. */
