@@ -37,9 +37,9 @@
 #define REC_GROUP_GROWN 8
 /* Plans recorded together: rec's batches and the direction classifier beside them */
 #define GROUP_PLANS_MAX (REC_GROUP_GROWN + 1)
-/* A group's first REC_HEAD_PART of its steps are submitted before the rest is recorded, so the
- * GPU starts on them meanwhile: recording a page's eight plans takes about a third of the time
- * the GPU takes to run them (on the H200, 0.6-0.9 ms of 2.2). */
+/* The first 1 / REC_HEAD_PART of a group's steps is submitted before the rest is recorded, so the
+ * GPU starts on it meanwhile: recording a page's eight plans takes about a third of the time the
+ * GPU takes to run them (on the H200, 0.7-1.2 ms of 2.2). */
 #define REC_HEAD_PART 3
 /* Detection's preparation (not in --paddle-parity): images with a shorter side below DET_MIN_SIDE
  * are scaled up to it, and every image gets DET_MARGIN pixels of its border colour around it. On

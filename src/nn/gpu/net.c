@@ -681,7 +681,8 @@ static void op_call_prepare(const struct nn_gpu_plan *plan, int i, struct op_cal
     }
     if (plan->se_sums[i] >= 0) {
         const struct pvk_shape *x = &plan->shapes[op->inputs[0]];
-        c->outs[c->n_out] = se_scratch(plan, plan->se_sums[i], x, nn_gpu_se_sum_parts(plan->net->cfg.ctx, x->d[2] * x->d[3]));
+        const int64_t parts = nn_gpu_se_sum_parts(plan->net->cfg.ctx, x->d[2] * x->d[3]);
+        c->outs[c->n_out] = se_scratch(plan, plan->se_sums[i], x, parts);
         c->out_r[c->n_out++] = storage_range(plan, plan->se_sums[i]);
         c->outs[c->n_out] = se_scratch(plan, plan->se_gate[i], x, 0);
         c->out_r[c->n_out++] = storage_range(plan, plan->se_gate[i]);
