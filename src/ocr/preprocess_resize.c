@@ -35,9 +35,19 @@ static void resize_half(const uint8_t *src, int src_w, uint8_t *dst, int dst_w, 
 /* One source row, resized horizontally, in 11-bit fixed point. */
 static void hresize_row(const uint8_t *s, const int *xofs, const int *alpha, int xmax, int dst_w, int cn, int *d) {
     int n = dst_w * cn, border = xmax * cn;
-    for (int i = 0; i < border; i++) {
-        int sx = xofs[i];
-        d[i] = s[sx] * alpha[2 * i] + s[sx + cn] * alpha[2 * i + 1];
+    if (cn == 3) { /* the channels of a pixel share its tap and weights: one lookup for three */
+        for (int i = 0; i < border; i += 3) {
+            const uint8_t *p = s + xofs[i];
+            int a0 = alpha[2 * i], a1 = alpha[2 * i + 1];
+            d[i] = p[0] * a0 + p[3] * a1;
+            d[i + 1] = p[1] * a0 + p[4] * a1;
+            d[i + 2] = p[2] * a0 + p[5] * a1;
+        }
+    } else {
+        for (int i = 0; i < border; i++) {
+            int sx = xofs[i];
+            d[i] = s[sx] * alpha[2 * i] + s[sx + cn] * alpha[2 * i + 1];
+        }
     }
     for (int i = border; i < n; i++) d[i] = s[xofs[i]] * COEF_ONE;
 }
