@@ -56,9 +56,10 @@ static void hresize_row(const uint8_t *s, const int *xofs, const int *alpha, int
  * differently from the exact formula (r0*b0 + r1*b1 + 2^21) >> 22: rows are cut to 16 bits (>> 4),
  * multiplied keeping the high 16 bits, added with saturation, then (sum + 2) >> 2. opencv-js 4.6
  * gives this result for every element of a row, the last few included (checked on rows of 3 to 2880 values).
- * None of that op's saturations can bind here: a row value is at most 255 * 2048 (8-bit samples,
- * weights in [0, 2048] summing to 2048), so r >> 4 <= 32640, each product's high half <= 1020 and
- * the sum's (sum + 2) >> 2 <= 255. Without them the loop is a few 16-bit vector instructions. */
+ * None of that op's saturations can bind here: a row value is at most 255 * 2049 (8-bit samples,
+ * two weights in [0, 2048] whose rounding sums to at most 2049), so r >> 4 <= 32655, the two
+ * products' high halves add up to at most 1021 and (sum + 2) >> 2 to at most 255. Without them
+ * the loop is a few 16-bit vector instructions. */
 static void vresize_row(const int *restrict r0, const int *restrict r1, int b0, int b1, uint8_t *restrict d, int n) {
     for (int i = 0; i < n; i++) {
         int v = (((r0[i] >> 4) * b0) >> 16) + (((r1[i] >> 4) * b1) >> 16);
