@@ -95,6 +95,17 @@ static int build(struct gpu_context *ctx, const struct conv_gemm_desc *d, const 
     return gpu_pipeline_get(ctx, &pd, out);
 }
 
+/* Whether every row and batch of A, and of a plain n-contiguous B (an im2col B when b_gathered),
+ * starts on a multiple of `elems` elements, and both bindings on 16 bytes: what the kernels' vector
+ * tile loads need. */
+static bool operands_aligned(const struct conv_gemm_push *q, const struct gpu_binding bind[6], uint32_t elems,
+                             bool b_gathered)
+{
+    bool a = (q->a_off | q->a_sm | q->a_z1 | q->a_z2) % elems == 0;
+    bool b = b_gathered || (q->b_sn == 1 && (q->b_off | q->b_sk | q->b_z1 | q->b_z2) % elems == 0);
+    return a && b && bind[0].offset % 16 == 0 && bind[1].offset % 16 == 0;
+}
+
 /* The cooperative-matrix pipeline of one tile, with 16-byte group loads (vec8) or without, built
  * on first use; NULL with the driver's reason in err. */
 static const struct gpu_pipeline *coopmat_variant(struct conv_gemm *g, unsigned tile, bool vec8, char *err,
@@ -185,16 +196,42 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
     if (!variant(out, GEMM_TILED, err, err_len))
         return -1;
     if (!force && f16 && d->allow_coopmat && d->mode == CONV_GEMM_PLAIN && has_coopmat_16x16x16(caps)) {
-        /* A driver that lists the extension but cannot build the kernel keeps the tiled one. The
-         * kernel indexes subgroups as 32 invocations, which has_coopmat_16x16x16 checked. */
-        char why[256];
+        /* The kernel indexes subgroups as 32 invocations, which has_coopmat_16x16x16 checked. Its
+         * pipelines are built when a recording first needs one (coopmat_pick). */
         out->has_coopmat = true;
-        if (!coopmat_variant(out, 0, false, why, sizeof why)) {
-            fprintf(stderr, "ppocr-vk: cooperative-matrix GEMM unavailable, using the tiled kernel: %s\n", why);
-            out->has_coopmat = false;
-        }
     }
     return 0;
+}
+
+/* The cooperative-matrix pipeline for this dispatch, its tile's outputs in *bm x *bn. A driver that
+ * lists the extension but cannot build the kernel keeps the tiled one: NULL, and cooperative
+ * matrices are off for this GEMM from then on. */
+static const struct gpu_pipeline *coopmat_pick(struct conv_gemm *g, struct gpu_cmd *cmd,
+                                               const struct gpu_binding bind[6], const struct conv_gemm_push *push,
+                                               uint32_t z_count, uint32_t *bm, uint32_t *bn)
+{
+    /* dispatches recorded side by side (plans in lockstep) share the GPU: counted together */
+    const uint64_t side = gpu_cmd_side_by_side(cmd);
+    unsigned tile = 0;
+    for (unsigned t = COOPMAT_TILE_COUNT - 1; t > 0 && !tile && push->M > COOPMAT_TILES[0].bm; t--) {
+        const struct coopmat_tile *c = &COOPMAT_TILES[t];
+        if ((uint64_t)((push->N + c->bn - 1) / c->bn) * ((push->M + c->bm - 1) / c->bm) * z_count * side >=
+            COOPMAT_MIN_GROUPS)
+            tile = t;
+    }
+    if (g->coopmat_tile >= 0)
+        tile = (unsigned)g->coopmat_tile;
+    /* 16-byte group loads: rows and batches of A and B on multiples of 8 halves */
+    char why[256];
+    const struct gpu_pipeline *p = coopmat_variant(g, tile, operands_aligned(push, bind, 8, false), why, sizeof why);
+    if (!p) {
+        fprintf(stderr, "ppocr-vk: cooperative-matrix GEMM unavailable, using the tiled kernel: %s\n", why);
+        g->has_coopmat = false;
+        return NULL;
+    }
+    *bm = COOPMAT_TILES[tile].bm;
+    *bn = COOPMAT_TILES[tile].bn;
+    return p;
 }
 
 int conv_gemm_record(struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_binding bind[6],
@@ -222,35 +259,15 @@ int conv_gemm_record(struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_
         v = GEMM_KSPLIT;
         bm = KSPLIT_BM;
         bn = KSPLIT_BN;
-    } else if (g->has_coopmat && push->b_sn == 1 && push->M >= 32 && push->K >= COOPMAT_MIN_K) {
-        /* dispatches recorded side by side (plans in lockstep) share the GPU: counted together */
-        const uint64_t side = gpu_cmd_side_by_side(cmd);
-        unsigned tile = 0;
-        for (unsigned t = COOPMAT_TILE_COUNT - 1; t > 0 && !tile && push->M > COOPMAT_TILES[0].bm; t--) {
-            const struct coopmat_tile *c = &COOPMAT_TILES[t];
-            if ((uint64_t)((push->N + c->bn - 1) / c->bn) * ((push->M + c->bm - 1) / c->bm) * z_count * side >=
-                COOPMAT_MIN_GROUPS)
-                tile = t;
-        }
-        if (g->coopmat_tile >= 0)
-            tile = (unsigned)g->coopmat_tile;
-        /* 16-byte group loads: rows and batches of A and B on multiples of 8 halves */
-        const struct conv_gemm_push *q = push;
-        bool vec8 = (q->a_off | q->a_sm | q->a_z1 | q->a_z2 | q->b_off | q->b_sk | q->b_z1 | q->b_z2) % 8 == 0 &&
-                    bind[0].offset % 16 == 0 && bind[1].offset % 16 == 0;
-        if (!(p = coopmat_variant(g, tile, vec8, err, err_len)))
-            return -1;
-        bm = COOPMAT_TILES[tile].bm;
-        bn = COOPMAT_TILES[tile].bn;
+    } else if (g->has_coopmat && push->b_sn == 1 && push->M >= 32 && push->K >= COOPMAT_MIN_K &&
+               (p = coopmat_pick(g, cmd, bind, push, z_count, &bm, &bn))) {
+        /* cooperative matrices: p, bm and bn set */
     } else {
         /* vec4 tile loads need every row and batch of A (and of a plain B) to start on a multiple
          * of 4 elements; the bound buffers themselves are 16-byte aligned. The CPU kernel also
          * reads B rows up to N rounded up to 4: with a 4-aligned row stride that is N itself for
          * activations, and a constant B is stored padded. */
-        const struct conv_gemm_push *q = push;
-        bool a4 = (q->a_off | q->a_sm | q->a_z1 | q->a_z2) % 4 == 0;
-        bool b4 = g->mode == CONV_GEMM_IM2COL || (q->b_sn == 1 && (q->b_off | q->b_sk | q->b_z1 | q->b_z2) % 4 == 0);
-        bool vec4 = a4 && b4 && bind[0].offset % 16 == 0 && bind[1].offset % 16 == 0;
+        bool vec4 = operands_aligned(push, bind, 4, g->mode == CONV_GEMM_IM2COL);
         bool one_row = push->M <= bm && (g->mode == CONV_GEMM_IM2COL || big_groups >= ONE_TILE_PER_SM);
         if (!g->cpu_kernel && (g->tiles == 2 || (g->tiles == 0 && big_groups < SMALL_TILE_BELOW && !one_row))) {
             v = vec4 ? GEMM_SMALL_VEC4 : GEMM_SMALL;

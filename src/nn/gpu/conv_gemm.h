@@ -48,12 +48,12 @@ struct conv_gemm_push {
     uint32_t c_vec4; /* set by conv_gemm_record */
 };
 
+#define COOPMAT_TILE_COUNT 3 /* cooperative-matrix tiles (conv_gemm.c) */
+
 /* Kernel variants. GPUs: big tiles, quarter-size tiles for GEMMs too small to give every compute
  * unit a big tile, each also with vec4 tile loads for 4-element aligned operands, and the K-split
  * kernel for GEMMs whose outputs fill too few tiles while K is long. CPU devices: the register-
  * tiled kernel as GEMM_TILED, with vec4 loads as GEMM_TILED_VEC4. */
-#define COOPMAT_TILE_COUNT 3
-
 enum conv_gemm_variant { GEMM_TILED, GEMM_TILED_VEC4, GEMM_SMALL, GEMM_SMALL_VEC4, GEMM_KSPLIT, GEMM_VARIANTS };
 
 struct conv_gemm {
