@@ -2,8 +2,8 @@
 // dispatches that each spread over many workgroups:
 //   SE_MEAN  one workgroup per (image, CPW channels) for small planes, WG_SIZE / CPW invocations
 //            summing each channel's contiguous plane through shared memory; large planes (CPW 1)
-//            in PARTS slices of PART_LEN, a workgroup each, so that a few channels of a large map
-//            still fill the GPU. It writes sums [N][C][PARTS], not means.
+//            in `parts` slices of `part_len` values, a workgroup each, so that a few channels of a
+//            large map still fill the GPU. It writes sums [N][C][parts], not means.
 //   SE_FC    one workgroup per (image, ROWS gate rows): the image's means (its partial sums added
 //            in a fixed order, so results do not depend on scheduling) staged in shared memory,
 //            the whole hidden layer computed again in every workgroup (CR x C multiply-adds,
@@ -33,7 +33,7 @@ void group_sum(uint l, uint width)
 layout(constant_id = 1) const uint CPW = 8; // channels per workgroup, a power of two
 
 layout(std430, binding = 0) readonly buffer X { SFLOAT x[]; };
-layout(std430, binding = 1) writeonly buffer Sums { float sums[]; }; // [N][C][PARTS]
+layout(std430, binding = 1) writeonly buffer Sums { float sums[]; }; // [N][C][parts]
 
 layout(push_constant) uniform Push {
     uint c, plane, x_off, parts, part_len; // parts > 1 only with CPW 1
