@@ -578,9 +578,9 @@ static int run_recording(struct gpu_cmd *cmd, char *err, size_t err_len)
     return 0;
 }
 
-static int submit(struct ocr_engine *e, char *err, size_t err_len)
+static int submit(struct gpu_cmd *cmd, char *err, size_t err_len)
 {
-    return finish_recording(e->cmd, err, err_len) || run_recording(e->cmd, err, err_len) ? -1 : 0;
+    return finish_recording(cmd, err, err_len) || run_recording(cmd, err, err_len) ? -1 : 0;
 }
 
 /* Detection: resize + normalise, the det net, the probability map back, DB boxes. */
@@ -719,7 +719,7 @@ static int run_cls(struct ocr_engine *e, const struct ocr_image *img, struct lin
         gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
         const struct nn_gpu_tensor *out = nn_gpu_plan_output(plan);
         if (nn_gpu_plan_record(plan, e->cmd, err, err_len) ||
-            record_readback(e, e->cmd, &e->readback, out, err, err_len) || submit(e, err, err_len))
+            record_readback(e, e->cmd, &e->readback, out, err, err_len) || submit(e->cmd, err, err_len))
             return -1;
         r->gpu_ms[OCR_STAGE_CLS] += gpu_ms_of(e->cmd);
         bool turn[CLS_BATCH_MAX];
@@ -924,8 +924,8 @@ static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct lin
         }
         if (rc == 0 && with_cls)
             rc = record_readback(e, cmd, &e->readback, nn_gpu_plan_output(all[0]), err, err_len);
-        if (rc == 0 && (finish_recording(cmd, err, err_len) || run_recording(cmd, err, err_len)))
-            rc = -1;
+        if (rc == 0)
+            rc = submit(cmd, err, err_len);
         /* the head finished before the tail; a failed tail still waits it out before cmd is reused */
         if (cmd != e->cmd && gpu_cmd_wait(e->cmd) && rc == 0)
             rc = fail(err, err_len, "%s", gpu_last_error());
