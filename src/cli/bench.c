@@ -102,7 +102,11 @@ static int run_to_result(struct ocr_engine *engine, const struct cli_args *args,
     return 0;
 }
 
-static double timed_child(const char *exe, const struct cli_args *args, const char *cache_dir, const char *image)
+/* Runs the command on one image with the pipeline cache in cache_dir: *first_ms from process start
+ * to its first byte of output (the first result), *exit_ms to its exit. Returns 0, or -1 if it
+ * could not be run or failed. */
+static int timed_child(const char *exe, const struct cli_args *args, const char *cache_dir, const char *image,
+                       double *first_ms, double *exit_ms)
 {
     char device[32];
     const char *argv[16];
@@ -125,22 +129,44 @@ static double timed_child(const char *exe, const struct cli_args *args, const ch
         argv[n++] = "--fp16-math";
     argv[n++] = image;
     argv[n] = NULL;
+    int out[2];
+    if (pipe(out))
+        return -1;
     fflush(NULL);
     double t0 = now_ms();
     pid_t pid = fork();
-    if (pid < 0)
+    if (pid < 0) {
+        close(out[0]);
+        close(out[1]);
         return -1;
+    }
     if (pid == 0) {
         setenv("PPOCR_CACHE_DIR", cache_dir, 1);
-        if (!freopen("/dev/null", "w", stdout))
+        close(out[0]);
+        if (dup2(out[1], STDOUT_FILENO) < 0)
             _exit(127);
         execv(exe, (char *const *)argv);
         _exit(127);
     }
+    close(out[1]);
+    *first_ms = -1;
+    char buf[4096];
+    ssize_t got;
+    while ((got = read(out[0], buf, sizeof buf)) != 0) {
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            break;
+        if (*first_ms < 0)
+            *first_ms = now_ms() - t0;
+    }
+    close(out[0]);
     int status;
-    if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return -1;
-    return now_ms() - t0;
+    pid_t waited;
+    while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+        ;
+    *exit_ms = now_ms() - t0;
+    return waited < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || *first_ms < 0 ? -1 : 0;
 }
 
 static void print_cold_start(const struct cli_args *args, const char *image, FILE *out)
@@ -157,14 +183,22 @@ static void print_cold_start(const struct cli_args *args, const char *image, FIL
         fprintf(out, "cold start: unknown (no temporary folder: %s)\n", strerror(errno));
         return;
     }
-    double cold = timed_child(exe, args, dir, image);
-    double warm = timed_child(exe, args, dir, image);
+    double cold_first, cold_exit, warm_first, warm_exit;
+    int rc = timed_child(exe, args, dir, image, &cold_first, &cold_exit);
+    if (!rc)
+        rc = timed_child(exe, args, dir, image, &warm_first, &warm_exit);
     char cmd[sizeof(dir) + 16];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "ppocr-vk: could not remove %s\n", dir);
-    fprintf(out, "cold start to first result (%s): %.0f ms without pipeline cache, %.0f ms with it\n", image, cold,
-            warm);
+    if (rc) {
+        fprintf(out, "cold start: unknown (the command failed on %s)\n", image);
+        return;
+    }
+    fprintf(out,
+            "cold start to first result (%s): %.0f ms without pipeline cache, %.0f ms with it "
+            "(process exit %.0f / %.0f ms)\n",
+            image, cold_first, warm_first, cold_exit, warm_exit);
 }
 
 int cli_bench(const struct cli_args *args, FILE *out)
