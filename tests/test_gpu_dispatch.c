@@ -135,7 +135,6 @@ static void record_chain(struct gpu_cmd *cmd, const struct gpu_pipeline *p,
     gpu_cmd_mark(cmd, "not recording"); /* ignored */
     CHECK(gpu_cmd_begin(cmd));
     gpu_cmd_barrier(cmd, GPU_STAGE_HOST, GPU_STAGE_COMPUTE);
-    gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE); /* after a chain submitted before it */
     for (int k = 0; k < CHAIN; k++) {
         struct gpu_binding bind[2] = {gpu_bind(k % 2 ? b : a), gpu_bind(k % 2 ? a : b)};
         if (k > 0)
@@ -226,54 +225,6 @@ static void test_chain_descriptor_pools(void **s) { (void)s; chain(DESCRIPTOR_PO
 static void test_chain_staging(void **s) { (void)s; chain(STAGING, false); }
 static void test_chain_polled(void **s) { (void)s; chain(POLLED, false); }
 static void test_chain_marks(void **s) { (void)s; chain(PUSH_DESCRIPTORS, true); }
-
-/* Chains on every queue the context has (one on lavapipe), all in flight together, each with its
- * own buffers and, queue by queue, a second chain submitted after the first and depending on it:
- * work on one queue stays in order, and queues do not disturb each other's results. */
-static void test_chain_per_queue(void **state)
-{
-    (void)state;
-    struct gpu_context *ctx = create(PUSH_DESCRIPTORS, 0);
-    const struct gpu_pipeline *p;
-    CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = "selftest_add_one",
-                                                            .buffer_count = 2, .push_bytes = 4}, &p));
-    enum { STREAMS = GPU_MAX_QUEUES + 1 }; /* one more than the most queues: two share one */
-    static uint32_t in[STREAMS][CHAIN_N], out[CHAIN_N];
-    struct gpu_buffer a[STREAMS], b[STREAMS];
-    struct gpu_cmd *first[STREAMS], *second[STREAMS];
-    for (int k = 0; k < STREAMS; k++) {
-        for (unsigned i = 0; i < CHAIN_N; i++)
-            in[k][i] = test_rand_u32() >> 4;
-        CHECK(gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, sizeof in[k], &a[k]));
-        CHECK(gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, sizeof in[k], &b[k]));
-        CHECK(gpu_upload(ctx, &a[k], 0, in[k], sizeof in[k]));
-        const unsigned queue = gpu_context_take_queue(ctx);
-        CHECK(gpu_cmd_create(ctx, 0, &first[k]));
-        CHECK(gpu_cmd_create(ctx, 0, &second[k]));
-        gpu_cmd_set_queue(first[k], queue);
-        gpu_cmd_set_queue(second[k], queue);
-        record_chain(first[k], p, &a[k], &b[k], CHAIN_N, NULL, false);
-        record_chain(second[k], p, &a[k], &b[k], CHAIN_N, NULL, false);
-    }
-    for (int k = 0; k < STREAMS; k++)
-        CHECK(gpu_cmd_submit(first[k]));
-    for (int k = 0; k < STREAMS; k++)
-        CHECK(gpu_cmd_submit(second[k]));
-    for (int k = 0; k < STREAMS; k++) {
-        CHECK(gpu_cmd_wait(second[k]));
-        CHECK(gpu_cmd_wait(first[k]));
-        CHECK(gpu_download(ctx, &a[k], 0, out, sizeof out));
-        for (unsigned i = 0; i < CHAIN_N; i++)
-            if (out[i] != in[k][i] + 2u * CHAIN)
-                fail_msg("stream %d, element %u: %u, expected %u", k, i, out[i], in[k][i] + 2u * CHAIN);
-        gpu_cmd_destroy(first[k]);
-        gpu_cmd_destroy(second[k]);
-        gpu_buffer_free(&a[k]);
-        gpu_buffer_free(&b[k]);
-    }
-    gpu_context_destroy(ctx);
-    assert_int_equal(gpu_validation_message_count(), 0);
-}
 
 /* Re-recording the same command buffer with other buffers, and fills and copies in a recording. */
 static void test_rerecord_fill_copy(void **state)
@@ -405,7 +356,6 @@ int main(void)
         cmocka_unit_test(test_chain_staging),
         cmocka_unit_test(test_chain_polled),
         cmocka_unit_test(test_chain_marks),
-        cmocka_unit_test(test_chain_per_queue),
         cmocka_unit_test(test_rerecord_fill_copy),
         cmocka_unit_test(test_recording_errors),
         cmocka_unit_test(test_fence_timeout),

@@ -25,7 +25,6 @@ struct gpu_cmd {
     unsigned max_timings, timed;
     bool untimed_dispatches; /* only gpu_cmd_mark writes timestamps */
     unsigned side_by_side;   /* gpu_cmd_set_side_by_side; 0 reads as 1 */
-    unsigned queue;          /* index into the context's queues */
     struct gpu_timing *timings; /* labels at record time, times after each wait */
     uint64_t *ticks;
 };
@@ -40,11 +39,6 @@ static int record_fail(struct gpu_cmd *cmd, int status)
 void gpu_cmd_set_side_by_side(struct gpu_cmd *cmd, unsigned n)
 {
     cmd->side_by_side = n;
-}
-
-void gpu_cmd_set_queue(struct gpu_cmd *cmd, unsigned queue)
-{
-    cmd->queue = queue % cmd->ctx->queue_count;
 }
 
 unsigned gpu_cmd_side_by_side(const struct gpu_cmd *cmd)
@@ -108,9 +102,9 @@ void gpu_cmd_destroy(struct gpu_cmd *cmd)
     /* destroying work still in flight is undefined: past the timeout, wait for the queue */
     if (cmd->pending && !cmd->ctx->lost &&
         vkWaitForFences(dev, 1, &cmd->fence, VK_TRUE, cmd->ctx->timeout_ns) == VK_TIMEOUT) {
-        pthread_mutex_lock(&cmd->ctx->queue_locks[cmd->queue]);
-        vkQueueWaitIdle(cmd->ctx->queues[cmd->queue]);
-        pthread_mutex_unlock(&cmd->ctx->queue_locks[cmd->queue]);
+        pthread_mutex_lock(&cmd->ctx->queue_lock);
+        vkQueueWaitIdle(cmd->ctx->queue);
+        pthread_mutex_unlock(&cmd->ctx->queue_lock);
     }
     for (unsigned i = 0; i < cmd->descriptor_pool_count; i++)
         vkDestroyDescriptorPool(dev, cmd->descriptor_pools[i], NULL);
@@ -372,7 +366,7 @@ int gpu_cmd_submit(struct gpu_cmd *cmd)
     if (cmd->pending)
         return gpu_fail(GPU_ERR, "submitting a command buffer: the previous submission is still "
                         "running (call gpu_cmd_wait)");
-    int st = gpu_ctx_submit(cmd->ctx, cmd->queue, cmd->cb, cmd->fence, "submitting a command buffer");
+    int st = gpu_ctx_submit(cmd->ctx, cmd->cb, cmd->fence, "submitting a command buffer");
     if (!st)
         cmd->pending = true;
     return st;

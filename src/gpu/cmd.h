@@ -51,14 +51,9 @@ struct gpu_timing {
 };
 
 /* A command buffer that can time up to `max_timings` dispatches (0: none; ignored when the
- * queue has no timestamps). It submits to the context's first queue unless set otherwise. */
+ * queue has no timestamps). */
 int gpu_cmd_create(struct gpu_context *ctx, unsigned max_timings, struct gpu_cmd **out);
 void gpu_cmd_destroy(struct gpu_cmd *cmd);
-
-/* The queue it submits to (gpu_context_take_queue; taken modulo the context's queue count), set
- * while nothing is pending. Command buffers whose work depends on each other's share a queue:
- * across queues nothing orders them on the GPU. */
-void gpu_cmd_set_queue(struct gpu_cmd *cmd, unsigned queue);
 
 /* Whether every dispatch gets a timestamp (the default). Each waits for the work before it to
  * finish, which serialises dispatches that would otherwise overlap; a stage's or a net's own time

@@ -541,7 +541,7 @@ static int pick_device(VkInstance instance, uint32_t instance_api, int wanted,
     return GPU_OK;
 }
 
-static int pick_queue(VkPhysicalDevice pd, uint32_t *family, uint32_t *count, uint32_t *timestamp_bits)
+static int pick_queue(VkPhysicalDevice pd, uint32_t *family, uint32_t *timestamp_bits)
 {
     uint32_t n = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
@@ -559,7 +559,6 @@ static int pick_queue(VkPhysicalDevice pd, uint32_t *family, uint32_t *count, ui
     }
     if (best >= 0) {
         *family = (uint32_t)best;
-        *count = q[best].queueCount;
         *timestamp_bits = q[best].timestampValidBits;
     }
     free(q);
@@ -604,7 +603,7 @@ int gpu_ctx_fail_vk(struct gpu_context *ctx, VkResult r, const char *doing)
     return gpu_fail_vk(r, doing);
 }
 
-int gpu_ctx_submit(struct gpu_context *ctx, unsigned queue, VkCommandBuffer cb, VkFence fence, const char *what)
+int gpu_ctx_submit(struct gpu_context *ctx, VkCommandBuffer cb, VkFence fence, const char *what)
 {
     char doing[160];
     if (ctx->lost)
@@ -616,9 +615,9 @@ int gpu_ctx_submit(struct gpu_context *ctx, unsigned queue, VkCommandBuffer cb, 
     }
     VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                            .commandBufferCount = 1, .pCommandBuffers = &cb};
-    pthread_mutex_lock(&ctx->queue_locks[queue]);
-    r = vkQueueSubmit(ctx->queues[queue], 1, &submit, fence);
-    pthread_mutex_unlock(&ctx->queue_locks[queue]);
+    pthread_mutex_lock(&ctx->queue_lock);
+    r = vkQueueSubmit(ctx->queue, 1, &submit, fence);
+    pthread_mutex_unlock(&ctx->queue_lock);
     if (r != VK_SUCCESS) {
         snprintf(doing, sizeof doing, "%s: vkQueueSubmit", what);
         return gpu_ctx_fail_vk(ctx, r, doing);
@@ -682,19 +681,18 @@ static int create_device(struct gpu_context *ctx)
         f.extension_count--;
     }
 
-    uint32_t timestamp_bits = 0, family_queues = 1;
-    st = pick_queue(ctx->physical, &ctx->queue_family, &family_queues, &timestamp_bits);
+    uint32_t timestamp_bits = 0;
+    st = pick_queue(ctx->physical, &ctx->queue_family, &timestamp_bits);
     if (st)
         return st;
     ctx->caps.timestamp_valid_bits = timestamp_bits;
     ctx->caps.timestamps = timestamp_bits > 0 && ctx->caps.timestamp_period > 0;
 
-    ctx->queue_count = family_queues < GPU_MAX_QUEUES ? family_queues : GPU_MAX_QUEUES;
-    const float priorities[GPU_MAX_QUEUES] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
+    float priority = 1.0f;
     VkDeviceQueueCreateInfo queue = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
                                      .queueFamilyIndex = ctx->queue_family,
-                                     .queueCount = ctx->queue_count,
-                                     .pQueuePriorities = priorities};
+                                     .queueCount = 1,
+                                     .pQueuePriorities = &priority};
     VkDeviceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                              .pNext = &f.base,
                              .queueCreateInfoCount = 1,
@@ -708,8 +706,7 @@ static int create_device(struct gpu_context *ctx)
         snprintf(doing, sizeof doing, "creating the Vulkan device on %s", ctx->caps.device_name);
         return gpu_fail_vk(r, doing);
     }
-    for (unsigned i = 0; i < ctx->queue_count; i++)
-        vkGetDeviceQueue(ctx->device, ctx->queue_family, i, &ctx->queues[i]);
+    vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
     if (ctx->caps.push_descriptors) {
         ctx->push_descriptor_set = (PFN_vkCmdPushDescriptorSetKHR)vkGetDeviceProcAddr(
             ctx->device, "vkCmdPushDescriptorSetKHR");
@@ -730,8 +727,7 @@ int gpu_context_create(const struct gpu_options *opt, struct gpu_context **out)
         return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "creating the GPU context: out of memory");
     resolve_options(opt, &ctx->opt);
     ctx->timeout_ns = (uint64_t)ctx->opt.timeout_ms * 1000000ull;
-    for (unsigned i = 0; i < GPU_MAX_QUEUES; i++)
-        pthread_mutex_init(&ctx->queue_locks[i], NULL);
+    pthread_mutex_init(&ctx->queue_lock, NULL);
     pthread_mutex_init(&ctx->pipeline_lock, NULL);
     pthread_mutex_init(&ctx->transfer_lock, NULL);
 
@@ -779,8 +775,7 @@ void gpu_context_destroy(struct gpu_context *ctx)
         gpu_validation_messenger_destroy(ctx->instance, ctx->messenger);
         vkDestroyInstance(ctx->instance, NULL);
     }
-    for (unsigned i = 0; i < GPU_MAX_QUEUES; i++)
-        pthread_mutex_destroy(&ctx->queue_locks[i]);
+    pthread_mutex_destroy(&ctx->queue_lock);
     pthread_mutex_destroy(&ctx->pipeline_lock);
     pthread_mutex_destroy(&ctx->transfer_lock);
     free(ctx);
@@ -794,15 +789,6 @@ bool gpu_context_finish(struct gpu_context *ctx)
         vkDeviceWaitIdle(ctx->device);
     gpu_pipeline_cache_save(ctx);
     return !ctx->opt.validate;
-}
-
-unsigned gpu_context_take_queue(struct gpu_context *ctx)
-{
-    pthread_mutex_lock(&ctx->pipeline_lock);
-    unsigned q = ctx->next_queue;
-    ctx->next_queue = (q + 1) % ctx->queue_count;
-    pthread_mutex_unlock(&ctx->pipeline_lock);
-    return q;
 }
 
 const struct gpu_caps *gpu_context_caps(const struct gpu_context *ctx) { return &ctx->caps; }

@@ -102,13 +102,6 @@ bool gpu_context_finish(struct gpu_context *ctx);
 
 const struct gpu_caps *gpu_context_caps(const struct gpu_context *ctx);
 
-/* The context holds up to GPU_MAX_QUEUES queues of one compute family (as many as the family
- * has). Work on one queue runs in submission order, each barrier waiting for everything submitted
- * before it there; work on different queues may overlap on the GPU. Independent streams of work
- * (engines running other images) each take their own, round robin: see gpu_cmd_set_queue. */
-#define GPU_MAX_QUEUES 8u
-unsigned gpu_context_take_queue(struct gpu_context *ctx);
-
 /* Whether callers should run nets in fp16: the device has 16-bit storage and fp16 arithmetic,
  * is not a CPU (lavapipe emulates fp16 slower than fp32) and fp16 was not forced off. */
 bool gpu_prefers_fp16(const struct gpu_context *ctx);

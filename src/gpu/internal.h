@@ -19,10 +19,7 @@ struct gpu_context {
     VkDebugUtilsMessengerEXT messenger;
     VkPhysicalDevice physical;
     VkDevice device;
-    /* Queues of the compute family: work on one runs in submission order (a barrier waits for
-     * everything submitted before it there), work on different ones may overlap. */
-    VkQueue queues[GPU_MAX_QUEUES];
-    unsigned queue_count, next_queue;
+    VkQueue queue;
     uint32_t queue_family;
     struct gpu_caps caps;
     bool lost; /* VK_ERROR_DEVICE_LOST seen: every later call fails fast */
@@ -45,10 +42,10 @@ struct gpu_context {
     VkCommandBuffer transfer_cmd;
     VkFence transfer_fence;
 
-    /* Several engines on several threads may share a context: each queue, the pipeline table and
-     * the staging copies have a lock (the pools have their own). Taken in this order only:
-     * transfer_lock, then a queue's lock; pipeline_lock also guards next_queue. */
-    pthread_mutex_t queue_locks[GPU_MAX_QUEUES], pipeline_lock, transfer_lock;
+    /* Several engines on several threads may share a context: the queue, the pipeline table and
+     * the staging copies each have a lock (the pools have their own). Taken in this order only:
+     * transfer_lock, then queue_lock. */
+    pthread_mutex_t queue_lock, pipeline_lock, transfer_lock;
 };
 
 struct gpu_pipeline {
@@ -86,9 +83,8 @@ void gpu_transfer_destroy(struct gpu_context *ctx);
 
 /* Turns a failed result into a status, marking the context lost on VK_ERROR_DEVICE_LOST. */
 int gpu_ctx_fail_vk(struct gpu_context *ctx, VkResult r, const char *doing);
-/* Submits one command buffer to queue `queue` (an index below queue_count), signalling `fence`
- * (reset here). */
-int gpu_ctx_submit(struct gpu_context *ctx, unsigned queue, VkCommandBuffer cb, VkFence fence, const char *what);
+/* Submits one command buffer to the compute queue, signalling `fence` (reset here). */
+int gpu_ctx_submit(struct gpu_context *ctx, VkCommandBuffer cb, VkFence fence, const char *what);
 /* Waits on `fence` within the context's timeout. */
 int gpu_ctx_wait(struct gpu_context *ctx, VkFence fence, const char *what);
 

@@ -62,7 +62,7 @@ static int copy_locked(struct gpu_context *ctx, const struct gpu_buffer *src, Vk
     r = vkEndCommandBuffer(cb);
     if (r != VK_SUCCESS)
         return gpu_ctx_fail_vk(ctx, r, "staging copy: ending the command buffer");
-    st = gpu_ctx_submit(ctx, 0, cb, ctx->transfer_fence, "staging copy");
+    st = gpu_ctx_submit(ctx, cb, ctx->transfer_fence, "staging copy");
     return st ? st : gpu_ctx_wait(ctx, ctx->transfer_fence, "staging copy");
 }
 

@@ -452,12 +452,6 @@ static struct ocr_engine *engine_create(const struct ocr_options *opt, struct gp
     gpu_cmd_time_dispatches(e->cmd, false);
     gpu_cmd_time_dispatches(e->cmd_tail, false);
     gpu_cmd_time_dispatches(e->det_cmd, false);
-    /* engines sharing a device each take a queue, so that one's barriers wait only for its own
-     * work and another's can fill the GPU meanwhile; recognition's two parts share one */
-    const unsigned queue = gpu_context_take_queue(e->ctx);
-    gpu_cmd_set_queue(e->cmd, queue);
-    gpu_cmd_set_queue(e->cmd_tail, queue);
-    gpu_cmd_set_queue(e->det_cmd, queue);
     e->startup = (struct ocr_engine_startup){t1 - t0, t2 - t1, t3 - t2, now_ms() - t3};
     *err_kind = 0;
     return e;
