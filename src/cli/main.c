@@ -18,7 +18,6 @@
 
 enum { EXIT_ALL_OK = 0, EXIT_SOME_FAILED = 1, EXIT_USAGE = 2, EXIT_NO_DEVICE_OR_MODELS = 3 };
 
-
 static volatile sig_atomic_t stop_requested;
 
 static void on_stop_signal(int sig)
@@ -295,19 +294,6 @@ static int run_ocr(const struct cli_args *args)
     }
     if (stop_requested)
         interrupted();
-    if (fflush(stdout) != 0 && !run.output_broken) {
-        fprintf(stderr, "ppocr-vk: cannot write to standard output\n");
-        run.output_broken = 1;
-    }
-    const int rc = run.failed || run.output_broken || stop_requested ? EXIT_SOME_FAILED : EXIT_ALL_OK;
-    /* The engines are left to the operating system once the output is out and the pipeline cache
-     * saved: the NVIDIA driver took about 70 ms of an H200 run's 310-360 to destroy its device and
-     * instance. With the validation layer on (the tests) they are destroyed, so that it sees
-     * every object freed. */
-    if (ocr_engine_finish(first)) {
-        fflush(stderr);
-        _exit(rc);
-    }
 
     for (int i = jobs; i-- > 0;) /* the siblings before the first, whose device they share */
         ocr_engine_destroy(engines[i]);
@@ -318,7 +304,11 @@ static int run_ocr(const struct cli_args *args)
     }
     free(run.outcomes);
     cli_free_items(&run.items);
-    return rc;
+    if (fflush(stdout) != 0 && !run.output_broken) {
+        fprintf(stderr, "ppocr-vk: cannot write to standard output\n");
+        run.output_broken = 1;
+    }
+    return run.failed || run.output_broken || stop_requested ? EXIT_SOME_FAILED : EXIT_ALL_OK;
 }
 
 int main(int argc, char **argv)

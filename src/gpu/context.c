@@ -781,16 +781,6 @@ void gpu_context_destroy(struct gpu_context *ctx)
     free(ctx);
 }
 
-bool gpu_context_finish(struct gpu_context *ctx)
-{
-    if (!ctx->device)
-        return !ctx->opt.validate;
-    if (!ctx->lost)
-        vkDeviceWaitIdle(ctx->device);
-    gpu_pipeline_cache_save(ctx);
-    return !ctx->opt.validate;
-}
-
 const struct gpu_caps *gpu_context_caps(const struct gpu_context *ctx) { return &ctx->caps; }
 VkDevice gpu_context_device(const struct gpu_context *ctx) { return ctx->device; }
 VkPhysicalDevice gpu_context_physical_device(const struct gpu_context *ctx) { return ctx->physical; }

@@ -94,12 +94,6 @@ int gpu_context_create(const struct gpu_options *opt, struct gpu_context **out);
 /* Waits for the device, frees everything, writes the pipeline cache if it changed. NULL is ok. */
 void gpu_context_destroy(struct gpu_context *ctx);
 
-/* For a process about to end: waits for the device and writes the pipeline cache if it changed,
- * as destroy would, and returns whether the rest of the teardown may be left to the operating
- * system. It may not with the validation layer on, which reports objects left alive at destroy.
- * Either way the context stays usable, and destroy still works afterwards. */
-bool gpu_context_finish(struct gpu_context *ctx);
-
 const struct gpu_caps *gpu_context_caps(const struct gpu_context *ctx);
 
 /* Whether callers should run nets in fp16: the device has 16-bit storage and fp16 arithmetic,

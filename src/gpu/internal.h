@@ -32,8 +32,6 @@ struct gpu_context {
     char cache_path[1024];     /* "" when the disk cache is off */
     uint64_t cache_loaded_sum; /* checksum of the data read at creation, 0 if none */
     size_t cache_loaded_size;
-    uint64_t cache_saved_sum; /* what the file holds: read at creation or written since */
-    size_t cache_saved_size;
     struct gpu_pipeline **pipelines;
     unsigned pipeline_count, pipeline_capacity;
 
@@ -73,8 +71,6 @@ void gpu_pools_destroy(struct gpu_context *ctx);
 
 /* pipeline.c, pipeline_cache.c */
 int gpu_pipeline_cache_open(struct gpu_context *ctx);
-/* Writes the cache's file if the driver's data changed since it was read or last written. */
-void gpu_pipeline_cache_save(struct gpu_context *ctx);
 void gpu_pipeline_cache_close(struct gpu_context *ctx);
 void gpu_pipelines_destroy(struct gpu_context *ctx);
 

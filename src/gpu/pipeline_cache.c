@@ -147,8 +147,8 @@ int gpu_pipeline_cache_open(struct gpu_context *ctx)
         free(data);
         return gpu_ctx_fail_vk(ctx, r, "creating the pipeline cache");
     }
-    ctx->cache_loaded_size = ctx->cache_saved_size = size;
-    ctx->cache_loaded_sum = ctx->cache_saved_sum = data ? fnv1a(data, size) : 0;
+    ctx->cache_loaded_size = size;
+    ctx->cache_loaded_sum = data ? fnv1a(data, size) : 0;
     free(data);
     return GPU_OK;
 }
@@ -169,7 +169,7 @@ static void write_cache(struct gpu_context *ctx)
         return;
     VkResult r = vkGetPipelineCacheData(ctx->device, ctx->pipeline_cache, &size, data);
     uint64_t sum = fnv1a(data, size);
-    if (r != VK_SUCCESS || (size == ctx->cache_saved_size && sum == ctx->cache_saved_sum)) {
+    if (r != VK_SUCCESS || (size == ctx->cache_loaded_size && sum == ctx->cache_loaded_sum)) {
         free(data);
         return; /* unchanged, or nothing reliable to save */
     }
@@ -200,24 +200,16 @@ static void write_cache(struct gpu_context *ctx)
     if (!ok) {
         warn(ctx->cache_path, strerror(errno));
         remove(tmp);
-    } else {
-        ctx->cache_saved_size = size;
-        ctx->cache_saved_sum = sum;
     }
     free(data);
-}
-
-void gpu_pipeline_cache_save(struct gpu_context *ctx)
-{
-    if (ctx->pipeline_cache && ctx->cache_path[0] && !ctx->lost)
-        write_cache(ctx);
 }
 
 void gpu_pipeline_cache_close(struct gpu_context *ctx)
 {
     if (!ctx->pipeline_cache)
         return;
-    gpu_pipeline_cache_save(ctx);
+    if (ctx->cache_path[0] && !ctx->lost)
+        write_cache(ctx);
     vkDestroyPipelineCache(ctx->device, ctx->pipeline_cache, NULL);
     ctx->pipeline_cache = VK_NULL_HANDLE;
 }

@@ -487,11 +487,6 @@ void ocr_engine_destroy(struct ocr_engine *e)
     free(e);
 }
 
-bool ocr_engine_finish(struct ocr_engine *e)
-{
-    return gpu_context_finish(e->ctx);
-}
-
 struct ocr_engine *ocr_engine_create(const struct ocr_options *opt, int *err_kind, char *err, size_t err_len)
 {
     return engine_create(opt, NULL, err_kind, err, err_len);

@@ -3,7 +3,6 @@
 #ifndef PPOCR_OCR_ENGINE_H
 #define PPOCR_OCR_ENGINE_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -68,10 +67,6 @@ int ocr_engine_run(struct ocr_engine *engine, const struct ocr_image *image, str
                    char *err, size_t err_len);
 void ocr_result_free(struct ocr_result *result);
 void ocr_engine_destroy(struct ocr_engine *engine);
-/* For a process about to end: saves what outlives it (the pipeline cache) and returns whether the
- * engines may be left to the operating system instead of destroyed (not with the validation
- * layer on). The engine stays usable. */
-bool ocr_engine_finish(struct ocr_engine *engine);
 
 const char *ocr_stage_name(enum ocr_stage stage);
 

@@ -1,7 +1,7 @@
 #!/bin/sh
-# The end of a run: without the validation layer the command leaves its Vulkan device to the
-# operating system once the output is out, and must still save the pipeline cache first; with
-# the layer it tears everything down. Both give the same output and exit status.
+# The pipeline cache: a run saves it where PPOCR_CACHE_DIR says, a run that built nothing new
+# leaves the file alone, and a failing image beside a good one changes neither the output nor the
+# exit status. With and without the validation layer.
 . "$(dirname "$0")/lib/common.sh"
 
 export PPOCR_MODELS="${PPOCR_MODELS:-$SRC/models}"
