@@ -203,11 +203,13 @@ static int worker_emit(void *ctx, int item)
     return emit_item(ctx, item);
 }
 
-/* Engines to run: --jobs, or by default one per two CPU cores on a discrete GPU (2 to 8), two
- * on another GPU, so that images' CPU stages (decoding, DB post-processing) overlap other
- * images' GPU work. On an H200 with 16 cores a folder of pages ran at 120 images/s with one
- * engine, 180 with two and 190 with four or eight; a folder of varied photos, large scans among
- * them, at 35, 61, 65 and 103-119. One on a CPU device, whose driver already uses every core.
+/* Engines to run: --jobs, or by default one per CPU core on a discrete GPU (2 to 16), two on
+ * another GPU, so that images' CPU stages (decoding, DB post-processing) overlap other images'
+ * GPU work. On an H200 with 16 cores a folder of pages ran at 120 images/s with one engine, 180
+ * with two, 190 with four and 235-248 with eight; at 16, 231. A folder of varied images, large
+ * scans among them, whose decoding holds an engine for up to 100 ms: 35, 61 and 65 images/s
+ * with one, two and four, 164 with eight and 258 with sixteen (2,500 images). One on a CPU
+ * device, whose driver already uses every core.
  * Each engine adds its own activation memory, which an integrated GPU shares with the host.
  * Image bytes on stdin keep one, so that a stop signal reaches the thread that is reading them. */
 static int job_count(const struct run *run)
@@ -218,7 +220,7 @@ static int job_count(const struct run *run)
         if (!strcmp(run->items.items[i].path, "-"))
             return 1;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int discrete = cores >= 16 ? 8 : cores >= 4 ? (int)(cores / 2) : 2;
+    int discrete = cores >= 16 ? 16 : cores >= 2 ? (int)cores : 2;
     const int by_class[] = {[OCR_DEVICE_CPU] = 1, [OCR_DEVICE_DISCRETE_GPU] = discrete, [OCR_DEVICE_OTHER_GPU] = 2};
     int jobs = run->args->jobs ? run->args->jobs : by_class[ocr_engine_device_class(run->engines[0])];
     return jobs < run->items.n ? jobs : run->items.n;
