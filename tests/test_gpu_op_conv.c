@@ -329,23 +329,26 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
 static void run_cases(const struct conv_case *cases, size_t count)
 {
     /* big and small shared-memory tiles, K-split, register tiles, direct convolutions (register
-     * tiles for the rest), direct convolutions with GPU tiles and split channel sums; then, only
-     * where the device has cooperative matrices, "": its own choice, and each cooperative-matrix
-     * tile forced */
-    static const char *const kernels[] = {"tiled",     "small", "ksplit",       "cpu",           "direct",
-                                          "gpudirect", "",      "coopmat32x64", "coopmat64x64", "coopmat128x128"};
-    const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 10 : 6;
+     * tiles for the rest), direct convolutions with GPU tiles and split channel sums, stride-1
+     * convolutions through shared-memory tiles (fp32 only: in fp16 that is the direct kernel
+     * again); then, only where the device has cooperative matrices, "": its own choice, and each
+     * cooperative-matrix tile forced */
+    static const char *const kernels[] = {"tiled",    "small",        "ksplit",       "cpu",
+                                          "direct",   "gpudirect",    "gputile",      "",
+                                          "coopmat32x64", "coopmat64x64", "coopmat128x128"};
+    const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 11 : 7;
     for (int kernel = 0; kernel < count_kernels; kernel++) {
         setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
+        const bool f32_only = !strcmp(kernels[kernel], "gputile");
         /* lavapipe runs the GPU kernels' barriers slowly: there they take one precision per case */
-        const bool alternate =
-            gpu_context_caps(ctx)->is_cpu && strcmp(kernels[kernel], "cpu") && strcmp(kernels[kernel], "direct");
+        const bool alternate = gpu_context_caps(ctx)->is_cpu && !f32_only && strcmp(kernels[kernel], "cpu") &&
+                               strcmp(kernels[kernel], "direct");
         for (size_t i = 0; i < count; i++) {
             aligned_offsets = (i / 2) % 2;
             if (!alternate || i % 2 == 0)
                 conv_case_run(&cases[i], NN_F32, 1);
             fp16_math = (kernel + i) % 2;
-            if (!alternate || i % 2 == 1)
+            if (!f32_only && (!alternate || i % 2 == 1))
                 conv_case_run(&cases[i], NN_F16, 1);
         }
     }

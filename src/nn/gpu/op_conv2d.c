@@ -10,6 +10,9 @@
  *   of H W outputs per plane, its segments loaded as 4-vectors where aligned. On GPUs the same
  *   kernel, with small tiles and split channel sums, takes a general convolution's dispatches
  *   that have enough tiles (det's and rec's 3x3 and 1x3 neck convolutions); the GEMM the rest.
+ *   In fp32 nets, the stride-1 ones among those dispatches with enough workgroups (det's neck at
+ *   240 x 240) go to shaders/conv_tile.glsl instead, tiles staged in shared memory, with the
+ *   direct kernel's weights.
  * Weights stay in their model layout (OC rows of IC/g KH KW, k-contiguous as the kernels read
  * them; GEMM rows zero-padded to a multiple of 4), in the net's storage precision; the bias
  * stays fp32. An affine the net fused from the following op (w->post_scale, w->post_shift) is
@@ -95,6 +98,21 @@ static uint32_t direct_tm(int oc, bool pointwise)
 #define DIRECT_GPU_MIN_K 512u
 #define DIRECT_GPU_MIN_TILES 1024u
 
+/* Tiles through shared memory (shaders/conv_tile.glsl) for fp32 nets' stride-1 convolutions that
+ * the direct kernel would take, where a dispatch has TILE_MIN_GROUPS workgroups or more: TILE_R
+ * outputs of a row x 8 channels per invocation, TILE_TX x TILE_TH invocations per block of 8
+ * channels, up to TILE_NB blocks per workgroup, TILE_ICC input channels per chunk. On the H200,
+ * det's 3x3 neck convolutions (96 -> 24 channels) at 240 x 240 (240 workgroups): 124-126 us with
+ * the direct kernel, 84-87 with these tiles; 8 outputs per invocation 110-122, 16 channels per
+ * chunk 112-120, 4 rows per tile 123-127. At 120 x 120 (60 workgroups) 63 against 51-54 for
+ * the direct kernel, so smaller maps keep it. */
+#define TILE_R 4u
+#define TILE_TX 8u
+#define TILE_TH 8u
+#define TILE_NB 3u
+#define TILE_ICC 8u
+#define TILE_MIN_GROUPS 200u
+
 struct conv2d_state {
     struct nn_gpu_config cfg;
     enum conv_kind kind;
@@ -115,6 +133,10 @@ struct conv2d_state {
     uint32_t direct_spec[19];          /* direct: the specialization, for the split variants */
     bool direct_flat;                  /* direct, pointwise: each plane as one row */
     uint32_t direct_tm;                /* direct: output channels per invocation */
+    /* Shared-memory tiles (fp32, stride 1), with the direct kernel's weights, built on first use */
+    bool tile_ok;
+    uint32_t tile_spec[13];
+    const struct gpu_pipeline *tile;
 };
 
 struct direct_push {
@@ -194,11 +216,32 @@ static const struct gpu_pipeline *direct_split(struct conv2d_state *s, unsigned 
 }
 
 /* Whether PPOCR_VK_GEMM_KERNEL=gpudirect (the tests) asks for the direct kernel with GPU tiles
- * for every one-group convolution and dispatch, pointwise ones included. */
+ * for every one-group convolution and dispatch, pointwise ones included; "gputile" does too, and
+ * takes the shared-memory tiles for every dispatch they can run. */
 static bool force_direct_gpu(void)
 {
     const char *force = forced_kernel();
-    return force && !strcmp(force, "gpudirect");
+    return force && (!strcmp(force, "gpudirect") || !strcmp(force, "gputile"));
+}
+
+static bool force_tile(void)
+{
+    const char *force = forced_kernel();
+    return force && !strcmp(force, "gputile");
+}
+
+/* The shared-memory tile kernel, built on first use. */
+static const struct gpu_pipeline *tile_pipeline(struct conv2d_state *s, char *err, size_t err_len)
+{
+    if (s->tile)
+        return s->tile;
+    struct gpu_pipeline_desc pd = {.shader = "conv_tile", .spec = s->tile_spec, .spec_count = 13,
+                                   .buffer_count = 5, .push_bytes = sizeof(struct direct_push)};
+    if (gpu_pipeline_get(s->cfg.ctx, &pd, &s->tile) != GPU_OK) {
+        snprintf(err, err_len, "conv2d: shared-memory tile kernel: %s", gpu_last_error());
+        return NULL;
+    }
+    return s->tile;
 }
 
 /* Whether a one-group convolution keeps the direct kernel with GPU tiles beside its GEMM (any
@@ -378,6 +421,14 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
                              (uint32_t)a->residual, s->has_bias, s->post_affine, false, s->input_gate, 1,
                              s->direct_gpu};
         memcpy(s->direct_spec, spec, sizeof spec);
+        s->tile_ok = s->direct_gpu && cfg->act_dtype == NN_F32 && a->sh == 1 && a->sw == 1 && a->dh == 1 &&
+                     a->dw == 1 && !s->input_gate && s->direct_tm == 8;
+        const uint32_t blocks = ((uint32_t)s->oc + 7u) / 8u;
+        const uint32_t tile_spec[13] = {TILE_TX, TILE_TH, blocks < TILE_NB ? blocks : TILE_NB, (uint32_t)a->kh,
+                                        (uint32_t)a->kw, TILE_R, TILE_ICC, op->act, conv_float_bits(op->act_alpha),
+                                        conv_float_bits(op->act_beta), (uint32_t)a->residual, s->has_bias,
+                                        s->post_affine};
+        memcpy(s->tile_spec, tile_spec, sizeof tile_spec);
         struct gpu_pipeline_desc pd = {.shader = cfg->act_dtype == NN_F16 ? "conv_direct_f16" : "conv_direct",
                                        .spec = spec, .spec_count = 19, .buffer_count = 6,
                                        .push_bytes = sizeof(struct direct_push)};
@@ -510,6 +561,32 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     }
 
     const bool has_direct = s->kind == CONV_DIRECT || s->direct_gpu;
+    if (s->tile_ok) {
+        const uint32_t tw = s->tile_spec[0] * s->tile_spec[5], th = s->tile_spec[1], nb = s->tile_spec[2];
+        const uint32_t per_image = (((uint32_t)s->oc + 7u) / 8u + nb - 1u) / nb;
+        const uint64_t gx = ((uint32_t)ow + tw - 1) / tw, gy = ((uint32_t)oh + th - 1) / th, gz = (uint64_t)n * per_image;
+        if (gz <= UINT16_MAX && (force_tile() || gx * gy * gz >= TILE_MIN_GROUPS)) {
+            bind[0] = gpu_bind(x->buf);
+            bind[1] = gpu_bind(s->kind == CONV_DIRECT ? &s->weight : &s->direct_weight);
+            struct direct_push p = {
+                .IC = (uint32_t)ic, .H = (uint32_t)h, .W = (uint32_t)wd, .OC = (uint32_t)s->oc, .OH = (uint32_t)oh,
+                .OW = (uint32_t)ow, .pad_t = (uint32_t)a->pad_t, .pad_l = (uint32_t)a->pad_l,
+                .x_off = x->elem_offset, .x_img = (uint32_t)ic * hw,
+                .y_off = y->elem_offset, .y_img = (uint32_t)dc * ohw,
+                .r_off = r ? r->elem_offset : 0, .r_img = (uint32_t)s->oc * ohw,
+            };
+            const struct gpu_pipeline *pipe = tile_pipeline(s, err, err_len);
+            if (!pipe)
+                return -1;
+            struct gpu_dispatch d = {.pipeline = pipe, .buffers = bind, .push = &p, .label = label,
+                                     .groups = {(uint32_t)gx, (uint32_t)gy, (uint32_t)gz}};
+            if (gpu_cmd_dispatch(cmd, &d) != GPU_OK) {
+                snprintf(err, err_len, "conv2d %s: %s", op->name, gpu_last_error());
+                return -1;
+            }
+            return 0;
+        }
+    }
     const uint32_t ocb = has_direct ? ((uint32_t)s->oc + s->direct_tm - 1) / s->direct_tm : 0;
     const uint32_t direct_tn = has_direct ? s->direct_spec[8] : 1;
     const uint64_t direct_tiles = (uint64_t)n * (s->direct_flat ? 1 : (uint32_t)oh) *
