@@ -112,6 +112,7 @@ static uint32_t direct_tm(int oc, bool pointwise)
 #define TILE_NB 3u
 #define TILE_ICC 8u
 #define TILE_MIN_GROUPS 200u
+_Static_assert(DIRECT_GPU_TM == 8u, "shaders/conv_tile.glsl reads the weights in blocks of 8 channels");
 
 struct conv2d_state {
     struct nn_gpu_config cfg;
@@ -421,8 +422,9 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
                              (uint32_t)a->residual, s->has_bias, s->post_affine, false, s->input_gate, 1,
                              s->direct_gpu};
         memcpy(s->direct_spec, spec, sizeof spec);
+        /* the tiles read the weights as packed for GPU tiles, in blocks of DIRECT_GPU_TM (8) channels */
         s->tile_ok = s->direct_gpu && cfg->act_dtype == NN_F32 && a->sh == 1 && a->sw == 1 && a->dh == 1 &&
-                     a->dw == 1 && !s->input_gate && s->direct_tm == 8;
+                     a->dw == 1 && !s->input_gate;
         const uint32_t blocks = ((uint32_t)s->oc + 7u) / 8u;
         const uint32_t tile_spec[13] = {TILE_TX, TILE_TH, blocks < TILE_NB ? blocks : TILE_NB, (uint32_t)a->kh,
                                         (uint32_t)a->kw, TILE_R, TILE_ICC, op->act, conv_float_bits(op->act_alpha),
@@ -561,6 +563,14 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     }
 
     const bool has_direct = s->kind == CONV_DIRECT || s->direct_gpu;
+    /* the push constants of the direct kernel and of the shared-memory tiles */
+    const struct direct_push dense = {
+        .IC = (uint32_t)ic, .H = (uint32_t)h, .W = (uint32_t)wd, .OC = (uint32_t)s->oc, .OH = (uint32_t)oh,
+        .OW = (uint32_t)ow, .pad_t = (uint32_t)a->pad_t, .pad_l = (uint32_t)a->pad_l,
+        .x_off = x->elem_offset, .x_img = (uint32_t)ic * hw,
+        .y_off = y->elem_offset, .y_img = (uint32_t)dc * ohw,
+        .r_off = r ? r->elem_offset : 0, .r_img = (uint32_t)s->oc * ohw,
+    };
     if (s->tile_ok) {
         const uint32_t tw = s->tile_spec[0] * s->tile_spec[5], th = s->tile_spec[1], nb = s->tile_spec[2];
         const uint32_t per_image = (((uint32_t)s->oc + 7u) / 8u + nb - 1u) / nb;
@@ -568,17 +578,10 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
         if (gz <= UINT16_MAX && (force_tile() || gx * gy * gz >= TILE_MIN_GROUPS)) {
             bind[0] = gpu_bind(x->buf);
             bind[1] = gpu_bind(s->kind == CONV_DIRECT ? &s->weight : &s->direct_weight);
-            struct direct_push p = {
-                .IC = (uint32_t)ic, .H = (uint32_t)h, .W = (uint32_t)wd, .OC = (uint32_t)s->oc, .OH = (uint32_t)oh,
-                .OW = (uint32_t)ow, .pad_t = (uint32_t)a->pad_t, .pad_l = (uint32_t)a->pad_l,
-                .x_off = x->elem_offset, .x_img = (uint32_t)ic * hw,
-                .y_off = y->elem_offset, .y_img = (uint32_t)dc * ohw,
-                .r_off = r ? r->elem_offset : 0, .r_img = (uint32_t)s->oc * ohw,
-            };
             const struct gpu_pipeline *pipe = tile_pipeline(s, err, err_len);
             if (!pipe)
                 return -1;
-            struct gpu_dispatch d = {.pipeline = pipe, .buffers = bind, .push = &p, .label = label,
+            struct gpu_dispatch d = {.pipeline = pipe, .buffers = bind, .push = &dense, .label = label,
                                      .groups = {(uint32_t)gx, (uint32_t)gy, (uint32_t)gz}};
             if (gpu_cmd_dispatch(cmd, &d) != GPU_OK) {
                 snprintf(err, err_len, "conv2d %s: %s", op->name, gpu_last_error());
@@ -594,16 +597,13 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     if (s->kind == CONV_DIRECT || (s->direct_gpu && direct_tiles >= DIRECT_GPU_MIN_TILES)) {
         bind[0] = gpu_bind(x->buf);
         bind[1] = gpu_bind(s->kind == CONV_DIRECT ? &s->weight : &s->direct_weight);
-        /* a pointwise convolution as one row of H W per plane */
-        const uint32_t rh = s->direct_flat ? 1 : (uint32_t)h, rw = s->direct_flat ? hw : (uint32_t)wd;
-        const uint32_t roh = s->direct_flat ? 1 : (uint32_t)oh, row = s->direct_flat ? ohw : (uint32_t)ow;
-        struct direct_push p = {
-            .IC = (uint32_t)ic, .H = rh, .W = rw, .OC = (uint32_t)s->oc, .OH = roh,
-            .OW = row, .pad_t = (uint32_t)a->pad_t, .pad_l = (uint32_t)a->pad_l,
-            .x_off = x->elem_offset, .x_img = (uint32_t)ic * hw,
-            .y_off = y->elem_offset, .y_img = (uint32_t)dc * ohw,
-            .r_off = r ? r->elem_offset : 0, .r_img = (uint32_t)s->oc * ohw,
-        };
+        struct direct_push p = dense;
+        if (s->direct_flat) { /* a pointwise convolution as one row of H W per plane */
+            p.H = p.OH = 1;
+            p.W = hw;
+            p.OW = ohw;
+        }
+        const uint32_t roh = p.OH, row = p.OW;
         p.OWG = (row + direct_tn - 1) / direct_tn;
         /* GPU tiles take the images on x as well (shaders/conv_direct.glsl says why not always) */
         const uint64_t items = (uint64_t)(s->direct_gpu ? n : 1) * roh * p.OWG;
