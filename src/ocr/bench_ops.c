@@ -45,7 +45,7 @@ static int bench_one(struct gpu_context *ctx, const struct nn_gpu_config *cfg, c
     struct nn_gpu_net *net = NULL;
     struct nn_gpu_plan *plan = NULL;
     struct gpu_cmd *cmd = NULL, *whole = NULL;
-    double *samples = NULL, *totals = NULL, *wholes = NULL;
+    double *samples = NULL, *dispatch_samples = NULL, *totals = NULL, *wholes = NULL;
     float *input = NULL;
     int rc = -1;
     if (nn_gpu_net_create(cfg, &m, &net, err, err_len) || nn_gpu_plan_create(net, bn->shape, NULL, &plan, err, err_len))
@@ -53,9 +53,10 @@ static int bench_one(struct gpu_context *ctx, const struct nn_gpu_config *cfg, c
     size_t n_in = (size_t)(bn->shape[0] * bn->shape[1] * bn->shape[2] * bn->shape[3]);
     input = malloc(n_in * sizeof(float));
     samples = calloc((size_t)m.n_ops * (size_t)runs + 1, sizeof(double));
+    dispatch_samples = calloc((size_t)MAX_TIMED * (size_t)runs + 1, sizeof(double));
     totals = calloc((size_t)runs + 1, sizeof(double));
     wholes = calloc((size_t)runs + 1, sizeof(double));
-    if (!input || !samples || !totals || !wholes) {
+    if (!input || !samples || !dispatch_samples || !totals || !wholes) {
         snprintf(err, err_len, "out of memory");
         goto done;
     }
@@ -99,6 +100,8 @@ static int bench_one(struct gpu_context *ctx, const struct nn_gpu_config *cfg, c
         gpu_cmd_timings(whole, &t, &nt);
         wholes[r] = nt ? t[0].us : 0;
         gpu_cmd_timings(cmd, &t, &nt);
+        for (unsigned k = 0; k < nt && k < MAX_TIMED; k++)
+            dispatch_samples[(size_t)k * runs + r] = t[k].us;
         for (uint32_t i = 0; i < m.n_ops; i++) {
             unsigned first, end;
             nn_gpu_plan_op_timings(plan, (int)i, &first, &end);
@@ -128,6 +131,15 @@ static int bench_one(struct gpu_context *ctx, const struct nn_gpu_config *cfg, c
         pvk_shape_str(nn_gpu_plan_shape(plan, m.ops[i].outputs[0]), out_shape, sizeof(out_shape));
         fprintf(out, "%4u  %-16s %-22.22s %-20.20s %10.1f %9.1f %8.1f\n", i, pvk_op_type_name(m.ops[i].type),
                 m.ops[i].name, out_shape, us, flops / us * 1e-3, bytes / us * 1e-3);
+        /* an op of several dispatches: each one's median under it */
+        unsigned first, end;
+        nn_gpu_plan_op_timings(plan, (int)i, &first, &end);
+        const struct gpu_timing *t;
+        unsigned nt;
+        gpu_cmd_timings(cmd, &t, &nt);
+        for (unsigned k = first; end - first > 1 && k < end && k < nt && k < MAX_TIMED; k++)
+            fprintf(out, "%4s  %-16s %-43.43s %10.1f\n", "", "", t[k].label,
+                    median(&dispatch_samples[(size_t)k * runs], runs));
         sum_flops += flops;
         sum_us += us;
     }
@@ -147,6 +159,7 @@ done:
     pvk_model_free(&m);
     free(input);
     free(samples);
+    free(dispatch_samples);
     free(totals);
     free(wholes);
     return rc;
