@@ -3,10 +3,11 @@
 // convolution (C scattered into the upsampled image) and matmul. Accumulation is fp32 whatever
 // the storage precision.
 //
-// Three kernels share the loads and the epilogue:
+// Four kernels share the loads and the epilogue:
 //   default   shared-memory tiles BM x BN x BK, LX x LY invocations each holding (BM/LY) x (BN/LX)
 //             accumulators, rows and columns interleaved so shared reads and global writes are
-//             contiguous across a subgroup;
+//             contiguous across a subgroup; GEMM_SLICED: KSLICES such groups per workgroup
+//             over interleaved K steps, summed at the end;
 //   GEMM_CPU  no shared memory and no barriers (lavapipe runs a barrier as a coroutine switch):
 //             each invocation keeps a TM x TN register tile and streams K straight from memory;
 //             neighbouring invocations own neighbouring columns so SIMD lanes load contiguously;
@@ -38,7 +39,11 @@
 #define BIAS_COL 2u
 
 
+#ifdef GEMM_SLICED
+layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 21) in;
+#else
 layout(local_size_x_id = 0, local_size_y_id = 1) in;
+#endif
 layout(constant_id = 0) const uint LX = 16;
 layout(constant_id = 1) const uint LY = 16;
 // Tiled: BM x BN outputs per workgroup. GEMM_CPU: BM x BN outputs per invocation.
@@ -67,6 +72,17 @@ layout(constant_id = 19) const uint AFFINE_C = 1;
 // Plain B scaled per row: B(k, n) g[z1][k], the channel gate of a squeeze-and-excitation block
 // fused from the op before (a 1x1 convolution's input channels are B's rows; z1 is the image).
 layout(constant_id = 20) const bool B_GATE = false;
+#ifdef GEMM_SLICED
+// The tiled kernel with K slices per workgroup (its z size), in its own shader (gemm_sliced*.comp)
+// so the plain tiled kernel compiles as it did. Each slice of LX x LY invocations runs the tile
+// loop over every KSLICES-th K step with its own tiles; the slices' sums are added up in shared
+// memory in slice order before the epilogue. Few tiles with a long K (det's 1x1 convolutions at
+// 30 x 30) then keep more of each SM busy instead of one slice waiting on every K step's loads
+// in turn.
+layout(constant_id = 21) const uint KSLICES = 2;
+#else
+const uint KSLICES = 1u;
+#endif
 
 layout(std430, binding = 0) readonly buffer BufA { SFLOAT a[]; };
 layout(std430, binding = 1) readonly buffer BufB { SFLOAT b[]; };
@@ -347,8 +363,14 @@ const uint B_LOADS = BK * BN / WG;
 
 // Tiles and the prefetch registers hold MFLOAT: fp16 in the f16a twin, which halves the shared
 // memory and registers a tile costs; products are still summed in fp32.
-shared MFLOAT As[BK * A_STRIDE];
-shared MFLOAT Bs[BK * BN];
+const uint AS_SIZE = BK * A_STRIDE;
+const uint BS_SIZE = BK * BN;
+shared MFLOAT As[KSLICES * AS_SIZE];
+shared MFLOAT Bs[KSLICES * BS_SIZE];
+#ifdef GEMM_SLICED
+// Slices 1.. park their sums here for slice 0.
+shared float red[(KSLICES - 1u) * BM * BN];
+#endif
 
 const uint A4_LOADS = BM * BK / 4 / WG;
 const uint B4_LOADS = BK * BN / 4 / WG;
@@ -420,7 +442,13 @@ void fetch_tile(uint k0)
 void main()
 {
     const uint lx = gl_LocalInvocationID.x, ly = gl_LocalInvocationID.y;
+#ifdef GEMM_SLICED
+    const uint slice = gl_LocalInvocationID.z;
+#else
+    const uint slice = 0u;
+#endif
     const uint tid = ly * LX + lx;
+    const uint as0 = slice * AS_SIZE, bs0 = slice * BS_SIZE;
     m0 = gl_WorkGroupID.y * BM;
     n0 = gl_WorkGroupID.x * BN;
     const uint z1 = gl_WorkGroupID.z / p.zdiv, z2 = gl_WorkGroupID.z % p.zdiv;
@@ -449,42 +477,65 @@ void main()
     if (MODE == MODE_IM2COL)
         pixel_origin(n0 + b_nn, iy0, ix0);
 
-    fetch_tile(0);
-    for (uint k0 = 0; k0 < p.K; k0 += BK) {
+    // Every slice runs the same number of steps (the barriers need it), to K rounded up to a
+    // whole step of all slices; K steps past the end load zeros.
+    const uint step = KSLICES * BK;
+#ifdef GEMM_SLICED
+    const uint k_end = (p.K + step - 1u) / step * step;
+#else
+    const uint k_end = p.K;
+#endif
+    fetch_tile(slice * BK);
+    for (uint k0 = slice * BK; k0 < k_end; k0 += step) {
         if (VEC4) {
             for (uint l = 0; l < A4_LOADS; l++)
                 for (uint c = 0; c < 4; c++)
-                    As[(4 * a4_kq + c) * A_STRIDE + a4_mm + l * (WG / (BK / 4))] = a_next4[l][c];
+                    As[as0 + (4 * a4_kq + c) * A_STRIDE + a4_mm + l * (WG / (BK / 4))] = a_next4[l][c];
         } else {
             for (uint l = 0; l < A_LOADS; l++)
-                As[a_kk * A_STRIDE + a_mm + l * (WG / BK)] = a_next[l];
+                As[as0 + a_kk * A_STRIDE + a_mm + l * (WG / BK)] = a_next[l];
         }
         if (B_VEC4) {
             for (uint l = 0; l < B4_LOADS; l++)
                 for (uint c = 0; c < 4; c++)
-                    Bs[(b4_kk + l * (WG / (BN / 4))) * BN + 4 * b4_nq + c] = b_next4[l][c];
+                    Bs[bs0 + (b4_kk + l * (WG / (BN / 4))) * BN + 4 * b4_nq + c] = b_next4[l][c];
         } else {
             for (uint l = 0; l < B_LOADS; l++) {
                 uint kk = b_n_fast ? b_kk + l * (WG / BN) : b_kk;
                 uint nn = b_n_fast ? b_nn : b_nn + l * (WG / BK);
-                Bs[kk * BN + nn] = b_next[l];
+                Bs[bs0 + kk * BN + nn] = b_next[l];
             }
         }
         barrier();
-        if (k0 + BK < p.K)
-            fetch_tile(k0 + BK);
+        if (k0 + step < k_end)
+            fetch_tile(k0 + step); // zeros for a slice whose next step is past K
         for (uint kk = 0; kk < BK; kk++) {
             float av[TM], bv[TN];
             for (uint i = 0; i < TM; i++)
-                av[i] = float(As[kk * A_STRIDE + ly + i * LY]);
+                av[i] = float(As[as0 + kk * A_STRIDE + ly + i * LY]);
             for (uint j = 0; j < TN; j++)
-                bv[j] = float(Bs[kk * BN + lx + j * LX]);
+                bv[j] = float(Bs[bs0 + kk * BN + lx + j * LX]);
             for (uint i = 0; i < TM; i++)
                 for (uint j = 0; j < TN; j++)
                     acc[i][j] = fma(av[i], bv[j], acc[i][j]);
         }
         barrier();
     }
+#ifdef GEMM_SLICED
+    // each output's partial sums added in slice order, so the result does not depend on
+    // scheduling
+    if (slice > 0u)
+        for (uint i = 0; i < TM; i++)
+            for (uint j = 0; j < TN; j++)
+                red[((slice - 1u) * TM * TN + i * TN + j) * WG + tid] = acc[i][j];
+    barrier();
+    if (slice > 0u)
+        return;
+    for (uint s = 1u; s < KSLICES; s++)
+        for (uint i = 0; i < TM; i++)
+            for (uint j = 0; j < TN; j++)
+                acc[i][j] += red[((s - 1u) * TM * TN + i * TN + j) * WG + tid];
+#endif
 
     for (uint i = 0; i < TM; i++) {
         uint m = m0 + ly + i * LY;

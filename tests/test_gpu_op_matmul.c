@@ -188,7 +188,7 @@ static double mm_run(const struct mm_case *mc, enum nn_dtype dt, int reps)
     double e = test_rel_l2(got, want, yn), tol = dt == NN_F16 ? 1e-2 : 1e-4;
     if (!(e <= tol)) {
         char sa[64], sb[64];
-        fail_msg("matmul %s a %s b %s const %d trans_b %d bias %d act %d: rel-L2 %g", dt == NN_F16 ? "f16" : "f32",
+        fail_msg("matmul (kernel %s) %s a %s b %s const %d trans_b %d bias %d act %d: rel-L2 %g", getenv("PPOCR_VK_GEMM_KERNEL") ? getenv("PPOCR_VK_GEMM_KERNEL") : "", dt == NN_F16 ? "f16" : "f32",
                  pvk_shape_str(&mc->a, sa, sizeof sa), pvk_shape_str(&mc->b, sb, sizeof sb), mc->const_b,
                  mc->trans_b, mc->bias, mc->act, e);
     }
@@ -209,16 +209,17 @@ static double mm_run(const struct mm_case *mc, enum nn_dtype dt, int reps)
 #define S3(a, b, c) ((struct pvk_shape){3, {a, b, c}})
 #define S4(a, b, c, d) ((struct pvk_shape){4, {a, b, c, d}})
 
-/* Each case through every GEMM kernel (shared-memory tiles for GPUs, big and small; K-split;
+/* Each case through every GEMM kernel (shared-memory tiles for GPUs, big, small and sliced; K-split;
  * register tiles for CPUs) whatever the device, in both precisions; then the cooperative-matrix kernel
  * where present. */
 static void run_cases(const struct mm_case *cases, size_t count)
 {
-    /* big and small shared-memory tiles, K-split, register tiles; then, only where the device has
-     * cooperative matrices, "": its own choice, and each cooperative-matrix tile forced */
-    static const char *const kernels[] = {"tiled", "small",        "ksplit",        "cpu",
+    /* big and small shared-memory tiles, small tiles with K slices, K-split, register tiles; then,
+     * only where the device has cooperative matrices, "": its own choice, and each
+     * cooperative-matrix tile forced */
+    static const char *const kernels[] = {"tiled", "small",        "sliced",       "ksplit",        "cpu",
                                           "",      "coopmat32x64", "coopmat64x64", "coopmat128x128"};
-    const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 8 : 4;
+    const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 9 : 5;
     for (int kernel = 0; kernel < count_kernels; kernel++) {
         setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
         /* lavapipe runs the GPU kernels' barriers slowly: there they take one precision per case */

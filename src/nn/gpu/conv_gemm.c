@@ -52,6 +52,21 @@
  * over K 200 in one workgroup, took 11.8 us on the H200. */
 #define KSPLIT_FEW_TILES 2u
 #define KSPLIT_FEW_TILES_MIN_K 128u
+/* Sliced small tiles: SLICES groups of small-tile invocations per workgroup, each over every
+ * SLICES-th K step, where small tiles are chosen, there are fewer than SLICED_BELOW of them and K
+ * is at least SLICED_MIN_K. On the H200 (us, small tiles -> 2 slices): det's 1x1 convolutions at
+ * 30 x 30 (348 small tiles) with K 384 27.4-27.6 -> 24.2 (34.4 -> 24.3 with an SE gate), with
+ * K 192 24.5 -> 19.1; 384 -> 360 channels 24.2 -> 21.3; 360 -> 96 (87 tiles) 29.8 -> 17.6; at
+ * 60 x 60, 192 -> 42 (226 tiles) 16.6 -> 14.7. Four slices lost to two everywhere (38-40 us at K
+ * 384), and with 678 small tiles (det's 1x1 convolutions at 60 x 60, K 192) two slices lost too
+ * (21.0 against 23.8): there the SMs are already busy. */
+#define SLICES 2u
+#define SLICED_BELOW 512u
+#define SLICED_MIN_K 128u
+/* shared memory of the sliced small tiles (fp32 tiles of at most 32 x 32 and the partial sums)
+ * within what every Vulkan device has (16 KiB); the workgroup is 8 x 8 x SLICES invocations */
+_Static_assert(SLICES * TILED_BK * (32u + 1u + 32u) * 4u + (SLICES - 1u) * 32u * 32u * 4u <= 16384u,
+               "sliced small tiles need more shared memory than every device has");
 /* Cooperative-matrix kernel. It needs a few fragments of K to pay for its shared-memory staging
  * and epilogue: on the H200 the tiled kernel was faster at K 32 (cls's expansions to 200
  * channels: 10-11 against 15-16 us) and K 64 (rec's 64-channel convolutions: 51-53 against
@@ -84,13 +99,13 @@ static bool has_coopmat_16x16x16(const struct gpu_caps *caps)
 }
 
 static int build(struct gpu_context *ctx, const struct conv_gemm_desc *d, const char *shader, uint32_t lx,
-                 uint32_t ly, uint32_t bm, uint32_t bn, uint32_t bk, bool vec4, uint32_t subgroup,
+                 uint32_t ly, uint32_t slices, uint32_t bm, uint32_t bn, uint32_t bk, bool vec4, uint32_t subgroup,
                  const struct gpu_pipeline **out)
 {
-    uint32_t spec[21] = {lx, ly, bm, bn, bk, d->mode, d->bias, d->act, conv_float_bits(d->act_alpha),
+    uint32_t spec[22] = {lx, ly, bm, bn, bk, d->mode, d->bias, d->act, conv_float_bits(d->act_alpha),
                          conv_float_bits(d->act_beta), d->residual, d->kh, d->kw, d->sh, d->sw, d->dh, d->dw, vec4,
-                         d->post_affine, d->post_affine ? d->affine_c : 1, d->b_gate};
-    struct gpu_pipeline_desc pd = {.shader = shader, .spec = spec, .spec_count = 21, .buffer_count = 6,
+                         d->post_affine, d->post_affine ? d->affine_c : 1, d->b_gate, slices};
+    struct gpu_pipeline_desc pd = {.shader = shader, .spec = spec, .spec_count = 22, .buffer_count = 6,
                                    .push_bytes = sizeof(struct conv_gemm_push), .subgroup_size = subgroup};
     return gpu_pipeline_get(ctx, &pd, out);
 }
@@ -116,7 +131,7 @@ static const struct gpu_pipeline *coopmat_variant(struct conv_gemm *g, unsigned 
         return *p;
     const struct coopmat_tile *t = &COOPMAT_TILES[tile];
     const uint32_t subgroup = gpu_context_caps(g->ctx)->subgroup_size_control ? 32 : 0;
-    if (build(g->ctx, &g->desc, "gemm_coopmat_f16", t->lx, 1, t->bm, t->bn, COOPMAT_BK, vec8, subgroup, p) !=
+    if (build(g->ctx, &g->desc, "gemm_coopmat_f16", t->lx, 1, 1, t->bm, t->bn, COOPMAT_BK, vec8, subgroup, p) !=
         GPU_OK) {
         snprintf(err, err_len, "gemm pipeline gemm_coopmat_f16 %ux%u: %s", t->bm, t->bn, gpu_last_error());
         return NULL;
@@ -129,20 +144,23 @@ static const struct gpu_pipeline *variant(struct conv_gemm *g, enum conv_gemm_va
 {
     if (g->variant[v])
         return g->variant[v];
-    const bool vec4 = v == GEMM_TILED_VEC4 || v == GEMM_SMALL_VEC4;
+    const bool vec4 = v == GEMM_TILED_VEC4 || v == GEMM_SMALL_VEC4 || v == GEMM_SLICED_VEC4;
     const char *shader = g->shader;
-    uint32_t lx, ly, bm, bn;
+    uint32_t lx, ly, slices = 1, bm, bn;
     if (g->cpu_kernel) {
         lx = CPU_LX, ly = 1, bm = CPU_TM, bn = CPU_TN;
     } else if (v == GEMM_TILED || v == GEMM_TILED_VEC4) {
         lx = TILED_LX, ly = g->bm / 4, bm = g->bm, bn = g->bn;
     } else if (v == GEMM_SMALL || v == GEMM_SMALL_VEC4) {
         lx = TILED_LX / 2, ly = g->small_bm / 4, bm = g->small_bm, bn = g->small_bn;
+    } else if (v == GEMM_SLICED || v == GEMM_SLICED_VEC4) {
+        shader = g->sliced_shader;
+        lx = TILED_LX / 2, ly = g->small_bm / 4, slices = SLICES, bm = g->small_bm, bn = g->small_bn;
     } else {
         shader = g->f16 ? "gemm_ksplit_f16" : "gemm_ksplit";
         lx = KSPLIT_LX, ly = 1, bm = KSPLIT_BM, bn = KSPLIT_BN;
     }
-    if (build(g->ctx, &g->desc, shader, lx, ly, bm, bn, TILED_BK, vec4, 0, &g->variant[v]) != GPU_OK) {
+    if (build(g->ctx, &g->desc, shader, lx, ly, slices, bm, bn, TILED_BK, vec4, 0, &g->variant[v]) != GPU_OK) {
         snprintf(err, err_len, "gemm pipeline %s: %s", shader, gpu_last_error());
         return NULL;
     }
@@ -178,7 +196,11 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
     }
     if (force) {
         out->cpu_kernel = !strcmp(force, "cpu") || !strcmp(force, "direct");
-        out->tiles = !strcmp(force, "tiled") ? 1 : !strcmp(force, "small") ? 2 : !strcmp(force, "ksplit") ? 3 : 0;
+        out->tiles = !strcmp(force, "tiled")    ? 1
+                     : !strcmp(force, "small")  ? 2
+                     : !strcmp(force, "ksplit") ? 3
+                     : !strcmp(force, "sliced") ? 4
+                                                : 0;
     }
     out->mode = d->mode;
     if (out->cpu_kernel) {
@@ -191,6 +213,7 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
         out->bn = TILED_BN;
         out->small_bm = out->bm < 32 ? out->bm : 32;
         out->small_bn = TILED_BN / 2;
+        snprintf(out->sliced_shader, sizeof out->sliced_shader, "gemm_sliced%s", nnh_precision_suffix(cfg));
     }
     /* the plain kernel now, so that a device that cannot build it fails at net creation */
     if (!variant(out, GEMM_TILED, err, err_len))
@@ -269,7 +292,12 @@ int conv_gemm_record(struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_
          * activations, and a constant B is stored padded. */
         bool vec4 = operands_aligned(push, bind, 4, g->mode == CONV_GEMM_IM2COL);
         bool one_row = push->M <= bm && (g->mode == CONV_GEMM_IM2COL || big_groups >= ONE_TILE_PER_SM);
-        if (!g->cpu_kernel && (g->tiles == 2 || (g->tiles == 0 && big_groups < SMALL_TILE_BELOW && !one_row))) {
+        bool sliced = small_groups < SLICED_BELOW && push->K >= SLICED_MIN_K;
+        if (!g->cpu_kernel && (g->tiles == 4 || (g->tiles == 0 && big_groups < SMALL_TILE_BELOW && !one_row && sliced))) {
+            v = vec4 ? GEMM_SLICED_VEC4 : GEMM_SLICED;
+            bm = g->small_bm;
+            bn = g->small_bn;
+        } else if (!g->cpu_kernel && (g->tiles == 2 || (g->tiles == 0 && big_groups < SMALL_TILE_BELOW && !one_row))) {
             v = vec4 ? GEMM_SMALL_VEC4 : GEMM_SMALL;
             bm = g->small_bm;
             bn = g->small_bn;

@@ -51,10 +51,20 @@ struct conv_gemm_push {
 #define COOPMAT_TILE_COUNT 3 /* cooperative-matrix tiles (conv_gemm.c) */
 
 /* Kernel variants. GPUs: big tiles, quarter-size tiles for GEMMs too small to give every compute
- * unit a big tile, each also with vec4 tile loads for 4-element aligned operands, and the K-split
- * kernel for GEMMs whose outputs fill too few tiles while K is long. CPU devices: the register-
- * tiled kernel as GEMM_TILED, with vec4 loads as GEMM_TILED_VEC4. */
-enum conv_gemm_variant { GEMM_TILED, GEMM_TILED_VEC4, GEMM_SMALL, GEMM_SMALL_VEC4, GEMM_KSPLIT, GEMM_VARIANTS };
+ * unit a big tile, the quarter-size tiles with K slices per workgroup where K is long enough, each
+ * also with vec4 tile loads for 4-element aligned operands, and the K-split kernel for GEMMs
+ * whose outputs fill too few tiles while K is long. CPU devices: the register-tiled kernel as
+ * GEMM_TILED, with vec4 loads as GEMM_TILED_VEC4. */
+enum conv_gemm_variant {
+    GEMM_TILED,
+    GEMM_TILED_VEC4,
+    GEMM_SMALL,
+    GEMM_SMALL_VEC4,
+    GEMM_SLICED,
+    GEMM_SLICED_VEC4,
+    GEMM_KSPLIT,
+    GEMM_VARIANTS
+};
 
 struct conv_gemm {
     enum conv_gemm_mode mode;
@@ -62,13 +72,13 @@ struct conv_gemm {
      * built the first time a recording needs it: creating all of them cost most of cold start. */
     struct gpu_context *ctx;
     struct conv_gemm_desc desc;
-    char shader[24];
+    char shader[24], sliced_shader[24];
     bool f16, cpu_kernel;
     const struct gpu_pipeline *variant[GEMM_VARIANTS];
     uint32_t bm, bn;  /* outputs per workgroup along M and N, big tiles */
     uint32_t small_bm, small_bn;
-    /* 0: by size; 1: always big; 2: always small; 3: always K-split (PPOCR_VK_GEMM_KERNEL, for
-     * tests) */
+    /* 0: by size; 1: always big; 2: always small; 3: always K-split; 4: always sliced small tiles
+     * (PPOCR_VK_GEMM_KERNEL, for tests) */
     int tiles;
     /* Cooperative matrices where the device has fp16 ones: pipelines per tile (conv_gemm.c), with
      * and without 16-byte group loads, built on first use; coopmat_tile >= 0 forces a tile. */
