@@ -423,6 +423,8 @@ static void run_se(enum nn_dtype dt, bool fp16_math)
     /* rec's widest: more channels than a workgroup, more hidden rows than one pass */
     se_case(&h, 2, 480, 120, 6, 80, 0, true, 0);
     se_case(&h, 3, 203, 51, 2, 5, 0, true, 0);
+    /* rows of the hidden layer in 4-vectors, of the input channels not */
+    se_case(&h, 1, 50, 12, 3, 7, 1, true, 0);
     harness_done(&h);
     assert_int_equal(gpu_validation_message_count(), 0);
 }

@@ -86,8 +86,10 @@ static int se_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, c
     s->cfg = *cfg;
     s->c = c;
     s->cr = cr;
-    /* W1 [cr][c], b1 [cr], W2 [c][cr], b2 [c]; missing biases are zeros */
-    size_t total = (size_t)(cr * c + cr + c * cr + c);
+    /* W1 [cr][c], b1 [cr], W2 [c][cr], b2 [c], each section from a multiple of 4 floats (where
+     * shaders/se_gate.glsl reads them); missing biases and the gaps are zeros */
+    const size_t b1_at = (size_t)(cr * c + 3) & ~(size_t)3, w2_at = (b1_at + (size_t)cr + 3) & ~(size_t)3;
+    const size_t b2_at = w2_at + (size_t)(c * cr), total = b2_at + (size_t)c;
     float *packed = calloc(total, sizeof(float));
     if (!packed) {
         free(s);
@@ -95,10 +97,10 @@ static int se_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, c
     }
     memcpy(packed, w->data[0], sizeof(float) * (size_t)(cr * c));
     if (w->data[1])
-        memcpy(packed + cr * c, w->data[1], sizeof(float) * (size_t)cr);
-    memcpy(packed + cr * c + cr, w->data[2], sizeof(float) * (size_t)(c * cr));
+        memcpy(packed + b1_at, w->data[1], sizeof(float) * (size_t)cr);
+    memcpy(packed + w2_at, w->data[2], sizeof(float) * (size_t)(c * cr));
     if (w->data[3])
-        memcpy(packed + cr * c + cr + c * cr, w->data[3], sizeof(float) * (size_t)c);
+        memcpy(packed + b2_at, w->data[3], sizeof(float) * (size_t)c);
     int rc = nnh_upload(cfg->ctx, packed, total, NN_F32, &s->weights, err, err_len);
     free(packed);
     s->fc_rows = gpu_context_caps(cfg->ctx)->is_cpu ? SE_FC_ROWS_CPU : SE_FC_ROWS;
