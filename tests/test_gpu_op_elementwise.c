@@ -1,5 +1,5 @@
-/* GPU elementwise-family ops against the C reference ops: binary (broadcasting, constant b),
- * unary, affine, resize, pool2d and SE, in fp32 and fp16 storage, on odd shapes, with outputs
+/* GPU elementwise-family ops against the C reference ops: binary (broadcasting, constant b, and
+ * the add fused with an SE's apply step and an upsampling), unary, affine, resize, pool2d and SE, in fp32 and fp16 storage, on odd shapes, with outputs
  * poisoned with NaN, placed at odd offsets and (for the concat-feeding ops) written into a channel
  * slice of a wider tensor whose other channels must stay untouched. */
 #include <setjmp.h>
@@ -135,6 +135,92 @@ static void run_binary(enum nn_dtype dt, bool fp16_math)
     harness_done(&h);
     assert_int_equal(gpu_validation_message_count(), 0);
 }
+
+/* The ADD the net fuses with the ops before it (shaders/add_fused.glsl): one operand an SE's input
+ * scaled by gate + residual, the other a nearest upsampling by integer factors of a smaller map,
+ * each optional, on either side; the reference applies gate, resize and add one after another. */
+static void fused_add_case(struct harness *h, int n, int c, int oh, int ow, int gated, int upsampled, int fh,
+                           int fw, float residual, enum pvk_act act, int64_t view_channels)
+{
+    enum nn_dtype dt = h->cfg.act_dtype;
+    const int up_h = upsampled ? oh / fh : oh, up_w = upsampled ? ow / fw : ow;
+    struct pvk_shape ys = SHAPE(n, c, oh, ow), small = SHAPE(n, c, up_h, up_w), gs = SHAPE(n, c);
+    const size_t ny = (size_t)(n * c * oh * ow), ns = (size_t)(n * c * up_h * up_w);
+    float *operand[2], *want = malloc(ny * sizeof *want);
+    float *gate = harness_rand_vec((size_t)(n * c), 0, 1, NN_F32);
+    for (int k = 0; k < 2; k++)
+        operand[k] = harness_rand_vec(upsampled == k + 1 ? ns : ny, -2, 2, dt);
+    /* the reference: each operand as the unfused ops would have computed it */
+    float *full[2];
+    for (int k = 0; k < 2; k++) {
+        full[k] = malloc(ny * sizeof(float));
+        if (upsampled == k + 1)
+            ref_resize(operand[k], n, c, up_h, up_w, PVK_RESIZE_NEAREST, (float)fh, (float)fw, oh, ow, full[k]);
+        else
+            memcpy(full[k], operand[k], ny * sizeof(float));
+        if (gated == k + 1)
+            for (size_t i = 0; i < ny; i++)
+                full[k][i] *= gate[i / (size_t)(oh * ow)] + residual;
+    }
+    for (size_t i = 0; i < ny; i++)
+        want[i] = full[0][i] + full[1][i];
+    ref_act(act, 0.2f, 0.5f, want, ny);
+    struct pvk_op op = harness_op(PVK_OP_BINARY, act, 0.2f, 0.5f, "fused add");
+    op.attr.binary.kind = PVK_BIN_ADD;
+    op.n_inputs = 2;
+    struct nn_gpu_weights w = {.gated_inputs = gated ? (uint8_t)(1u << (gated - 1)) : 0,
+                               .upsampled_inputs = upsampled ? (uint8_t)(1u << (upsampled - 1)) : 0,
+                               .gate_residual = residual, .upsample_h = (uint32_t)fh, .upsample_w = (uint32_t)fw};
+    struct htensor in[3], y;
+    for (int k = 0; k < 2; k++) {
+        htensor_alloc(h, &in[k], upsampled == k + 1 ? &small : &ys, dt, k ? lead_b : lead_a, 0);
+        htensor_write(h, &in[k], operand[k]);
+    }
+    if (gated) {
+        htensor_alloc(h, &in[2], &gs, NN_F32, 0, 0);
+        htensor_write(h, &in[2], gate);
+    }
+    const int64_t c0 = view_channels ? 1 : 0;
+    htensor_alloc(h, &y, &ys, dt, lead_y + (uint32_t)(c0 * oh * ow), view_channels);
+    harness_run_op(h, &nn_gpu_binary_impl, &op, &w, in, gated ? 3 : 2, &y, 1, NULL);
+    char what[160];
+    snprintf(what, sizeof what, "fused add %dx%dx%dx%d gated %d upsampled %d by %dx%d residual %g act %d view %lld", n,
+             c, oh, ow, gated, upsampled, fh, fw, (double)residual, act, (long long)view_channels);
+    if (view_channels) {
+        check_view(h, &y, want, dt, c0, what);
+    } else {
+        float *got = malloc(ny * sizeof *got);
+        htensor_read(h, &y, got);
+        harness_check(got, want, ny, dt, what);
+        free(got);
+    }
+    for (int k = 0; k < (gated ? 3 : 2); k++)
+        htensor_free(&in[k]);
+    htensor_free(&y);
+    for (int k = 0; k < 2; k++)
+        free(operand[k]), free(full[k]);
+    free(gate), free(want);
+}
+
+static void run_fused_add(enum nn_dtype dt)
+{
+    struct harness h;
+    if (!harness_init(&h, dt))
+        return;
+    /* det's FPN: SE(x) with its residual + a map upsampled 2x */
+    fused_add_case(&h, 1, 16, 12, 20, 1, 2, 2, 2, 1.0f, PVK_ACT_NONE, 0);
+    /* odd widths (a last group of fewer than 4), factors 3 x 2, the sides swapped, no residual */
+    fused_add_case(&h, 2, 5, 9, 14, 2, 1, 3, 2, 0.0f, PVK_ACT_RELU, 0);
+    /* only one of the two fusions; then into channels [1, 1 + C) of a wider tensor */
+    fused_add_case(&h, 1, 3, 7, 5, 0, 2, 7, 5, 0.0f, PVK_ACT_HARDSWISH, 0);
+    fused_add_case(&h, 3, 4, 5, 11, 1, 0, 1, 1, 1.0f, PVK_ACT_NONE, 0);
+    fused_add_case(&h, 2, 3, 6, 10, 2, 1, 2, 2, 1.0f, PVK_ACT_NONE, 7);
+    harness_done(&h);
+    assert_int_equal(gpu_validation_message_count(), 0);
+}
+
+static void test_fused_add_f32(void **s) { (void)s; run_fused_add(NN_F32); }
+static void test_fused_add_f16(void **s) { (void)s; run_fused_add(NN_F16); }
 
 static void test_binary_f32(void **s) { (void)s; run_binary(NN_F32, false); }
 static void test_binary_f16(void **s) { (void)s; run_binary(NN_F16, false); }
@@ -464,6 +550,7 @@ int main(void)
     test_seed();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_binary_f32), cmocka_unit_test(test_binary_f16), cmocka_unit_test(test_binary_f16_math),
+        cmocka_unit_test(test_fused_add_f32), cmocka_unit_test(test_fused_add_f16),
         cmocka_unit_test(test_unary_f32),  cmocka_unit_test(test_unary_f16),  cmocka_unit_test(test_unary_f16_math),
         cmocka_unit_test(test_affine_f32), cmocka_unit_test(test_affine_f16), cmocka_unit_test(test_affine_f16_math),
         cmocka_unit_test(test_resize_f32), cmocka_unit_test(test_resize_f16),

@@ -62,6 +62,13 @@ struct nn_gpu_weights {
     /* Pointwise CONV2D only: x is scaled per (image, input channel) by a gate passed as the last
      * input, fp32 [N][IC]: the apply step of the squeeze-and-excitation block before it. */
     bool input_gate;
+    /* BINARY ADD only: operands the net fused from the ops that produced them, bit k for input
+     * k. A gated input is an SE's input x, to be scaled per (image, channel) by gate +
+     * gate_residual, the gate passed as the last input (at most one input). An upsampled input
+     * is a nearest RESIZE's input, read at (h / upsample_h, w / upsample_w) (at most one). */
+    uint8_t gated_inputs, upsampled_inputs;
+    float gate_residual;
+    uint32_t upsample_h, upsample_w;
 };
 
 struct nn_gpu_op; /* opaque: per-kind state (pipelines, uploaded weights) */

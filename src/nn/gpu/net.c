@@ -1,5 +1,6 @@
 #include "nn/gpu/net.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,8 +25,12 @@ struct nn_gpu_net {
     /* Fusions (plan_fusions), per op index: */
     int *affine_of;  /* conv -> the AFFINE after it that its epilogue applies, or -1 */
     bool *absorbed;  /* that AFFINE: records nothing, its output is a view of the conv's */
-    int *gate_of;    /* 1x1 conv -> the SE before it whose gate it applies, or -1 */
+    int *gate_of;    /* 1x1 conv or fused ADD -> the SE before it whose gate it applies, or -1 */
     bool *gate_only; /* that SE: records only its gate, its output is a view of its input */
+    uint8_t *gated_inputs, *upsampled_inputs; /* fused ADD: which inputs (bit k: input k) */
+    /* per tensor id: for the output of a RESIZE that the ADD reading it upsamples itself (the
+     * resize is `absorbed`: it records nothing), the resize's input; else -1 */
+    int32_t *upsample_src;
     /* per tensor id: the channel CONCAT whose output it is written into as a slice, or -1 */
     int *slice_of;
 };
@@ -128,6 +133,44 @@ static bool writes_channel_slices(const struct nn_gpu_net *net, int i)
     }
 }
 
+static bool integral_scale(float scale)
+{
+    return scale >= 1.0f && scale < 65536.0f && scale == floorf(scale);
+}
+
+/* An ADD of two maps, each read only by it, can take over what produced them (det's FPN:
+ * out = SE(x) + Resize(top)): a nearest upsampling by integer factors, whose input it reads at
+ * (h / fh, w / fw), and the apply step of an SE without activation, whose gate it applies to x
+ * as it reads it. At most one of each per add. */
+static void fuse_into_add(struct nn_gpu_net *net, uint32_t j, const int *reader, const int *producer)
+{
+    const struct pvk_model *m = net->model;
+    const struct pvk_op *add = &m->ops[j];
+    if (add->type != PVK_OP_BINARY || add->attr.binary.kind != PVK_BIN_ADD || add->n_inputs != 2 ||
+        add->inputs[0] < 0 || add->inputs[1] < 0 || add->inputs[0] == add->inputs[1] || add->outputs[0] < 0 ||
+        m->tensors[add->outputs[0]].ndim != 4)
+        return;
+    for (int k = 0; k < 2; k++) {
+        const int32_t t = add->inputs[k];
+        const int i = producer[t];
+        if (reader[t] != (int)j || i < 0 || m->tensors[t].ndim != 4)
+            continue;
+        const struct pvk_op *src = &m->ops[i];
+        if (src->type == PVK_OP_RESIZE && !net->upsampled_inputs[j] && src->attr.resize.mode == PVK_RESIZE_NEAREST &&
+            src->act == PVK_ACT_NONE && src->n_inputs >= 1 && src->inputs[0] >= 0 &&
+            integral_scale(src->attr.resize.scale_h) && integral_scale(src->attr.resize.scale_w)) {
+            net->absorbed[i] = true;
+            net->upsampled_inputs[j] |= (uint8_t)(1u << k);
+            net->upsample_src[t] = src->inputs[0];
+        } else if (src->type == PVK_OP_SE && net->gate_of[j] < 0 && src->act == PVK_ACT_NONE && src->n_inputs == 1 &&
+                   !net->gate_only[i]) {
+            net->gate_of[j] = i;
+            net->gate_only[i] = true;
+            net->gated_inputs[j] |= (uint8_t)(1u << k);
+        }
+    }
+}
+
 /* Two passes over a whole tensor that the op next to them can do in its own dispatch:
  * - PP-LCNetV3 follows most convolutions with a learnable affine (a Mul and an Add the converter
  *   turns into AFFINE); where the AFFINE is the only reader of the convolution's result, the
@@ -181,6 +224,8 @@ static void plan_fusions(struct nn_gpu_net *net)
     for (uint32_t i = 0; i < m->n_ops; i++)
         if (m->ops[i].n_outputs == 1 && m->ops[i].outputs[0] >= 0)
             producer[m->ops[i].outputs[0]] = (int)i;
+    for (uint32_t j = 0; j < m->n_ops; j++)
+        fuse_into_add(net, j, reader, producer);
     for (uint32_t c = 0; c < m->n_ops; c++) {
         const struct pvk_op *op = &m->ops[c];
         if (op->type != PVK_OP_CONCAT || op->attr.axis.axis != 1 || op->outputs[0] < 0 ||
@@ -220,7 +265,22 @@ static int create_op(struct nn_gpu_net *net, uint32_t i, char *err, size_t err_l
         w.post_scale = pvk_tensor_data(model, aff->weights[0]);
         w.post_shift = pvk_tensor_data(model, aff->weights[1]);
     }
-    w.input_gate = net->gate_of[i] >= 0;
+    if (op->type == PVK_OP_CONV2D)
+        w.input_gate = net->gate_of[i] >= 0;
+    w.gated_inputs = net->gated_inputs[i];
+    w.upsampled_inputs = net->upsampled_inputs[i];
+    if (w.gated_inputs)
+        w.gate_residual = model->ops[net->gate_of[i]].attr.se.residual ? 1.0f : 0.0f;
+    for (int k = 0; k < 2 && w.upsampled_inputs; k++) {
+        if (!(w.upsampled_inputs & (1u << k)))
+            continue;
+        const int32_t t = op->inputs[k];
+        for (uint32_t r = 0; r < model->n_ops; r++)
+            if (model->ops[r].outputs[0] == t && model->ops[r].type == PVK_OP_RESIZE) {
+                w.upsample_h = (uint32_t)model->ops[r].attr.resize.scale_h;
+                w.upsample_w = (uint32_t)model->ops[r].attr.resize.scale_w;
+            }
+    }
     char where[160];
     for (int k = 0; k < PVK_MAX_WEIGHTS; k++) {
         int32_t id = op->weights[k];
@@ -295,7 +355,9 @@ int nn_gpu_net_create(const struct nn_gpu_config *cfg, const struct pvk_model *m
     size_t no = model->n_ops ? model->n_ops : 1;
     if (!net || !(net->ops = calloc(no, sizeof(*net->ops))) || !(net->affine_of = malloc(no * sizeof(int))) ||
         !(net->absorbed = calloc(no, sizeof(bool))) || !(net->gate_of = malloc(no * sizeof(int))) ||
-        !(net->gate_only = calloc(no, sizeof(bool))) ||
+        !(net->gate_only = calloc(no, sizeof(bool))) || !(net->gated_inputs = calloc(no, 1)) ||
+        !(net->upsampled_inputs = calloc(no, 1)) ||
+        !(net->upsample_src = malloc(((size_t)model->n_tensors + 1) * sizeof(int32_t))) ||
         !(net->slice_of = malloc(((size_t)model->n_tensors + 1) * sizeof(int)))) {
         nn_gpu_net_destroy(net);
         snprintf(err, err_len, "out of memory creating the net");
@@ -306,7 +368,7 @@ int nn_gpu_net_create(const struct nn_gpu_config *cfg, const struct pvk_model *m
     for (size_t i = 0; i < no; i++)
         net->affine_of[i] = net->gate_of[i] = -1;
     for (uint32_t t = 0; t < model->n_tensors; t++)
-        net->slice_of[t] = -1;
+        net->slice_of[t] = net->upsample_src[t] = -1;
     plan_fusions(net);
 
     struct create_job job = {.net = net, .failed_op = model->n_ops};
@@ -342,13 +404,18 @@ void nn_gpu_net_destroy(struct nn_gpu_net *net)
     free(net->absorbed);
     free(net->gate_of);
     free(net->gate_only);
+    free(net->gated_inputs);
+    free(net->upsampled_inputs);
+    free(net->upsample_src);
     free(net->slice_of);
     free(net);
 }
 
 bool nn_gpu_net_result_stored(const struct nn_gpu_net *net, int op_index)
 {
-    return net->affine_of[op_index] < 0 && !net->gate_only[op_index];
+    /* a conv whose tensor holds the affine after it, a gate-only SE, a resize its reader does */
+    return net->affine_of[op_index] < 0 && !net->gate_only[op_index] &&
+           !(net->absorbed[op_index] && net->model->ops[op_index].type == PVK_OP_RESIZE);
 }
 
 const struct pvk_model *nn_gpu_net_model(const struct nn_gpu_net *net)
@@ -726,11 +793,14 @@ static void op_call_prepare(const struct nn_gpu_plan *plan, int i, struct op_cal
         int32_t id = op->inputs[k];
         if (id < 0)
             continue;
+        if (plan->net->upsample_src[id] >= 0) /* the add reads the resize's input */
+            id = plan->net->upsample_src[id];
         c->ins[c->n_in] = plan->tensors[id];
         c->in_r[c->n_in++] = tensor_range(plan, id);
     }
     /* A gate-only SE writes no y (its output is a view of its input): a placeholder stands in,
-     * outside the hazard ranges. The convolution after it reads the gate as one more input. */
+     * outside the hazard ranges. The convolution or add after it reads the gate as one more
+     * input. */
     c->first_out = gate_only ? 1 : 0;
     for (uint32_t k = 0; k < op->n_outputs; k++) {
         int32_t id = op->outputs[k];
@@ -748,7 +818,8 @@ static void op_call_prepare(const struct nn_gpu_plan *plan, int i, struct op_cal
         c->out_r[c->n_out++] = storage_range(plan, plan->se_gate[i]);
     }
     if (gate_se >= 0) {
-        c->ins[c->n_in] = se_scratch(plan, plan->se_gate[gate_se], &plan->shapes[op->inputs[0]], 0);
+        const int32_t x = plan->net->model->ops[gate_se].inputs[0];
+        c->ins[c->n_in] = se_scratch(plan, plan->se_gate[gate_se], &plan->shapes[x], 0);
         c->in_r[c->n_in++] = storage_range(plan, plan->se_gate[gate_se]);
     }
 }
