@@ -500,6 +500,8 @@ static void test_transpose(void **s)
         {1, 3, 4, 4, 2, 3, 2, 1, 3, 2, 1, 0, 1, 2, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1, 0, 0},
         {1, 4, 3, 5, 3, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1, 0, 0},
         {2, 9, 4, 5, 6, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1, 0, 0}, /* aligned: vec4 */
+        /* 27 rows (oc, a, b), not a multiple of 4, into a channel slice */
+        {2, 5, 3, 7, 3, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSIGMOID, 0, 0, 2, 1, 1, 0, 0},
     };
     RUN(cases);
 }

@@ -2,11 +2,14 @@
  * group (the det head's k=2 s=2 upsampling) every output pixel receives exactly one tap:
  *   y[oc][i KH + a][j KW + b] = sum_ic x[ic][i][j] W[ic][oc][a][b],
  * which is a GEMM (OC KH KW) x IC x (H W) whose result the kernel scatters into the upsampled
- * image; the weights are repacked to rows (oc, a, b) of IC. Every other configuration runs the
- * gather kernel of shaders/deconv.glsl on the weights as the model stores them. */
+ * image; the weights are repacked to rows (oc, a, b) of IC. On GPUs, up to SCATTER_MAX_M such
+ * rows run shaders/deconv_scatter.glsl instead, one input pixel per invocation, the weights
+ * repacked to [IC][rows]. Every other configuration runs the gather kernel of
+ * shaders/deconv.glsl on the weights as the model stores them. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gpu/context.h"
 #include "gpu/error.h"
@@ -14,8 +17,14 @@
 #include "nn/cpu/ref_ops.h"
 #include "nn/gpu/conv_gemm.h"
 #include "nn/gpu/gpu_op.h"
+#include "nn/gpu/op_helpers.h"
 
 #define GATHER_LX 64u
+/* The scatter kernel keeps OC KH KW sums per invocation in registers. On the H200 the det head's
+ * two (24 -> 24 channels to 480 x 480, 24 -> 1 to 960 x 960) took 32.8 and 20.9 us through the
+ * GEMM, whose scattered stores and 16-row tiles (for 4 rows) left it far from the memory bound. */
+#define SCATTER_MAX_M 128u
+#define SCATTER_LX 64u
 
 struct deconv_state {
     struct nn_gpu_config cfg;
@@ -24,8 +33,25 @@ struct deconv_state {
     struct gpu_buffer weight, bias;
     bool has_bias;
     struct conv_gemm gemm;               /* one_tap */
+    const struct gpu_pipeline *scatter;  /* one_tap on GPUs, instead of the GEMM */
     const struct gpu_pipeline *gather;   /* otherwise */
 };
+
+struct scatter_push {
+    uint32_t items, hw, w, ic;
+    uint32_t x_off, x_img;
+    uint32_t y_off, y_img, ow, ohw;
+};
+
+/* The scatter kernel serves GPUs; PPOCR_VK_GEMM_KERNEL (the tests' switch) picks it on any device
+ * with "gpudirect" or "gputile" and leaves it out with any other kernel. */
+static bool use_scatter(const struct nn_gpu_config *cfg)
+{
+    const char *force = getenv("PPOCR_VK_GEMM_KERNEL");
+    if (force && *force)
+        return !strcmp(force, "gpudirect") || !strcmp(force, "gputile");
+    return !gpu_context_caps(cfg->ctx)->is_cpu;
+}
 
 struct gather_push {
     uint32_t H, W, OH, OW;
@@ -79,7 +105,22 @@ static int deconv_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
     s->one_tap = s->group == 1 && a.kh == a.sh && a.kw == a.sw && a.dh == 1 && a.dw == 1 && !a.pad_t &&
                  !a.pad_l && !a.pad_b && !a.pad_r;
     const size_t taps = (size_t)a.kh * a.kw, wn = (size_t)s->ic * s->ocg * taps;
-    if (s->one_tap) {
+    const size_t m4 = ((size_t)s->oc * taps + 3) & ~(size_t)3;
+    const bool scatter = s->one_tap && (size_t)s->oc * taps <= SCATTER_MAX_M && use_scatter(cfg);
+    if (scatter) {
+        /* [IC][rows (oc, a, b)], rows zero-padded to a multiple of 4: the model's own order */
+        float *packed = calloc((size_t)s->ic * m4, sizeof *packed);
+        if (!packed) {
+            snprintf(err, err_len, "conv_transpose2d %s: out of memory", op->name);
+            goto fail;
+        }
+        for (size_t i = 0; i < (size_t)s->ic; i++)
+            memcpy(packed + i * m4, w->data[0] + i * (size_t)s->oc * taps, (size_t)s->oc * taps * sizeof *packed);
+        int rc = conv_upload(cfg, packed, (size_t)s->ic * m4, false, &s->weight, err, err_len);
+        free(packed);
+        if (rc)
+            goto fail;
+    } else if (s->one_tap) {
         /* rows (oc, a, b) of IC, zero-padded to a multiple of 4 for aligned vec4 loads */
         const size_t row = conv_gemm_row((uint32_t)s->ic), rows = (size_t)s->oc * taps;
         float *packed = calloc(rows * row, sizeof *packed);
@@ -101,7 +142,17 @@ static int deconv_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
     if (s->has_bias && conv_upload(cfg, w->data[1], (size_t)s->oc, true, &s->bias, err, err_len))
         goto fail;
 
-    if (s->one_tap) {
+    if (scatter) {
+        uint32_t spec[9] = {SCATTER_LX, (uint32_t)m4, (uint32_t)s->oc, (uint32_t)a.kh, (uint32_t)a.kw, op->act,
+                            conv_float_bits(op->act_alpha), conv_float_bits(op->act_beta), s->has_bias};
+        struct gpu_pipeline_desc pd = {.shader = cfg->act_dtype == NN_F16 ? "deconv_scatter_f16" : "deconv_scatter",
+                                       .spec = spec, .spec_count = 9, .buffer_count = 4,
+                                       .push_bytes = sizeof(struct scatter_push)};
+        if (gpu_pipeline_get(cfg->ctx, &pd, &s->scatter) != GPU_OK) {
+            snprintf(err, err_len, "conv_transpose2d %s: %s", op->name, gpu_last_error());
+            goto fail;
+        }
+    } else if (s->one_tap) {
         struct conv_gemm_desc d = {
             .mode = CONV_GEMM_DECONV, .bias = s->has_bias ? CONV_GEMM_BIAS_ROW : CONV_GEMM_BIAS_NONE,
             .act = op->act, .act_alpha = op->act_alpha, .act_beta = op->act_beta,
@@ -162,6 +213,27 @@ static int deconv_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     const char *label = op->name[0] ? op->name : "conv_transpose2d";
     const struct gpu_buffer *bias = s->has_bias ? &s->bias : &s->weight;
 
+    if (s->scatter) {
+        const uint64_t items = (uint64_t)n * hw;
+        if (items > UINT32_MAX / 2) {
+            snprintf(err, err_len, "conv_transpose2d %s: %lld images of %u pixels are too many", op->name,
+                     (long long)n, hw);
+            return -1;
+        }
+        struct gpu_binding bind[4] = {gpu_bind(x->buf), gpu_bind(&s->weight), gpu_bind(y->buf), gpu_bind(bias)};
+        struct scatter_push p = {
+            .items = (uint32_t)items, .hw = hw, .w = (uint32_t)wd, .ic = (uint32_t)s->ic,
+            .x_off = x->elem_offset, .x_img = (uint32_t)s->ic * hw,
+            .y_off = y->elem_offset, .y_img = (uint32_t)dc * ohw, .ow = (uint32_t)ow, .ohw = ohw,
+        };
+        struct gpu_dispatch d = {.pipeline = s->scatter, .buffers = bind, .push = &p, .label = label};
+        nnh_grid_1d(items, SCATTER_LX, d.groups);
+        if (gpu_cmd_dispatch(cmd, &d) != GPU_OK) {
+            snprintf(err, err_len, "conv_transpose2d %s: %s", op->name, gpu_last_error());
+            return -1;
+        }
+        return 0;
+    }
     if (s->one_tap) {
         struct gpu_binding bind[6] = {gpu_bind(&s->weight), gpu_bind(x->buf), gpu_bind(y->buf), gpu_bind(bias),
                                       gpu_bind(&s->weight), gpu_bind(&s->weight)};
