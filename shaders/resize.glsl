@@ -2,16 +2,20 @@
 // bilinear with half-pixel or align-corners coordinates. Grid: x over output columns, y over
 // output rows, z over planes, so no invocation divides to find its pixel. Nearest with integer
 // scales takes the source index by integer division, by a shift for powers of two (the det FPN's
-// 2, 4, 8): exact, and cheap where integer division is slow (CPUs).
+// 2, 4, 8): exact, and cheap where integer division is slow (CPUs). An SE's apply step before
+// it can be fused in (GATED).
 #extension GL_GOOGLE_include_directive : require
 #include "storage.glsl"
 #include "activation.glsl"
 #include "grid.glsl"
 
 layout(local_size_y_id = 1) in;
+// x is an SE's input, its plane scaled by gate + residual (the SE's apply step, fused)
+layout(constant_id = 2) const bool GATED = false;
 
 layout(std430, binding = 0) readonly buffer X { SFLOAT x[]; };
 layout(std430, binding = 1) writeonly buffer Y { SFLOAT y[]; };
+layout(std430, binding = 2) readonly buffer Gate { float gate[]; }; // [N][C]: one per plane
 
 layout(push_constant) uniform Push {
     uint h, w, oh, ow, mode;
@@ -21,6 +25,7 @@ layout(push_constant) uniform Push {
     uint act;
     float alpha, beta;
     uint x_off, y_off, c, y_block, y_block_stride;
+    float residual;
 } p;
 
 #define MODE_NEAREST 0u
@@ -45,6 +50,7 @@ void main()
 {
     uint plane = gl_GlobalInvocationID.z;
     uint base = p.x_off + plane * p.h * p.w;
+    const float g = GATED ? gate[plane] + p.residual : 1.0;
     uint oy = gl_GlobalInvocationID.y;
     if (oy >= p.oh)
         return;
@@ -73,6 +79,6 @@ void main()
             float bot = float(x[base + y1 * p.w + x0]) * (1.0 - fx) + float(x[base + y1 * p.w + x1]) * fx;
             v = top * (1.0 - fy) + bot * fy;
         }
-        store(plane, oy, ox, v);
+        store(plane, oy, ox, GATED ? v * g : v);
     }
 }

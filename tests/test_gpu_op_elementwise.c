@@ -322,8 +322,9 @@ static void test_affine_f16_math(void **s) { (void)s; run_affine(NN_F16, true); 
 
 /* ---- resize ---------------------------------------------------------------------------------- */
 
+/* gated: 0 plain; 1 or 2 x an SE's input, each plane scaled by gate + (gated - 1) in the kernel */
 static void resize_case(struct harness *h, enum pvk_resize_mode mode, int n, int c, int ih, int iw, float sh, float sw,
-                        int64_t view)
+                        int64_t view, int gated)
 {
     enum nn_dtype dt = h->cfg.act_dtype;
     int oh, ow;
@@ -331,21 +332,31 @@ static void resize_case(struct harness *h, enum pvk_resize_mode mode, int n, int
     struct pvk_shape is = SHAPE(n, c, ih, iw), os = SHAPE(n, c, oh, ow);
     size_t ni = (size_t)pvk_shape_numel(&is), no = (size_t)pvk_shape_numel(&os);
     float *x = harness_rand_vec(ni, -3, 3, dt), *want = malloc(no * sizeof *want);
-    ref_resize(x, n, c, ih, iw, mode, sh, sw, oh, ow, want);
+    float *gate = harness_rand_vec((size_t)(n * c), 0, 1, NN_F32), *scaled = malloc(ni * sizeof *scaled);
+    for (size_t i = 0; i < ni; i++)
+        scaled[i] = gated ? x[i] * (gate[i / (size_t)(ih * iw)] + (float)(gated - 1)) : x[i];
+    ref_resize(scaled, n, c, ih, iw, mode, sh, sw, oh, ow, want);
     ref_act(PVK_ACT_RELU6, 0, 0, want, no);
     struct pvk_op op = harness_op(PVK_OP_RESIZE, PVK_ACT_RELU6, 0, 0, "resize");
     op.n_inputs = 1;
     op.attr.resize.mode = mode;
     op.attr.resize.scale_h = sh;
     op.attr.resize.scale_w = sw;
-    struct htensor in, y;
-    htensor_alloc(h, &in, &is, dt, 3, 0);
-    htensor_write(h, &in, x);
+    struct nn_gpu_weights w = {.input_gate = gated != 0, .gate_residual = (float)(gated ? gated - 1 : 0)};
+    struct pvk_shape gs = SHAPE(n, c);
+    struct htensor in[2], y;
+    htensor_alloc(h, &in[0], &is, dt, 3, 0);
+    htensor_write(h, &in[0], x);
+    if (gated) {
+        htensor_alloc(h, &in[1], &gs, NN_F32, 0, 0);
+        htensor_write(h, &in[1], gate);
+    }
     int64_t c0 = view ? 2 : 0;
     htensor_alloc(h, &y, &os, dt, 1 + (uint32_t)(c0 * oh * ow), view);
-    harness_run_op(h, &nn_gpu_resize_impl, &op, NULL, &in, 1, &y, 1, NULL);
+    harness_run_op(h, &nn_gpu_resize_impl, &op, &w, in, gated ? 2 : 1, &y, 1, NULL);
     char what[128];
-    snprintf(what, sizeof what, "resize mode %d %dx%d by %gx%g view %lld", mode, ih, iw, sh, sw, (long long)view);
+    snprintf(what, sizeof what, "resize mode %d %dx%d by %gx%g view %lld gated %d", mode, ih, iw, sh, sw,
+             (long long)view, gated);
     if (view) {
         check_view(h, &y, want, dt, c0, what);
     } else {
@@ -354,10 +365,14 @@ static void resize_case(struct harness *h, enum pvk_resize_mode mode, int n, int
         harness_check(got, want, no, dt, what);
         free(got);
     }
-    htensor_free(&in);
+    htensor_free(&in[0]);
+    if (gated)
+        htensor_free(&in[1]);
     htensor_free(&y);
     free(x);
     free(want);
+    free(gate);
+    free(scaled);
 }
 
 static void run_resize(enum nn_dtype dt)
@@ -366,16 +381,19 @@ static void run_resize(enum nn_dtype dt)
     if (!harness_init(&h, dt))
         return;
     /* the det FPN: nearest x2, x4, x8 (one into a concat slice) */
-    resize_case(&h, PVK_RESIZE_NEAREST, 1, 5, 7, 9, 2, 2, 0);
-    resize_case(&h, PVK_RESIZE_NEAREST, 1, 3, 5, 3, 4, 4, 8);
-    resize_case(&h, PVK_RESIZE_NEAREST, 2, 2, 3, 5, 8, 8, 0);
-    resize_case(&h, PVK_RESIZE_NEAREST, 1, 1, 1, 1, 2, 2, 0);
-    resize_case(&h, PVK_RESIZE_NEAREST, 1, 2, 9, 7, 1.5f, 0.5f, 0);
-    resize_case(&h, PVK_RESIZE_NEAREST, 1, 2, 4, 5, 3, 2, 0); /* integer, not a power of two */
+    resize_case(&h, PVK_RESIZE_NEAREST, 1, 5, 7, 9, 2, 2, 0, 0);
+    resize_case(&h, PVK_RESIZE_NEAREST, 1, 3, 5, 3, 4, 4, 8, 0);
+    resize_case(&h, PVK_RESIZE_NEAREST, 2, 2, 3, 5, 8, 8, 0, 0);
+    resize_case(&h, PVK_RESIZE_NEAREST, 1, 1, 1, 1, 2, 2, 0, 0);
+    resize_case(&h, PVK_RESIZE_NEAREST, 1, 2, 9, 7, 1.5f, 0.5f, 0, 0);
+    resize_case(&h, PVK_RESIZE_NEAREST, 1, 2, 4, 5, 3, 2, 0, 0); /* integer, not a power of two */
+    /* an SE's apply step fused in (det's neck: with its residual, into a concat slice) */
+    resize_case(&h, PVK_RESIZE_NEAREST, 1, 6, 5, 7, 4, 4, 9, 2);
+    resize_case(&h, PVK_RESIZE_BILINEAR_HALF_PIXEL, 2, 3, 5, 6, 1.7f, 0.6f, 0, 1);
     for (int m = PVK_RESIZE_BILINEAR_HALF_PIXEL; m <= PVK_RESIZE_BILINEAR_ALIGN_CORNERS; m++) {
-        resize_case(&h, m, 1, 3, 7, 9, 2, 2, 0);
-        resize_case(&h, m, 2, 2, 5, 6, 1.7f, 0.6f, 0);
-        resize_case(&h, m, 1, 1, 1, 5, 3, 1, 4);
+        resize_case(&h, m, 1, 3, 7, 9, 2, 2, 0, 0);
+        resize_case(&h, m, 2, 2, 5, 6, 1.7f, 0.6f, 0, 0);
+        resize_case(&h, m, 1, 1, 1, 5, 3, 1, 4, 0);
     }
     harness_done(&h);
     assert_int_equal(gpu_validation_message_count(), 0);

@@ -41,8 +41,10 @@ int nn_gpu_op_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, c
         return -1;
     }
     /* Fusions exist only where a kernel implements them. */
-    if ((w->post_scale || w->post_shift || w->input_gate) && op->type != PVK_OP_CONV2D) {
-        snprintf(err, err_len, "%s cannot apply a fused affine or gate", pvk_op_type_name(op->type));
+    if (((w->post_scale || w->post_shift) && op->type != PVK_OP_CONV2D) ||
+        (w->input_gate && op->type != PVK_OP_CONV2D && op->type != PVK_OP_RESIZE) ||
+        ((w->gated_inputs || w->upsampled_inputs) && op->type != PVK_OP_BINARY)) {
+        snprintf(err, err_len, "%s cannot apply a fused affine, gate or upsampling", pvk_op_type_name(op->type));
         return -1;
     }
     struct nn_gpu_op *g = calloc(1, sizeof(*g));

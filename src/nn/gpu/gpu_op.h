@@ -59,8 +59,9 @@ struct nn_gpu_weights {
      * y = post_scale[oc] * conv_result + post_shift[oc] (after bias, activation and residual);
      * both NULL when there is none. */
     const float *post_scale, *post_shift;
-    /* Pointwise CONV2D only: x is scaled per (image, input channel) by a gate passed as the last
-     * input, fp32 [N][IC]: the apply step of the squeeze-and-excitation block before it. */
+    /* Pointwise CONV2D and RESIZE: x is scaled per (image, input channel) by a gate passed as the
+     * last input, fp32 [N][IC] (RESIZE: by gate + gate_residual): the apply step of the
+     * squeeze-and-excitation block before it. */
     bool input_gate;
     /* BINARY ADD only: operands the net fused from the ops that produced them, bit k for input
      * k. A gated input is an SE's input x, to be scaled per (image, channel) by gate +

@@ -25,7 +25,7 @@ struct nn_gpu_net {
     /* Fusions (plan_fusions), per op index: */
     int *affine_of;  /* conv -> the AFFINE after it that its epilogue applies, or -1 */
     bool *absorbed;  /* that AFFINE: records nothing, its output is a view of the conv's */
-    int *gate_of;    /* 1x1 conv or fused ADD -> the SE before it whose gate it applies, or -1 */
+    int *gate_of;    /* 1x1 conv, RESIZE or fused ADD -> the SE before it whose gate it applies, or -1 */
     bool *gate_only; /* that SE: records only its gate, its output is a view of its input */
     uint8_t *gated_inputs, *upsampled_inputs; /* fused ADD: which inputs (bit k: input k) */
     /* per tensor id: for the output of a RESIZE that the ADD reading it upsamples itself (the
@@ -156,7 +156,8 @@ static void fuse_into_add(struct nn_gpu_net *net, uint32_t j, const int *reader,
         if (reader[t] != (int)j || i < 0 || m->tensors[t].ndim != 4)
             continue;
         const struct pvk_op *src = &m->ops[i];
-        if (src->type == PVK_OP_RESIZE && !net->upsampled_inputs[j] && src->attr.resize.mode == PVK_RESIZE_NEAREST &&
+        if (src->type == PVK_OP_RESIZE && !net->upsampled_inputs[j] && net->gate_of[i] < 0 &&
+            src->attr.resize.mode == PVK_RESIZE_NEAREST &&
             src->act == PVK_ACT_NONE && src->n_inputs >= 1 && src->inputs[0] >= 0 &&
             integral_scale(src->attr.resize.scale_h) && integral_scale(src->attr.resize.scale_w)) {
             net->absorbed[i] = true;
@@ -177,7 +178,8 @@ static void fuse_into_add(struct nn_gpu_net *net, uint32_t j, const int *reader,
  *   convolution's epilogue applies it.
  * - A squeeze-and-excitation block scales its input by a per-channel gate; where its only reader
  *   is a 1x1 convolution (and it adds no residual), the SE records just the gate and the
- *   convolution scales the rows of its GEMM as it loads them.
+ *   convolution scales the rows of its GEMM as it loads them; where it is a RESIZE (det's neck),
+ *   the resize scales its planes. An ADD can take both an SE's gate and a resize (fuse_into_add).
  * And a copy that the ops before it can do: where every input of a CONCAT along axis 1 is written
  * by an op that can write channel slices and read by the concat alone, the producers write
  * straight into the output (det's neck: four maps of 24 channels at a quarter of the image,
@@ -208,6 +210,11 @@ static void plan_fusions(struct nn_gpu_net *net)
                 net->affine_of[i] = j;
                 net->absorbed[j] = true;
             }
+        }
+        if (op->type == PVK_OP_SE && op->act == PVK_ACT_NONE && op->n_inputs == 1 && next->type == PVK_OP_RESIZE &&
+            next->inputs[0] == y) {
+            net->gate_of[j] = (int)i;
+            net->gate_only[i] = true;
         }
         if (op->type == PVK_OP_SE && op->act == PVK_ACT_NONE && !op->attr.se.residual && op->n_inputs == 1 &&
             is_pointwise_conv(next) && next->inputs[0] == y) {
@@ -265,11 +272,11 @@ static int create_op(struct nn_gpu_net *net, uint32_t i, char *err, size_t err_l
         w.post_scale = pvk_tensor_data(model, aff->weights[0]);
         w.post_shift = pvk_tensor_data(model, aff->weights[1]);
     }
-    if (op->type == PVK_OP_CONV2D)
+    if (op->type == PVK_OP_CONV2D || op->type == PVK_OP_RESIZE)
         w.input_gate = net->gate_of[i] >= 0;
     w.gated_inputs = net->gated_inputs[i];
     w.upsampled_inputs = net->upsampled_inputs[i];
-    if (w.gated_inputs)
+    if (net->gate_of[i] >= 0)
         w.gate_residual = model->ops[net->gate_of[i]].attr.se.residual ? 1.0f : 0.0f;
     for (int k = 0; k < 2 && w.upsampled_inputs; k++) {
         if (!(w.upsampled_inputs & (1u << k)))

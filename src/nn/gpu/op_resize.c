@@ -1,4 +1,6 @@
-/* RESIZE: nearest (asymmetric, floor) and bilinear (half-pixel, align-corners) on NCHW planes. */
+/* RESIZE: nearest (asymmetric, floor) and bilinear (half-pixel, align-corners) on NCHW planes.
+ * With w->input_gate, x is an SE's input whose planes it scales by gate + w->gate_residual, the
+ * gate ([N][C], fp32) passed as the last input: the SE's apply step, fused. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -12,6 +14,7 @@ struct resize_push {
     uint32_t act;
     float alpha, beta;
     uint32_t x_off, y_off, c, y_block, y_block_stride;
+    float residual;
 };
 
 /* workgroups of RESIZE_WG_X x RESIZE_WG_Y invocations, each writing 4 outputs of a row */
@@ -21,6 +24,8 @@ struct resize_push {
 struct resize_state {
     struct nn_gpu_config cfg;
     const struct gpu_pipeline *p;
+    bool gated;
+    float gate_residual;
 };
 
 static int resize_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, const struct nn_gpu_weights *w,
@@ -36,8 +41,10 @@ static int resize_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
     if (!s)
         return nnh_fail(err, err_len, "out of memory");
     s->cfg = *cfg;
-    uint32_t wg_y = RESIZE_WG_Y;
-    if (nnh_pipeline(cfg->ctx, "resize", false, cfg->act_dtype, RESIZE_WG_X, &wg_y, 1, 2,
+    s->gated = w && w->input_gate;
+    s->gate_residual = w ? w->gate_residual : 0.0f;
+    const uint32_t spec[2] = {RESIZE_WG_Y, s->gated};
+    if (nnh_pipeline(cfg->ctx, "resize", false, cfg->act_dtype, RESIZE_WG_X, spec, 2, 3,
                      sizeof(struct resize_push), &s->p, err, err_len)) {
         free(s);
         return -1;
@@ -57,14 +64,18 @@ static int resize_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
                          int n_in, const struct nn_gpu_tensor *out, int n_out, char *err, size_t err_len)
 {
     struct resize_state *s = state;
-    if (n_in != 1 || n_out != 1)
-        return nnh_fail(err, err_len, "%s: resize takes 1 input and 1 output", op->name);
+    if (n_in != 1 + s->gated || n_out != 1)
+        return nnh_fail(err, err_len, "%s: resize takes %d input(s) and 1 output", op->name, 1 + s->gated);
     if (nnh_check_tensor(&in[0], s->cfg.act_dtype, false, "resize input", err, err_len) ||
         nnh_check_tensor(&out[0], s->cfg.act_dtype, true, "resize output", err, err_len))
         return -1;
     const struct pvk_shape *is = &in[0].shape, *os = &out[0].shape;
     if (is->ndim != 4 || os->ndim != 4 || is->d[0] != os->d[0] || is->d[1] != os->d[1])
         return nnh_fail(err, err_len, "%s: resize needs NCHW input and output of the same N and C", op->name);
+    const struct nn_gpu_tensor *gate = s->gated ? &in[1] : NULL;
+    if (gate && (gate->dtype != NN_F32 || gate->elem_offset || gate->shape.ndim != 2 || gate->shape.d[0] != is->d[0] ||
+                 gate->shape.d[1] != is->d[1]))
+        return nnh_fail(err, err_len, "%s: the gate must be fp32 [N][C] from element 0", op->name);
     float sh = op->attr.resize.scale_h, sw = op->attr.resize.scale_w;
     uint32_t ih = op->attr.resize.mode == PVK_RESIZE_NEAREST ? integral(sh) : 0;
     uint32_t iw = op->attr.resize.mode == PVK_RESIZE_NEAREST ? integral(sw) : 0;
@@ -81,14 +92,15 @@ static int resize_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
                              .ow = (uint32_t)os->d[3], .mode = (uint32_t)op->attr.resize.mode, .int_mode = int_mode,
                              .int_h = ih, .int_w = iw, .scale_h = sh, .scale_w = sw, .act = op->act,
                              .alpha = op->act_alpha, .beta = op->act_beta, .x_off = in[0].elem_offset,
-                             .y_off = out[0].elem_offset, .c = (uint32_t)is->d[1]};
+                             .y_off = out[0].elem_offset, .c = (uint32_t)is->d[1],
+                             .residual = s->gate_residual};
     nnh_out_blocks(&out[0], &pc.y_block, &pc.y_block_stride);
     uint64_t planes = (uint64_t)is->d[0] * is->d[1];
     if (planes > 65535)
         return nnh_fail(err, err_len, "%s: %llu planes exceed the grid", op->name, (unsigned long long)planes);
     uint32_t groups[3] = {((pc.ow + 3) / 4 + RESIZE_WG_X - 1) / RESIZE_WG_X, (pc.oh + RESIZE_WG_Y - 1) / RESIZE_WG_Y,
                           (uint32_t)planes};
-    struct gpu_binding b[2] = {gpu_bind(in[0].buf), gpu_bind(out[0].buf)};
+    struct gpu_binding b[3] = {gpu_bind(in[0].buf), gpu_bind(out[0].buf), gpu_bind(gate ? gate->buf : in[0].buf)};
     return nnh_dispatch(cmd, s->p, b, &pc, groups, op->name, err, err_len);
 }
 
