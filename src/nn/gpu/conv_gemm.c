@@ -292,6 +292,8 @@ int conv_gemm_record(struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_
          * activations, and a constant B is stored padded. */
         bool vec4 = operands_aligned(push, bind, 4, g->mode == CONV_GEMM_IM2COL);
         bool one_row = push->M <= bm && (g->mode == CONV_GEMM_IM2COL || big_groups >= ONE_TILE_PER_SM);
+        /* by the plan's own shape alone (not the plans in lockstep beside it): the slices sum in
+         * another order, and a line must read the same whichever lines share its submission */
         bool sliced = small_groups < SLICED_BELOW && push->K >= SLICED_MIN_K;
         if (!g->cpu_kernel && (g->tiles == 4 || (g->tiles == 0 && big_groups < SMALL_TILE_BELOW && !one_row && sliced))) {
             v = vec4 ? GEMM_SLICED_VEC4 : GEMM_SLICED;
