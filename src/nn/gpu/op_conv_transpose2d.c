@@ -3,9 +3,9 @@
  *   y[oc][i KH + a][j KW + b] = sum_ic x[ic][i][j] W[ic][oc][a][b],
  * which is a GEMM (OC KH KW) x IC x (H W) whose result the kernel scatters into the upsampled
  * image; the weights are repacked to rows (oc, a, b) of IC. On GPUs, up to SCATTER_MAX_M such
- * rows run shaders/deconv_scatter.glsl instead, one input pixel per invocation, the weights
- * repacked to [IC][rows]. Every other configuration runs the gather kernel of
- * shaders/deconv.glsl on the weights as the model stores them. */
+ * rows (few output channels) run shaders/deconv_scatter.glsl instead, one input pixel per
+ * invocation, the weights repacked to [IC][rows]. Every other configuration runs the gather
+ * kernel of shaders/deconv.glsl on the weights as the model stores them. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +20,11 @@
 #include "nn/gpu/op_helpers.h"
 
 #define GATHER_LX 64u
-/* The scatter kernel keeps OC KH KW sums per invocation in registers. On the H200 the det head's
- * two (24 -> 24 channels to 480 x 480, 24 -> 1 to 960 x 960) took 32.8 and 20.9 us through the
- * GEMM, whose scattered stores and 16-row tiles (for 4 rows) left it far from the memory bound. */
-#define SCATTER_MAX_M 128u
+/* The scatter kernel keeps OC KH KW sums per invocation in registers, for few rows: on the H200
+ * the det head's last one (24 -> 1 channel to 960 x 960, 4 rows) took 21.0 us through the GEMM
+ * (16-row tiles for 4 rows, scattered stores) and 10.3 us scattering, but the one before it
+ * (24 -> 24 channels, 96 rows) 32.8 against 39.1 us. */
+#define SCATTER_MAX_M 32u
 #define SCATTER_LX 64u
 
 struct deconv_state {
