@@ -215,6 +215,12 @@ static void run_fused_add(enum nn_dtype dt)
     fused_add_case(&h, 1, 3, 7, 5, 0, 2, 7, 5, 0.0f, PVK_ACT_HARDSWISH, 0);
     fused_add_case(&h, 3, 4, 5, 11, 1, 0, 1, 1, 1.0f, PVK_ACT_NONE, 0);
     fused_add_case(&h, 2, 3, 6, 10, 2, 1, 2, 2, 1.0f, PVK_ACT_NONE, 7);
+    /* rows of a multiple of 4 and operands on multiples of 4: four outputs at a time */
+    lead_a = 4, lead_b = 8, lead_y = 4;
+    fused_add_case(&h, 1, 16, 12, 20, 1, 2, 2, 2, 1.0f, PVK_ACT_NONE, 0);
+    fused_add_case(&h, 2, 3, 6, 12, 2, 1, 3, 4, 0.0f, PVK_ACT_HARDSWISH, 5);
+    fused_add_case(&h, 1, 5, 3, 8, 1, 0, 1, 1, 1.0f, PVK_ACT_RELU, 0);
+    lead_a = 5, lead_b = 3, lead_y = 7;
     harness_done(&h);
     assert_int_equal(gpu_validation_message_count(), 0);
 }

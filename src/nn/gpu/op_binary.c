@@ -23,11 +23,12 @@ struct binary_vec4_push {
 };
 
 struct add_fused_push {
-    uint32_t rows, h, w, w4;
+    uint32_t items, h, w;
     uint32_t a_off, b_off, y_off;
     uint32_t fh, fw, src_h, src_w;
     float residual;
     uint32_t y_block, y_block_stride;
+    uint32_t use_vec4;
 };
 
 /* add_fused.glsl's operand numbers */
@@ -97,19 +98,24 @@ static int fused_record(const struct binary_state *s, const struct pvk_op *op, s
     const struct pvk_shape *src = &in[s->upsampled == FUSED_B ? 1 : 0].shape;
     uint32_t y_block, y_block_stride;
     nnh_out_blocks(y, &y_block, &y_block_stride);
-    const uint64_t rows = (uint64_t)ys->d[0] * ys->d[1] * ys->d[2], w4 = ((uint64_t)ys->d[3] + 3) / 4;
-    if (rows * w4 > UINT32_MAX / 2)
+    const uint64_t n = (uint64_t)pvk_shape_numel(ys);
+    if (n > UINT32_MAX / 2)
         return nnh_fail(err, err_len, "%s: the fused add's output is too large", op->name);
+    /* 4-vectors where rows, the full-size operands and the output (its slice too) start on
+     * multiples of 4 elements */
+    const bool vec4 = ys->d[3] % 4 == 0 && (s->upsampled == FUSED_A || in[0].elem_offset % 4 == 0) &&
+                      (s->upsampled == FUSED_B || in[1].elem_offset % 4 == 0) && y->elem_offset % 4 == 0 &&
+                      y_block_stride % 4 == 0;
     struct add_fused_push pc = {
-        .rows = (uint32_t)rows, .h = (uint32_t)ys->d[2], .w = (uint32_t)ys->d[3], .w4 = (uint32_t)w4,
+        .items = (uint32_t)(vec4 ? n / 4 : n), .h = (uint32_t)ys->d[2], .w = (uint32_t)ys->d[3],
         .a_off = in[0].elem_offset, .b_off = in[1].elem_offset, .y_off = y->elem_offset,
         .fh = s->fh, .fw = s->fw, .src_h = (uint32_t)src->d[2], .src_w = (uint32_t)src->d[3],
-        .residual = s->gate_residual, .y_block = y_block, .y_block_stride = y_block_stride,
+        .residual = s->gate_residual, .y_block = y_block, .y_block_stride = y_block_stride, .use_vec4 = vec4,
     };
     struct gpu_binding bind[4] = {gpu_bind(in[0].buf), gpu_bind(in[1].buf), gpu_bind(y->buf),
                                   gpu_bind(gate ? gate->buf : in[0].buf)};
     uint32_t groups[3];
-    nnh_grid_1d(pc.rows * pc.w4, NNH_WG_ELEMENTWISE, groups);
+    nnh_grid_1d(pc.items, NNH_WG_ELEMENTWISE, groups);
     return nnh_dispatch(cmd, s->fused, bind, &pc, groups, op->name, err, err_len);
 }
 
