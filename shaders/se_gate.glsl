@@ -83,33 +83,23 @@ layout(push_constant) uniform Push {
     uint parts, plane;
 } p;
 
-shared float mean_s[C];
-shared float hid[CR];
+// The means ([0, C)) and the hidden layer ([C, C + CR)).
+shared float vals[C + CR];
+const uint HID = C;
 
-// The weight row from `at` dotted with the means (C terms) or the hidden layer (CR terms), each
-// lane of a group taking every LANES-th element (4-vector) of it.
-float row_dot_mean(uint at, uint lane)
+// The weight row of `len` terms from `at` dotted with vals[v0 ..], each lane of a group taking
+// every LANES-th element (4-vector, where rows are) of it.
+float row_dot(uint at, uint v0, uint len, bool rows_vec4, uint lane)
 {
     float z = 0.0;
-    if (C_VEC4) {
-        [[unroll]] for (uint q = lane; q < C / 4u; q += LANES)
-            z += dot(w4[at / 4u + q], vec4(mean_s[4u * q], mean_s[4u * q + 1u], mean_s[4u * q + 2u], mean_s[4u * q + 3u]));
+    if (rows_vec4) {
+        [[unroll]] for (uint q = lane; q < len / 4u; q += LANES) {
+            const uint v = v0 + 4u * q;
+            z += dot(w4[at / 4u + q], vec4(vals[v], vals[v + 1u], vals[v + 2u], vals[v + 3u]));
+        }
     } else {
-        [[unroll]] for (uint k = lane; k < C; k += LANES)
-            z += w[at + k] * mean_s[k];
-    }
-    return z;
-}
-
-float row_dot_hidden(uint at, uint lane)
-{
-    float z = 0.0;
-    if (CR_VEC4) {
-        [[unroll]] for (uint q = lane; q < CR / 4u; q += LANES)
-            z += dot(w4[at / 4u + q], vec4(hid[4u * q], hid[4u * q + 1u], hid[4u * q + 2u], hid[4u * q + 3u]));
-    } else {
-        [[unroll]] for (uint r = lane; r < CR; r += LANES)
-            z += w[at + r] * hid[r];
+        [[unroll]] for (uint k = lane; k < len; k += LANES)
+            z += w[at + k] * vals[v0 + k];
     }
     return z;
 }
@@ -122,19 +112,19 @@ void main()
         float s = 0.0;
         for (uint q = 0; q < p.parts; q++)
             s += sums[(n * C + k) * p.parts + q];
-        mean_s[k] = s / float(p.plane);
+        vals[k] = s / float(p.plane);
     }
     barrier();
     for (uint r0 = 0; r0 < CR; r0 += ROWS) {
         const uint r = r0 + row;
-        red[l] = r < CR ? row_dot_mean(r * C, lane) : 0.0;
+        red[l] = r < CR ? row_dot(r * C, 0u, C, C_VEC4, lane) : 0.0;
         group_sum(l, LANES);
         if (lane == 0u && r < CR)
-            hid[r] = max(red[l] + w[B1_AT + r], 0.0);
+            vals[HID + r] = max(red[l] + w[B1_AT + r], 0.0);
     }
     barrier();
     const uint k = gl_WorkGroupID.x * ROWS + row;
-    red[l] = k < C ? row_dot_hidden(W2_AT + k * CR, lane) : 0.0;
+    red[l] = k < C ? row_dot(W2_AT + k * CR, HID, CR, CR_VEC4, lane) : 0.0;
     group_sum(l, LANES);
     if (lane == 0u && k < C)
         gate[n * C + k] = apply_act(red[l] + w[B2_AT + k], p.gate_act, p.gate_alpha, p.gate_beta);
