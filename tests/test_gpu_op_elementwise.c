@@ -45,6 +45,20 @@ static void check_view(struct harness *h, const struct htensor *y, const float *
     free(raw);
 }
 
+/* Checks an op's output: a channel view (view != 0) as check_view does, else its n dense values. */
+static void check_output(struct harness *h, const struct htensor *y, const float *want, size_t n, enum nn_dtype dt,
+                         int64_t view, int64_t c0, const char *what)
+{
+    if (view) {
+        check_view(h, y, want, dt, c0, what);
+        return;
+    }
+    float *got = malloc(n * sizeof *got);
+    htensor_read(h, y, got);
+    harness_check(got, want, n, dt, what);
+    free(got);
+}
+
 /* ---- binary ---------------------------------------------------------------------------------- */
 
 /* Element offsets of the operands in their buffers: odd ones take the general kernel, multiples of
@@ -85,14 +99,7 @@ static void binary_case(struct harness *h, enum pvk_binary_kind kind, struct pvk
     char what[160], s1[64], s2[64];
     snprintf(what, sizeof what, "binary kind %d %s (op) %s%s act %d view %lld", kind, pvk_shape_str(&as, s1, 64),
              pvk_shape_str(&bs, s2, 64), const_b ? " const" : "", act, (long long)view_channels);
-    if (view_channels) {
-        check_view(h, &y, want, dt, c0, what);
-    } else {
-        float *got = malloc(ny * sizeof *got);
-        htensor_read(h, &y, got);
-        harness_check(got, want, ny, dt, what);
-        free(got);
-    }
+    check_output(h, &y, want, ny, dt, view_channels, c0, what);
     htensor_free(&in[0]);
     if (!const_b)
         htensor_free(&in[1]);
@@ -186,14 +193,7 @@ static void fused_add_case(struct harness *h, int n, int c, int oh, int ow, int 
     char what[160];
     snprintf(what, sizeof what, "fused add %dx%dx%dx%d gated %d upsampled %d by %dx%d residual %g act %d view %lld", n,
              c, oh, ow, gated, upsampled, fh, fw, (double)residual, act, (long long)view_channels);
-    if (view_channels) {
-        check_view(h, &y, want, dt, c0, what);
-    } else {
-        float *got = malloc(ny * sizeof *got);
-        htensor_read(h, &y, got);
-        harness_check(got, want, ny, dt, what);
-        free(got);
-    }
+    check_output(h, &y, want, ny, dt, view_channels, c0, what);
     for (int k = 0; k < (gated ? 3 : 2); k++)
         htensor_free(&in[k]);
     htensor_free(&y);
@@ -306,14 +306,7 @@ static void run_affine(enum nn_dtype dt, bool fp16_math)
         htensor_write(&h, &in, x);
         htensor_alloc(&h, &y, s, dt, 0, view);
         harness_run_op(&h, &nn_gpu_affine_impl, &op, &w, &in, 1, &y, 1, NULL);
-        if (view)
-            check_view(&h, &y, want, dt, 0, "affine into a channel slice");
-        else {
-            float *got = malloc(n * sizeof *got);
-            htensor_read(&h, &y, got);
-            harness_check(got, want, n, dt, "affine");
-            free(got);
-        }
+        check_output(&h, &y, want, n, dt, view, 0, view ? "affine into a channel slice" : "affine");
         htensor_free(&in);
         htensor_free(&y);
         free(x), free(sc), free(sh), free(want);
@@ -363,14 +356,7 @@ static void resize_case(struct harness *h, enum pvk_resize_mode mode, int n, int
     char what[128];
     snprintf(what, sizeof what, "resize mode %d %dx%d by %gx%g view %lld gated %d", mode, ih, iw, sh, sw,
              (long long)view, gated);
-    if (view) {
-        check_view(h, &y, want, dt, c0, what);
-    } else {
-        float *got = malloc(no * sizeof *got);
-        htensor_read(h, &y, got);
-        harness_check(got, want, no, dt, what);
-        free(got);
-    }
+    check_output(h, &y, want, no, dt, view, c0, what);
     htensor_free(&in[0]);
     if (gated)
         htensor_free(&in[1]);
@@ -435,14 +421,7 @@ static void pool_case(struct harness *h, struct ref_pool_params prm, int n, int 
     char what[128];
     snprintf(what, sizeof what, "pool kind %d k %dx%d s %dx%d on %dx%dx%dx%d", prm.kind, prm.kh, prm.kw, prm.sh,
              prm.sw, n, c, ih, iw);
-    if (view) {
-        check_view(h, &y, want, dt, 0, what);
-    } else {
-        float *got = malloc(no * sizeof *got);
-        htensor_read(h, &y, got);
-        harness_check(got, want, no, dt, what);
-        free(got);
-    }
+    check_output(h, &y, want, no, dt, view, 0, what);
     htensor_free(&in);
     htensor_free(&y);
     free(x);
@@ -505,14 +484,7 @@ static void se_case(struct harness *h, int n, int c, int cr, int ih, int iw, int
     struct htensor y = out[0];
     char what[128];
     snprintf(what, sizeof what, "SE %dx%dx%dx%d cr %d residual %d", n, c, ih, iw, cr, residual);
-    if (view) {
-        check_view(h, &y, want, dt, 0, what);
-    } else {
-        float *got = malloc(nx * sizeof *got);
-        htensor_read(h, &y, got);
-        harness_check(got, want, nx, dt, what);
-        free(got);
-    }
+    check_output(h, &y, want, nx, dt, view, 0, what);
     htensor_free(&in);
     for (int k = 0; k < 3; k++)
         htensor_free(&out[k]);
