@@ -28,9 +28,9 @@ struct nn_gpu_net {
     int *gate_of;    /* 1x1 conv, RESIZE or fused ADD -> the SE before it whose gate it applies, or -1 */
     bool *gate_only; /* that SE: records only its gate, its output is a view of its input */
     uint8_t *gated_inputs, *upsampled_inputs; /* fused ADD: which inputs (bit k: input k) */
-    /* per tensor id: for the output of a RESIZE that the ADD reading it upsamples itself (the
-     * resize is `absorbed`: it records nothing), the resize's input; else -1 */
-    int32_t *upsample_src;
+    /* per tensor id: the RESIZE whose output it is, where the ADD reading it upsamples the resize's
+     * input itself (the resize is `absorbed`: it records nothing); else -1 */
+    int *upsampled_by;
     /* per tensor id: the channel CONCAT whose output it is written into as a slice, or -1 */
     int *slice_of;
 };
@@ -162,7 +162,7 @@ static void fuse_into_add(struct nn_gpu_net *net, uint32_t j, const int *reader,
             integral_scale(src->attr.resize.scale_h) && integral_scale(src->attr.resize.scale_w)) {
             net->absorbed[i] = true;
             net->upsampled_inputs[j] |= (uint8_t)(1u << k);
-            net->upsample_src[t] = src->inputs[0];
+            net->upsampled_by[t] = i;
         } else if (src->type == PVK_OP_SE && net->gate_of[j] < 0 && src->act == PVK_ACT_NONE && src->n_inputs == 1 &&
                    !net->gate_only[i]) {
             net->gate_of[j] = i;
@@ -279,14 +279,11 @@ static int create_op(struct nn_gpu_net *net, uint32_t i, char *err, size_t err_l
     if (net->gate_of[i] >= 0)
         w.gate_residual = model->ops[net->gate_of[i]].attr.se.residual ? 1.0f : 0.0f;
     for (int k = 0; k < 2 && w.upsampled_inputs; k++) {
-        if (!(w.upsampled_inputs & (1u << k)))
-            continue;
-        const int32_t t = op->inputs[k];
-        for (uint32_t r = 0; r < model->n_ops; r++)
-            if (model->ops[r].outputs[0] == t && model->ops[r].type == PVK_OP_RESIZE) {
-                w.upsample_h = (uint32_t)model->ops[r].attr.resize.scale_h;
-                w.upsample_w = (uint32_t)model->ops[r].attr.resize.scale_w;
-            }
+        if (w.upsampled_inputs & (1u << k)) {
+            const struct pvk_op *resize = &model->ops[net->upsampled_by[op->inputs[k]]];
+            w.upsample_h = (uint32_t)resize->attr.resize.scale_h;
+            w.upsample_w = (uint32_t)resize->attr.resize.scale_w;
+        }
     }
     char where[160];
     for (int k = 0; k < PVK_MAX_WEIGHTS; k++) {
@@ -364,7 +361,7 @@ int nn_gpu_net_create(const struct nn_gpu_config *cfg, const struct pvk_model *m
         !(net->absorbed = calloc(no, sizeof(bool))) || !(net->gate_of = malloc(no * sizeof(int))) ||
         !(net->gate_only = calloc(no, sizeof(bool))) || !(net->gated_inputs = calloc(no, 1)) ||
         !(net->upsampled_inputs = calloc(no, 1)) ||
-        !(net->upsample_src = malloc(((size_t)model->n_tensors + 1) * sizeof(int32_t))) ||
+        !(net->upsampled_by = malloc(((size_t)model->n_tensors + 1) * sizeof(int))) ||
         !(net->slice_of = malloc(((size_t)model->n_tensors + 1) * sizeof(int)))) {
         nn_gpu_net_destroy(net);
         snprintf(err, err_len, "out of memory creating the net");
@@ -375,7 +372,7 @@ int nn_gpu_net_create(const struct nn_gpu_config *cfg, const struct pvk_model *m
     for (size_t i = 0; i < no; i++)
         net->affine_of[i] = net->gate_of[i] = -1;
     for (uint32_t t = 0; t < model->n_tensors; t++)
-        net->slice_of[t] = net->upsample_src[t] = -1;
+        net->slice_of[t] = net->upsampled_by[t] = -1;
     plan_fusions(net);
 
     struct create_job job = {.net = net, .failed_op = model->n_ops};
@@ -413,7 +410,7 @@ void nn_gpu_net_destroy(struct nn_gpu_net *net)
     free(net->gate_only);
     free(net->gated_inputs);
     free(net->upsampled_inputs);
-    free(net->upsample_src);
+    free(net->upsampled_by);
     free(net->slice_of);
     free(net);
 }
@@ -800,8 +797,8 @@ static void op_call_prepare(const struct nn_gpu_plan *plan, int i, struct op_cal
         int32_t id = op->inputs[k];
         if (id < 0)
             continue;
-        if (plan->net->upsample_src[id] >= 0) /* the add reads the resize's input */
-            id = plan->net->upsample_src[id];
+        if (plan->net->upsampled_by[id] >= 0) /* the add reads the resize's input */
+            id = plan->net->model->ops[plan->net->upsampled_by[id]].inputs[0];
         c->ins[c->n_in] = plan->tensors[id];
         c->in_r[c->n_in++] = tensor_range(plan, id);
     }
