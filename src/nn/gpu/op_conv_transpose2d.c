@@ -12,8 +12,6 @@
 #include <string.h>
 
 #include "gpu/context.h"
-#include "gpu/error.h"
-#include "gpu/pipeline.h"
 #include "nn/cpu/ref_ops.h"
 #include "nn/gpu/conv_gemm.h"
 #include "nn/gpu/gpu_op.h"
@@ -144,15 +142,11 @@ static int deconv_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
         goto fail;
 
     if (scatter) {
-        uint32_t spec[9] = {SCATTER_LX, (uint32_t)m4, (uint32_t)s->oc, (uint32_t)a.kh, (uint32_t)a.kw, op->act,
-                            conv_float_bits(op->act_alpha), conv_float_bits(op->act_beta), s->has_bias};
-        struct gpu_pipeline_desc pd = {.shader = cfg->act_dtype == NN_F16 ? "deconv_scatter_f16" : "deconv_scatter",
-                                       .spec = spec, .spec_count = 9, .buffer_count = 4,
-                                       .push_bytes = sizeof(struct scatter_push)};
-        if (gpu_pipeline_get(cfg->ctx, &pd, &s->scatter) != GPU_OK) {
-            snprintf(err, err_len, "conv_transpose2d %s: %s", op->name, gpu_last_error());
+        const uint32_t spec[8] = {(uint32_t)m4, (uint32_t)s->oc, (uint32_t)a.kh, (uint32_t)a.kw, op->act,
+                                  conv_float_bits(op->act_alpha), conv_float_bits(op->act_beta), s->has_bias};
+        if (nnh_pipeline(cfg->ctx, "deconv_scatter", false, cfg->act_dtype, SCATTER_LX, spec, 8, 4,
+                         sizeof(struct scatter_push), &s->scatter, err, err_len))
             goto fail;
-        }
     } else if (s->one_tap) {
         struct conv_gemm_desc d = {
             .mode = CONV_GEMM_DECONV, .bias = s->has_bias ? CONV_GEMM_BIAS_ROW : CONV_GEMM_BIAS_NONE,
@@ -163,16 +157,12 @@ static int deconv_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
         if (conv_gemm_create(cfg, &d, &s->gemm, err, err_len))
             goto fail;
     } else {
-        uint32_t spec[11] = {GATHER_LX, (uint32_t)a.kh, (uint32_t)a.kw, (uint32_t)a.sh, (uint32_t)a.sw,
-                             (uint32_t)a.dh, (uint32_t)a.dw, op->act, conv_float_bits(op->act_alpha),
-                             conv_float_bits(op->act_beta), s->has_bias};
-        struct gpu_pipeline_desc pd = {.shader = cfg->act_dtype == NN_F16 ? "deconv_f16" : "deconv",
-                                       .spec = spec, .spec_count = 11, .buffer_count = 4,
-                                       .push_bytes = sizeof(struct gather_push)};
-        if (gpu_pipeline_get(cfg->ctx, &pd, &s->gather) != GPU_OK) {
-            snprintf(err, err_len, "conv_transpose2d %s: %s", op->name, gpu_last_error());
+        const uint32_t spec[10] = {(uint32_t)a.kh, (uint32_t)a.kw, (uint32_t)a.sh, (uint32_t)a.sw,
+                                   (uint32_t)a.dh, (uint32_t)a.dw, op->act, conv_float_bits(op->act_alpha),
+                                   conv_float_bits(op->act_beta), s->has_bias};
+        if (nnh_pipeline(cfg->ctx, "deconv", false, cfg->act_dtype, GATHER_LX, spec, 10, 4,
+                         sizeof(struct gather_push), &s->gather, err, err_len))
             goto fail;
-        }
     }
     *state = s;
     return 0;
@@ -227,13 +217,9 @@ static int deconv_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
             .x_off = x->elem_offset, .x_img = (uint32_t)s->ic * hw,
             .y_off = y->elem_offset, .y_img = (uint32_t)dc * ohw, .ow = (uint32_t)ow, .ohw = ohw,
         };
-        struct gpu_dispatch d = {.pipeline = s->scatter, .buffers = bind, .push = &p, .label = label};
-        nnh_grid_1d(items, SCATTER_LX, d.groups);
-        if (gpu_cmd_dispatch(cmd, &d) != GPU_OK) {
-            snprintf(err, err_len, "conv_transpose2d %s: %s", op->name, gpu_last_error());
-            return -1;
-        }
-        return 0;
+        uint32_t groups[3];
+        nnh_grid_1d(items, SCATTER_LX, groups);
+        return nnh_dispatch(cmd, s->scatter, bind, &p, groups, label, err, err_len);
     }
     if (s->one_tap) {
         struct gpu_binding bind[6] = {gpu_bind(&s->weight), gpu_bind(x->buf), gpu_bind(y->buf), gpu_bind(bias),
@@ -255,15 +241,8 @@ static int deconv_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
         .x_off = x->elem_offset, .x_img = (uint32_t)s->ic * hw,
         .y_off = y->elem_offset, .y_img = (uint32_t)dc * ohw,
     };
-    struct gpu_dispatch d = {.pipeline = s->gather, .buffers = bind, .push = &p,
-                             .groups = {((uint32_t)ow + GATHER_LX - 1) / GATHER_LX, (uint32_t)oh,
-                                        (uint32_t)(n * s->oc)},
-                             .label = label};
-    if (gpu_cmd_dispatch(cmd, &d) != GPU_OK) {
-        snprintf(err, err_len, "conv_transpose2d %s: %s", op->name, gpu_last_error());
-        return -1;
-    }
-    return 0;
+    const uint32_t groups[3] = {((uint32_t)ow + GATHER_LX - 1) / GATHER_LX, (uint32_t)oh, (uint32_t)(n * s->oc)};
+    return nnh_dispatch(cmd, s->gather, bind, &p, groups, label, err, err_len);
 }
 
 const struct nn_gpu_op_impl nn_gpu_conv_transpose2d_impl = {deconv_create, deconv_record, deconv_destroy};
