@@ -43,10 +43,12 @@
 #define REC_GROUP_MEMORY ((uint64_t)64 << 20)
 /* Plans recorded together: rec's batches and the direction classifier beside them */
 #define GROUP_PLANS_MAX (REC_GROUP_GROWN + 1)
-/* The first 1 / REC_HEAD_PART of a group's steps is submitted before the rest is recorded, so the
- * GPU starts on it meanwhile: recording a page's eight plans takes about a third of the time the
- * GPU takes to run them (on the H200, 0.7-1.2 ms of 2.2). */
-#define REC_HEAD_PART 3
+/* A group's steps are recorded in REC_PARTS parts of doubling length, each submitted before the
+ * next is recorded: the GPU waits only while the first, short part is recorded, and then runs
+ * each part while the host records the next. Recording a page's eight plans takes about a third
+ * of the time the GPU takes to run them (on the H200, 0.7-1.2 ms of 2.2), so a part runs longer
+ * than the next, twice as long, takes to record. */
+#define REC_PARTS 4
 /* Detection's preparation (not in --paddle-parity): images with a shorter side below DET_MIN_SIDE
  * are scaled up to it, and every image gets DET_MARGIN pixels of its border colour around it. On
  * the corpus's 14 word crops this takes detection from 5 found to 13 (see BENCHMARKS.md). */
@@ -97,7 +99,7 @@ struct ocr_engine {
     struct nn_gpu_op *argmax[2];
     struct pvk_op argmax_op[2];
     struct gpu_cmd *cmd;
-    struct gpu_cmd *cmd_tail; /* the rest of a recording whose head e->cmd runs meanwhile */
+    struct gpu_cmd *cmd_parts[REC_PARTS - 1]; /* the later parts of a recording begun in cmd */
 
     struct gpu_buffer image; /* the current image's BGR bytes */
     size_t image_cap;
@@ -449,15 +451,16 @@ static struct ocr_engine *engine_create(const struct ocr_options *opt, struct gp
         if (nn_gpu_op_create(&e->cfg, op, &none, &e->argmax[v], err, err_len))
             goto fail;
     }
-    if (gpu_cmd_create(e->ctx, opt->profile ? MAX_TIMINGS : 0, &e->cmd) ||
-        gpu_cmd_create(e->ctx, opt->profile ? MAX_TIMINGS : 0, &e->cmd_tail) ||
-        gpu_cmd_create(e->ctx, opt->profile ? MAX_TIMINGS : 0, &e->det_cmd)) {
-        snprintf(err, err_len, "%s", gpu_last_error());
-        goto fail;
+    struct gpu_cmd **cmds[REC_PARTS + 1] = {&e->cmd, &e->det_cmd};
+    for (int p = 0; p < REC_PARTS - 1; p++)
+        cmds[2 + p] = &e->cmd_parts[p];
+    for (int c = 0; c < REC_PARTS + 1; c++) {
+        if (gpu_cmd_create(e->ctx, opt->profile ? MAX_TIMINGS : 0, cmds[c])) {
+            snprintf(err, err_len, "%s", gpu_last_error());
+            goto fail;
+        }
+        gpu_cmd_time_dispatches(*cmds[c], false);
     }
-    gpu_cmd_time_dispatches(e->cmd, false);
-    gpu_cmd_time_dispatches(e->cmd_tail, false);
-    gpu_cmd_time_dispatches(e->det_cmd, false);
     e->startup = (struct ocr_engine_startup){t1 - t0, t2 - t1, t3 - t2, now_ms() - t3};
     *err_kind = 0;
     return e;
@@ -471,7 +474,8 @@ void ocr_engine_destroy(struct ocr_engine *e)
     if (!e)
         return;
     gpu_cmd_destroy(e->cmd);
-    gpu_cmd_destroy(e->cmd_tail);
+    for (int p = 0; p < REC_PARTS - 1; p++)
+        gpu_cmd_destroy(e->cmd_parts[p]);
     nn_gpu_op_destroy(e->argmax[PVK_ARGMAX_VALUE_MAX]);
     nn_gpu_op_destroy(e->argmax[PVK_ARGMAX_VALUE_SOFTMAX]);
     for (int i = 0; i < GROUP_PLANS_MAX; i++)
@@ -830,6 +834,14 @@ static int ensure_rec_outputs(struct ocr_engine *e, size_t rows, char *err, size
     return 0;
 }
 
+/* The step at which part `part` of a group's `steps` ends: the parts' lengths double. */
+static int rec_part_end(int steps, int part)
+{
+    if (part == REC_PARTS - 1)
+        return steps;
+    return (int)((int64_t)steps * ((1 << (part + 1)) - 1) / ((1 << REC_PARTS) - 1));
+}
+
 /* One recognition batch: lines order[start .. start + n) at one input width. */
 struct rec_batch {
     int start, n, width;
@@ -919,21 +931,30 @@ static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct lin
         if (rc == 0 && with_cls)
             rc = record_crops(e, e->crops[REC_GROUP_GROWN], img, cls->lines, cls->n, OCR_CLS_WIDTH,
                               nn_gpu_plan_input(all[0]), 0, err, err_len);
-        /* the head of the group, submitted; then the rest into cmd_tail while the GPU runs it */
-        const int steps = nn_gpu_plan_group_steps(all, with_cls + ng), head = steps / REC_HEAD_PART;
-        struct gpu_cmd *cmd = e->cmd;
-        if (rc == 0) {
-            gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
-            rc = nn_gpu_plan_record_group_steps(all, with_cls + ng, 0, head, cmd, err, err_len);
-        }
-        if (rc == 0 && head > 0) {
-            gpu_cmd_mark(cmd, "recording");
-            if (gpu_cmd_end(cmd) || gpu_cmd_submit(cmd) || gpu_cmd_begin(e->cmd_tail))
-                rc = fail(err, err_len, "%s", gpu_last_error());
-            cmd = e->cmd_tail;
-        }
+        /* the group's steps in parts (see REC_PARTS): each submitted, then the next recorded */
+        const int n_plans = with_cls + ng, steps = nn_gpu_plan_group_steps(all, n_plans);
+        struct gpu_cmd *cmd = e->cmd, *running[REC_PARTS];
+        int n_running = 0;
         if (rc == 0)
-            rc = nn_gpu_plan_record_group_steps(all, with_cls + ng, head, steps, cmd, err, err_len);
+            gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
+        for (int part = 0, from = 0; part < REC_PARTS && rc == 0; part++) {
+            const int to = rec_part_end(steps, part);
+            if (to == from)
+                continue;
+            rc = nn_gpu_plan_record_group_steps(all, n_plans, from, to, cmd, err, err_len);
+            from = to;
+            if (rc || to == steps)
+                break; /* the last part stays open for the argmax and the readback */
+            gpu_cmd_mark(cmd, "recording");
+            if (gpu_cmd_end(cmd) || gpu_cmd_submit(cmd)) {
+                rc = fail(err, err_len, "%s", gpu_last_error());
+                break;
+            }
+            running[n_running] = cmd;
+            cmd = e->cmd_parts[n_running++];
+            if (gpu_cmd_begin(cmd))
+                rc = fail(err, err_len, "%s", gpu_last_error());
+        }
         if (rc == 0)
             gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
         for (int k = 0; k < ng && rc == 0; k++) {
@@ -952,16 +973,21 @@ static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct lin
             rc = record_readback(e, cmd, &e->readback, nn_gpu_plan_output(all[0]), err, err_len);
         if (rc == 0)
             rc = submit(cmd, err, err_len);
-        /* the head finished before the tail; a failed tail still waits it out before cmd is reused */
-        if (cmd != e->cmd && gpu_cmd_wait(e->cmd) && rc == 0)
-            rc = fail(err, err_len, "%s", gpu_last_error());
+        /* the earlier parts finished before the last; after a failure they are still waited out
+         * before their command buffers are used again */
+        double gpu_ms = rc == 0 ? gpu_ms_of(cmd) : 0;
+        for (int p = 0; p < n_running; p++) {
+            if (gpu_cmd_wait(running[p]) && rc == 0)
+                rc = fail(err, err_len, "%s", gpu_last_error());
+            gpu_ms += gpu_ms_of(running[p]);
+        }
         for (int k = 0; k < ng; k++)
             g[k].entry->pinned = false;
         if (rc == 0 && with_cls)
             rc = read_directions(e, nn_gpu_plan_output(all[0]), cls->n, cls->turn, err, err_len);
         if (rc)
             break;
-        r->gpu_ms[OCR_STAGE_REC] += gpu_ms_of(e->cmd) + (cmd != e->cmd ? gpu_ms_of(cmd) : 0);
+        r->gpu_ms[OCR_STAGE_REC] += gpu_ms;
         int32_t *grown_index = realloc(index, rows * sizeof(*index));
         if (grown_index)
             index = grown_index;
