@@ -27,7 +27,13 @@
 
 #define REC_HEIGHT 48
 #define REC_MIN_WIDTH 320 /* PaddleOCR's rec_image_shape width: shorter lines are padded to it */
-#define REC_WIDTH_STEP 32 /* longer lines: padded to a multiple of this */
+/* Longer lines are padded to the next width of a ladder from REC_MIN_WIDTH, each width 1/8 more
+ * than the last rounded up to a multiple of REC_WIDTH_STEP (320, 384, 448, 512, 576, 672, 768,
+ * 864, 992, ...): at most about 1/6 of a line is padding, and a page's lines share fewer widths,
+ * so fewer batches. A 28-line page fell into 9 widths (10 batches) instead of 15 (steps of 32):
+ * recognition on the H200 3.67 -> 3.40 ms of GPU time, the corpus's texts unchanged but for a
+ * full stop gained. */
+#define REC_WIDTH_STEP 32
 #define CLS_BATCH_MAX 32
 #define PLAN_CACHE 24    /* input shapes kept per net (plans hold no device memory: see e->act) */
 /* rec batches (one plan per input width) recorded in lockstep into one submission: up to
@@ -760,16 +766,19 @@ static int run_cls(struct ocr_engine *e, const struct ocr_image *img, struct lin
     return 0;
 }
 
-/* The rec input width of a line on its own: 320, or the line's width at height 48 rounded up to a
- * multiple of 32. A line's width depends on the line alone, so its text does not depend on which
- * lines share its batch. */
+/* The rec input width of a line on its own: 320, or the line's width at height 48 rounded up to
+ * the width ladder (see REC_WIDTH_STEP). A line's width depends on the line alone, so its text
+ * does not depend on which lines share its batch. */
 static int rec_bucket_width(const struct image_crop *c)
 {
     int w = c->rotate ? c->height : c->width, h = c->rotate ? c->width : c->height;
     int resized = (int)ceil((double)REC_HEIGHT * w / (h > 0 ? h : 1));
     if (resized <= REC_MIN_WIDTH)
         return REC_MIN_WIDTH;
-    return (resized + REC_WIDTH_STEP - 1) / REC_WIDTH_STEP * REC_WIDTH_STEP;
+    int bucket = REC_MIN_WIDTH;
+    while (bucket < resized)
+        bucket = (bucket * 9 / 8 + REC_WIDTH_STEP - 1) / REC_WIDTH_STEP * REC_WIDTH_STEP;
+    return bucket;
 }
 
 static double line_ratio(const struct line *l)
