@@ -41,9 +41,9 @@
  * REC_GROUP_MEMORY, else REC_GROUP; fewer than PLAN_CACHE so the group's plans stay cached
  * together. Without the allowance, the memory det leaves decides: when det's activations at 960
  * shrank from 70 to 49 MiB, the sample's eight lines took two submissions instead of one, and
- * recognition 2.42 ms of GPU time on the H200 instead of 2.00. A page of 28 lines falls into 15
- * widths: one submission of 15 instead of two of 8 and 7 took its recognition from 4.01 to 3.63
- * ms of GPU time there. */
+ * recognition 2.42 ms of GPU time on the H200 instead of 2.00. A page of 28 lines fell into 15
+ * widths when they were 32 px apart: one submission of 15 batches instead of two of 8 and 7 took
+ * its recognition from 4.01 to 3.63 ms of GPU time there. */
 #define REC_GROUP 4
 #define REC_GROUP_GROWN 16
 #define REC_GROUP_MEMORY ((uint64_t)64 << 20)
