@@ -55,16 +55,24 @@ static double median(const double *v, int n)
     return m;
 }
 
-/* A 960x960 page made of two copies of the sample, so that the det net runs at its limit. */
-static int make_page(const struct ocr_image *sample, struct ocr_image *page)
+/* A white size x size page. */
+static int blank_page(int size, struct ocr_image *page)
 {
-    const int size = 960;
     memset(page, 0, sizeof(*page));
     page->width = page->height = size;
     page->bgr = malloc((size_t)size * size * 3);
     if (!page->bgr)
         return -1;
     memset(page->bgr, 255, (size_t)size * size * 3);
+    return 0;
+}
+
+/* A 960x960 page made of two copies of the sample, so that the det net runs at its limit. */
+static int make_page(const struct ocr_image *sample, struct ocr_image *page)
+{
+    const int size = 960;
+    if (blank_page(size, page))
+        return -1;
     const int at[2][2] = {{0, 0}, {size - sample->width, size - sample->height}};
     for (int k = 0; k < 2; k++)
         for (int y = 0; y < sample->height && at[k][1] + y < size; y++) {
@@ -131,14 +139,8 @@ static int make_document(const struct ocr_image *sample, struct ocr_image *page)
             row1[kept++] = row1[r];
         }
     n_rows = kept;
-    if (n_rows == 0)
+    if (n_rows == 0 || blank_page(SIZE, page))
         return -1;
-    memset(page, 0, sizeof(*page));
-    page->width = page->height = SIZE;
-    page->bgr = malloc((size_t)SIZE * SIZE * 3);
-    if (!page->bgr)
-        return -1;
-    memset(page->bgr, 255, (size_t)SIZE * SIZE * 3);
     static const double widths[] = {1.0, 0.55, 0.8, 0.35, 0.95, 0.7, 0.45};
     const int n_widths = (int)(sizeof(widths) / sizeof(widths[0]));
     int y = MARGIN;
