@@ -22,7 +22,8 @@ layout(std430, binding = 3) writeonly buffer Scratch { uint scratch[]; };
 layout(std430, binding = 4) buffer Ties { uint ties[]; };
 
 layout(push_constant) uniform Push {
-    uint src_w, src_h, n_crops;
+    uint src_w, src_h, margin, fill_word; // the image as image_bytes.glsl reads it
+    uint n_crops;
     uint zero;      // always 0: see float2.glsl
     uint tie_cap;   // pairs the tie list holds
 } p;
@@ -49,7 +50,7 @@ void warp_store(uint base, uint x, uint yy, uint w, uint h, int X, int Y)
         uint ry = uint(clamp(sy + r, 0, int(p.src_h) - 1));
         for (int q = 0; q < 4; q++) {
             uint rx = uint(clamp(sx + q, 0, int(p.src_w) - 1));
-            sum += ivec3(image_bgr(rx, ry, p.src_w)) * weight(set, uint(r * 4 + q));
+            sum += ivec3(image_bgr(rx, ry)) * weight(set, uint(r * 4 + q));
         }
     }
     uvec3 v = uvec3(clamp((sum + (1 << 14)) >> 15, 0, 255));

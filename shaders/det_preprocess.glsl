@@ -10,12 +10,13 @@ layout(std430, binding = 1) readonly buffer Table { uint tab[]; };  // dst_w x-e
 layout(std430, binding = 2) writeonly buffer Y { SFLOAT y[]; };
 
 layout(push_constant) uniform Push {
-    uint src_w, src_h, dst_w, dst_h, mode, y_off;
+    uint src_w, src_h, margin, fill_word; // the image as image_bytes.glsl reads it
+    uint dst_w, dst_h, mode, y_off;
     float mean0, mean1, mean2, std0, std1, std2;
 } p;
 
 #include "image_bytes.glsl"
-uvec3 pix(uint x, uint y) { return image_bgr(x, y, p.src_w); }
+uvec3 pix(uint x, uint y) { return image_bgr(x, y); }
 #include "linear_u8.glsl"
 
 void main()

@@ -3,7 +3,9 @@
  * a downscale, an upscale, OpenCV's exact-2x path and a same-size copy, and batches of text-box
  * crops (perspective warps, tall boxes turned, lines turned over, cls 48x192 and rec 48xW inputs,
  * zero padding). Random-noise images, the hardest case for exactness: any difference in a
- * sampling coordinate or weight shows. Tolerance: max abs error 2/255 in normalised units. */
+ * sampling coordinate or weight shows. Tolerance: max abs error 2/255 in normalised units. Both
+ * also from framed images (a margin of one colour the buffer does not store), against the
+ * reference on the image with its margin drawn in. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -42,16 +44,45 @@ static struct ocr_image random_image(int w, int h)
     return img;
 }
 
-static void upload_image(struct harness *h, const struct ocr_image *img, struct gpu_buffer *buf)
+/* img inside `margin` pixels of the colour fill: what the kernels should see of a framed upload. */
+static struct ocr_image framed_image(const struct ocr_image *img, int margin, const uint8_t fill[3])
 {
-    size_t bytes = image_bgr_buffer_bytes(img->width, img->height);
+    int w = img->width + 2 * margin, h = img->height + 2 * margin;
+    struct ocr_image f = {.width = w, .height = h, .bgr = malloc((size_t)w * h * 3)};
+    assert_non_null(f.bgr);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            int ix = x - margin, iy = y - margin;
+            bool inside = ix >= 0 && ix < img->width && iy >= 0 && iy < img->height;
+            for (int c = 0; c < 3; c++)
+                f.bgr[((size_t)y * w + x) * 3 + c] = inside ? img->bgr[((size_t)iy * img->width + ix) * 3 + c] : fill[c];
+        }
+    return f;
+}
+
+/* img's bytes, to be read framed by `margin` pixels of fill (image_ops.h); the buffer's bytes past
+ * them are garbage, so that a kernel reading there shows. */
+static void upload_image(struct harness *h, const struct ocr_image *img, int margin, const uint8_t fill[3],
+                         struct gpu_buffer *buf)
+{
+    size_t bytes = image_framed_buffer_bytes(img->width + 2 * margin, img->height + 2 * margin, margin);
     if (gpu_buffer_alloc(h->ctx, GPU_MEMORY_DEVICE, bytes, buf) != GPU_OK)
         fail_msg("alloc: %s", gpu_last_error());
-    uint8_t *padded = calloc(bytes, 1);
-    memcpy(padded, img->bgr, (size_t)img->width * img->height * 3);
-    if (gpu_upload(h->ctx, buf, 0, padded, bytes) != GPU_OK)
+    uint8_t *stored = malloc(bytes);
+    for (size_t i = 0; i < bytes; i++)
+        stored[i] = (uint8_t)test_rand_u32();
+    memcpy(stored, img->bgr, (size_t)img->width * img->height * 3);
+    if (margin)
+        memcpy(stored + bytes - 4, fill, 3);
+    if (gpu_upload(h->ctx, buf, 0, stored, bytes) != GPU_OK)
         fail_msg("upload: %s", gpu_last_error());
-    free(padded);
+    free(stored);
+}
+
+static void random_fill(uint8_t fill[3])
+{
+    for (int c = 0; c < 3; c++)
+        fill[c] = (uint8_t)test_rand_u32();
 }
 
 static struct gpu_cmd *begin(struct harness *h)
@@ -100,16 +131,20 @@ static double compare(const float *got, const float *want, size_t n, size_t *off
 
 /* ---- det --------------------------------------------------------------------------------------- */
 
-static void det_case(struct harness *h, struct image_ops *ops, int w, int ht, int dw, int dh)
+/* A w x ht image framed by `margin` (the source is then w + 2 margin wide) to dw x dh. */
+static void det_case(struct harness *h, struct image_ops *ops, int iw, int ih, int margin, int dw, int dh)
 {
-    struct ocr_image img = random_image(w, ht);
+    uint8_t fill[3];
+    random_fill(fill);
+    struct ocr_image inner = random_image(iw, ih), img = framed_image(&inner, margin, fill);
+    const int w = img.width, ht = img.height;
     size_t n = (size_t)3 * dw * dh;
     float *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
     uint8_t *resized = malloc((size_t)dw * dh * 3);
     assert_int_equal(ocr_resize_linear(img.bgr, w, ht, resized, dw, dh, 3), 0);
     ocr_det_normalize(resized, dw, dh, want);
     struct gpu_buffer buf;
-    upload_image(h, &img, &buf);
+    upload_image(h, &inner, margin, fill, &buf);
     struct image_det_job *job;
     char err[256];
     if (image_det_job_create(ops, w, ht, dw, dh, &job, err, sizeof err))
@@ -118,14 +153,14 @@ static void det_case(struct harness *h, struct image_ops *ops, int w, int ht, in
     struct pvk_shape s = SHAPE(1, 3, dh, dw);
     htensor_alloc(h, &y, &s, h->cfg.act_dtype, 3, 0);
     struct gpu_cmd *cmd = begin(h);
-    if (image_det_record(ops, job, cmd, &buf, &y.t, err, sizeof err))
+    if (image_det_record(ops, job, cmd, &buf, margin, &y.t, err, sizeof err))
         fail_msg("%s", err);
     double us = finish(cmd);
     htensor_read(h, &y, got);
     size_t off;
     double m = compare(got, want, n, &off);
-    fprintf(stderr, "det %dx%d -> %dx%d (%s): max abs %.3g, %zu of %zu not exact, %.0f us\n", w, ht, dw, dh,
-            h->cfg.act_dtype == NN_F16 ? "fp16" : "fp32", m, off, n, us);
+    fprintf(stderr, "det %dx%d (margin %d) -> %dx%d (%s): max abs %.3g, %zu of %zu not exact, %.0f us\n", w, ht,
+            margin, dw, dh, h->cfg.act_dtype == NN_F16 ? "fp16" : "fp32", m, off, n, us);
     if (!(m <= TOL))
         fail_msg("det %dx%d -> %dx%d: max abs error %g", w, ht, dw, dh, m);
     /* fp32 output: the resize is bit-exact, only the normalisation's division may round apart */
@@ -134,7 +169,7 @@ static void det_case(struct harness *h, struct image_ops *ops, int w, int ht, in
     htensor_free(&y);
     gpu_buffer_free(&buf);
     image_det_job_destroy(job);
-    free(img.bgr), free(want), free(got), free(resized);
+    free(img.bgr), free(inner.bgr), free(want), free(got), free(resized);
 }
 
 static void run_det(enum nn_dtype dt)
@@ -148,12 +183,19 @@ static void run_det(enum nn_dtype dt)
         fail_msg("%s", err);
     int dw, dh;
     ocr_det_resize_dims(1000, 700, OCR_DET_LIMIT_SIDE_LEN, &dw, &dh);
-    det_case(&h, ops, 1000, 700, dw, dh);
-    det_case(&h, ops, 37, 23, 64, 32);  /* upscale, odd source */
-    det_case(&h, ops, 128, 64, 64, 32); /* OpenCV's exact 2x box path */
-    det_case(&h, ops, 33, 32, 33, 32);  /* same size: copy */
-    det_case(&h, ops, 1, 1, 32, 32);
-    det_case(&h, ops, 301, 97, 96, 32);
+    det_case(&h, ops, 1000, 700, 0, dw, dh);
+    det_case(&h, ops, 37, 23, 0, 64, 32);  /* upscale, odd source */
+    det_case(&h, ops, 128, 64, 0, 64, 32); /* OpenCV's exact 2x box path */
+    det_case(&h, ops, 33, 32, 0, 33, 32);  /* same size: copy */
+    det_case(&h, ops, 1, 1, 0, 32, 32);
+    det_case(&h, ops, 301, 97, 0, 96, 32);
+    /* framed: the engine's 32-pixel margin, odd sizes, each resize path, a margin wider than the image */
+    ocr_det_resize_dims(1000 + 64, 700 + 64, OCR_DET_LIMIT_SIDE_LEN, &dw, &dh);
+    det_case(&h, ops, 1000, 700, 32, dw, dh);
+    det_case(&h, ops, 37, 23, 5, 64, 32);
+    det_case(&h, ops, 60, 28, 2, 32, 16);
+    det_case(&h, ops, 31, 30, 1, 33, 32);
+    det_case(&h, ops, 1, 1, 32, 64, 64);
     image_ops_destroy(ops);
     harness_done(&h);
     assert_int_equal(gpu_validation_message_count(), 0);
@@ -199,9 +241,15 @@ static void random_box(int w, int h, float box[4][2])
     }
 }
 
-static void crops_case(struct harness *h, struct image_ops *ops, int iw, int ih, int n, int target_w, bool verbose)
+/* n crops of a w x h image framed by `margin` (boxes anywhere in the framed image, some reaching
+ * past it) into 3 x 48 x target_w. */
+static void crops_case(struct harness *h, struct image_ops *ops, int w, int ht, int margin, int n, int target_w,
+                       bool verbose)
 {
-    struct ocr_image img = random_image(iw, ih);
+    uint8_t fill[3];
+    random_fill(fill);
+    struct ocr_image inner = random_image(w, ht), img = framed_image(&inner, margin, fill);
+    const int iw = img.width, ih = img.height;
     struct image_crop *crops = calloc((size_t)n, sizeof *crops);
     int batch = n + 1; /* slots shuffled, one left free */
     size_t plane = (size_t)48 * target_w, per = 3 * plane;
@@ -240,7 +288,7 @@ static void crops_case(struct harness *h, struct image_ops *ops, int iw, int ih,
         free(crop.bgr);
     }
     struct gpu_buffer buf;
-    upload_image(h, &img, &buf);
+    upload_image(h, &inner, margin, fill, &buf);
     struct image_crop_batch *cb;
     char err[256];
     if (image_crop_batch_create(ops, &cb, err, sizeof err) ||
@@ -250,7 +298,7 @@ static void crops_case(struct harness *h, struct image_ops *ops, int iw, int ih,
     struct pvk_shape s = SHAPE(batch, 3, 48, target_w);
     htensor_alloc(h, &y, &s, h->cfg.act_dtype, 1, 0);
     struct gpu_cmd *cmd = begin(h);
-    if (image_crop_record(ops, cb, cmd, &buf, iw, ih, &y.t, err, sizeof err))
+    if (image_crop_record(ops, cb, cmd, &buf, iw, ih, margin, &y.t, err, sizeof err))
         fail_msg("%s", err);
     double us = finish(cmd);
     htensor_read(h, &y, got);
@@ -283,12 +331,13 @@ static void crops_case(struct harness *h, struct image_ops *ops, int iw, int ih,
     if (h->cfg.act_dtype == NN_F32 && gpu_context_caps(h->ctx)->shader_int64 && off_total)
         fail_msg("%d crops: %zu elements not bit-exact (max abs %g)", n, off_total, worst);
     if (verbose || off_total)
-        fprintf(stderr, "%d crops of a %dx%d image into 3x48x%d (%s): max abs %.3g, %zu elements not exact, %.0f us\n",
-                n, iw, ih, target_w, h->cfg.act_dtype == NN_F16 ? "fp16" : "fp32", worst, off_total, us);
+        fprintf(stderr,
+                "%d crops of a %dx%d image (margin %d) into 3x48x%d (%s): max abs %.3g, %zu elements not exact, %.0f us\n",
+                n, iw, ih, margin, target_w, h->cfg.act_dtype == NN_F16 ? "fp16" : "fp32", worst, off_total, us);
     htensor_free(&y);
     gpu_buffer_free(&buf);
     image_crop_batch_destroy(cb);
-    free(img.bgr), free(crops), free(want), free(got);
+    free(img.bgr), free(inner.bgr), free(crops), free(want), free(got);
 }
 
 static void run_crops(enum nn_dtype dt)
@@ -300,11 +349,15 @@ static void run_crops(enum nn_dtype dt)
     char err[256];
     if (image_ops_create(h.ctx, dt, dt, &ops, err, sizeof err))
         fail_msg("%s", err);
-    crops_case(&h, ops, 800, 600, 30, 320, true); /* rec bucket */
-    crops_case(&h, ops, 640, 480, 6, 192, true);  /* cls input */
-    crops_case(&h, ops, 97, 61, 3, 100, false);
+    crops_case(&h, ops, 800, 600, 0, 30, 320, true); /* rec bucket */
+    crops_case(&h, ops, 640, 480, 0, 6, 192, true);  /* cls input */
+    crops_case(&h, ops, 97, 61, 0, 3, 100, false);
     for (int k = 0; k < 4; k++)
-        crops_case(&h, ops, 300, 200, 12, 320, false);
+        crops_case(&h, ops, 300, 200, 0, 12, 320, false);
+    /* framed: boxes across the margin and past it (BORDER_REPLICATE then repeats the margin) */
+    crops_case(&h, ops, 640, 480, 32, 20, 320, true);
+    crops_case(&h, ops, 97, 61, 7, 6, 192, false);
+    crops_case(&h, ops, 23, 9, 32, 4, 100, false);
     image_ops_destroy(ops);
     harness_done(&h);
     assert_int_equal(gpu_validation_message_count(), 0);

@@ -261,7 +261,7 @@ static void test_image(void **state)
     if (gpu_cmd_create(h.ctx, 8, &cmd) != GPU_OK || gpu_cmd_begin(cmd) != GPU_OK)
         fail_msg("%s", gpu_last_error());
     gpu_cmd_barrier(cmd, GPU_STAGE_HOST, GPU_STAGE_COMPUTE);
-    if (image_det_record(ops, job, cmd, &ib, &dt.t, err, sizeof err))
+    if (image_det_record(ops, job, cmd, &ib, 0, &dt.t, err, sizeof err))
         fail_msg("%s", err);
     double us = run_cmd_twice(cmd, !gpu_context_caps(h.ctx)->is_cpu);
     gpu_cmd_destroy(cmd);
@@ -298,7 +298,7 @@ static void test_image(void **state)
     if (gpu_cmd_create(h.ctx, 8, &cmd) != GPU_OK || gpu_cmd_begin(cmd) != GPU_OK)
         fail_msg("%s", gpu_last_error());
     gpu_cmd_barrier(cmd, GPU_STAGE_HOST, GPU_STAGE_COMPUTE);
-    if (image_crop_record(ops, cb, cmd, &ib, iw, ih, &rt.t, err, sizeof err))
+    if (image_crop_record(ops, cb, cmd, &ib, iw, ih, 0, &rt.t, err, sizeof err))
         fail_msg("%s", err);
     us = run_cmd_twice(cmd, !gpu_context_caps(h.ctx)->is_cpu);
     gpu_cmd_destroy(cmd);

@@ -107,10 +107,11 @@ struct ocr_engine {
     struct gpu_cmd *cmd;
     struct gpu_cmd *cmd_parts[REC_PARTS - 1]; /* the later parts of a recording begun in cmd */
 
-    struct gpu_buffer image; /* the current image's BGR bytes */
+    struct gpu_buffer image; /* the current image's BGR bytes, framed by image_margin (image_ops.h) */
+    int image_margin;
     size_t image_cap;
     struct image_det_job *det_job;
-    int det_job_key[4]; /* src w, h, det w, h of det_job */
+    int det_job_key[5]; /* src w, h, det w, h and the image's margin of det_job */
     struct gpu_buffer rec_index, rec_prob; /* argmax outputs, host-visible */
     size_t rec_rows_cap;
     struct readback det_readback, readback;
@@ -118,7 +119,7 @@ struct ocr_engine {
      * it binds stay the same (a folder of scans of one size records it once). */
     struct gpu_cmd *det_cmd;
     const struct nn_gpu_plan *det_recorded_plan; /* NULL: record again */
-    int det_recorded_key[4];
+    int det_recorded_key[5];
     unsigned det_recorded_evictions;
     unsigned det_recorded_generation;
     /* The activations of every plan, bound here before each use: det, cls and each rec group run
@@ -516,10 +517,13 @@ struct ocr_engine *ocr_engine_create_sibling(const struct ocr_engine *first, int
 
 /* ---- stages --------------------------------------------------------------------------------- */
 
-/* Puts the image's bytes on the GPU (growing the buffer when needed). */
-static int upload_image(struct ocr_engine *e, const struct ocr_image *img, char *err, size_t err_len)
+/* Puts the image's bytes on the GPU (growing the buffer when needed): src, to be read framed by
+ * `margin` pixels of its border colour (image_ops.h), which are not stored: no padded copy of the
+ * image is made, nor uploaded. */
+static int upload_image(struct ocr_engine *e, const struct ocr_image *src, int margin, char *err, size_t err_len)
 {
-    size_t bytes = image_bgr_buffer_bytes(img->width, img->height);
+    const int width = src->width + 2 * margin, height = src->height + 2 * margin;
+    size_t bytes = image_framed_buffer_bytes(width, height, margin);
     if (bytes > e->image_cap) {
         gpu_buffer_free(&e->image);
         e->image_cap = 0;
@@ -530,9 +534,14 @@ static int upload_image(struct ocr_engine *e, const struct ocr_image *img, char 
             return fail(err, err_len, "image memory: %s", gpu_last_error());
         e->image_cap = bytes;
     }
-    size_t packed = (size_t)img->width * img->height * 3;
-    if (gpu_upload(e->ctx, &e->image, 0, img->bgr, packed))
+    uint8_t fill[4] = {0};
+    if (margin)
+        ocr_border_colour(src, fill);
+    const size_t packed = (size_t)src->width * src->height * 3;
+    if (gpu_upload(e->ctx, &e->image, 0, src->bgr, packed) ||
+        (margin && gpu_upload(e->ctx, &e->image, bytes - 4, fill, 4)))
         return fail(err, err_len, "uploading the image: %s", gpu_last_error());
+    e->image_margin = margin;
     return 0;
 }
 
@@ -628,7 +637,7 @@ static int run_det(struct ocr_engine *e, const struct ocr_image *img, struct db_
     double t0 = now_ms();
     int det_w, det_h;
     ocr_det_resize_dims(img->width, img->height, e->opt.det_limit_side_len, &det_w, &det_h);
-    int key[4] = {img->width, img->height, det_w, det_h};
+    int key[5] = {img->width, img->height, det_w, det_h, e->image_margin};
     if (!e->det_job || memcmp(key, e->det_job_key, sizeof(key))) {
         image_det_job_destroy(e->det_job);
         e->det_job = NULL;
@@ -647,7 +656,8 @@ static int run_det(struct ocr_engine *e, const struct ocr_image *img, struct db_
         e->det_recorded_plan = NULL;
         if (gpu_cmd_begin(e->det_cmd))
             return fail(err, err_len, "%s", gpu_last_error());
-        if (image_det_record(e->image_ops, e->det_job, e->det_cmd, &e->image, nn_gpu_plan_input(plan), err, err_len))
+        if (image_det_record(e->image_ops, e->det_job, e->det_cmd, &e->image, e->image_margin,
+                             nn_gpu_plan_input(plan), err, err_len))
             return -1;
         gpu_cmd_barrier(e->det_cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
         if (nn_gpu_plan_record(plan, e->det_cmd, err, err_len) ||
@@ -710,7 +720,8 @@ static int record_crops(struct ocr_engine *e, struct image_crop_batch *batch, co
     free(crops);
     if (rc)
         return -1;
-    return image_crop_record(e->image_ops, batch, e->cmd, &e->image, img->width, img->height, dst, err, err_len);
+    return image_crop_record(e->image_ops, batch, e->cmd, &e->image, img->width, img->height, e->image_margin, dst,
+                             err, err_len);
 }
 
 /* The classifier's verdicts from its output `out` of n lines (recorded with record_readback): turn
@@ -1119,13 +1130,18 @@ static int read_beside_cls(struct ocr_engine *e, const struct ocr_image *img, st
     return 0;
 }
 
-static int run_image(struct ocr_engine *e, const struct ocr_image *img, struct ocr_result *r, char *err,
+/* OCR of src framed by `margin` pixels of its border colour (upload_image): the image the
+ * pipeline sees. */
+static int run_image(struct ocr_engine *e, const struct ocr_image *src, int margin, struct ocr_result *r, char *err,
                      size_t err_len)
 {
+    const struct ocr_image framed = {.width = src->width + 2 * margin, .height = src->height + 2 * margin,
+                                     .had_alpha = src->had_alpha};
+    const struct ocr_image *img = &framed; /* its bytes are on the GPU only */
     r->width = img->width;
     r->height = img->height;
     double t0 = now_ms();
-    if (upload_image(e, img, err, err_len))
+    if (upload_image(e, src, margin, err, err_len))
         return -1;
     r->wall_ms[OCR_STAGE_UPLOAD] = now_ms() - t0;
 
@@ -1237,9 +1253,9 @@ static int run_prepared(struct ocr_engine *e, const struct ocr_image *img, struc
     memset(r, 0, sizeof(*r));
     struct prepare p = detection_prepare(e, img);
     if (p.scale == 1.0 && p.margin == 0)
-        return run_image(e, img, r, err, err_len);
+        return run_image(e, img, 0, r, err, err_len);
 
-    struct ocr_image scaled = *img, padded;
+    struct ocr_image scaled = *img;
     scaled.bgr = NULL;
     if (p.scale != 1.0) {
         scaled.width = (int)lround(img->width * p.scale);
@@ -1252,14 +1268,13 @@ static int run_prepared(struct ocr_engine *e, const struct ocr_image *img, struc
         }
     }
     const struct ocr_image *src = scaled.bgr ? &scaled : img;
-    if (ocr_pad_image(src, p.margin, &padded)) {
+    if (src->width > OCR_IMAGE_MAX_SIDE - 2 * p.margin || src->height > OCR_IMAGE_MAX_SIDE - 2 * p.margin) {
         free(scaled.bgr);
-        return fail(err, err_len, "%s", "out of memory adding a margin");
+        return fail(err, err_len, "%s", "the image is too large for the margin detection adds");
     }
-    free(scaled.bgr);
     double sx = (double)src->width / img->width, sy = (double)src->height / img->height;
-    int rc = run_image(e, &padded, r, err, err_len);
-    ocr_image_free(&padded);
+    int rc = run_image(e, src, p.margin, r, err, err_len);
+    free(scaled.bgr);
     /* Back to the caller's image: unscale, and clip what reaches into the margin. */
     for (int i = 0; rc == 0 && i < r->n_lines; i++)
         for (int k = 0; k < 4; k++) {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void border_colour(const struct ocr_image *img, uint8_t bgr[3])
+void ocr_border_colour(const struct ocr_image *img, uint8_t bgr[3])
 {
     double sum[3] = {0, 0, 0};
     long n = 0;
@@ -31,7 +31,7 @@ int ocr_pad_image(const struct ocr_image *img, int margin, struct ocr_image *out
     if (!bgr)
         return -1;
     uint8_t fill[3];
-    border_colour(img, fill);
+    ocr_border_colour(img, fill);
     /* one row of the colour, built once; then each byte of the result is written once */
     size_t row = (size_t)w * 3, side = (size_t)margin * 3, inner = (size_t)img->width * 3;
     for (size_t i = 0; i < row; i += 3)

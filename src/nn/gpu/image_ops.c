@@ -34,12 +34,13 @@
 #define CUBIC_TAB 32 /* 1/32-pixel steps (INTER_TAB_SIZE) */
 
 struct det_push {
-    uint32_t src_w, src_h, dst_w, dst_h, mode, y_off;
+    uint32_t src_w, src_h, margin, fill_word; /* the image as the kernels see it: image_bytes.glsl */
+    uint32_t dst_w, dst_h, mode, y_off;
     float mean[3], std[3];
 };
 
 struct warp_push {
-    uint32_t src_w, src_h, n_crops;
+    uint32_t src_w, src_h, margin, fill_word, n_crops;
     uint32_t zero;    /* keeps the shader's float-float arithmetic from being optimised away */
     uint32_t tie_cap; /* (crop, pixel) pairs the tie list holds */
 };
@@ -80,6 +81,25 @@ size_t image_bgr_buffer_bytes(int width, int height)
 {
     size_t bytes = (size_t)width * (size_t)height * 3;
     return (bytes + 3) & ~(size_t)3;
+}
+
+size_t image_framed_buffer_bytes(int width, int height, int margin)
+{
+    return image_bgr_buffer_bytes(width - 2 * margin, height - 2 * margin) + (margin ? 4 : 0);
+}
+
+/* The frame's checks and push-constant words: 0, or -1 with the reason in err. */
+static int frame_words(const struct gpu_buffer *bgr, int width, int height, int margin, uint32_t *fill_word,
+                       const char *what, char *err, size_t err_len)
+{
+    if (margin < 0 || width - 2 * margin < 1 || height - 2 * margin < 1)
+        return nnh_fail(err, err_len, "%s: a %dx%d image cannot have a margin of %d", what, width, height, margin);
+    size_t need = image_framed_buffer_bytes(width, height, margin);
+    if (bgr->size < need)
+        return nnh_fail(err, err_len, "%s: the image buffer holds %llu bytes, a %dx%d image (margin %d) needs %zu",
+                        what, (unsigned long long)bgr->size, width, height, margin, need);
+    *fill_word = (uint32_t)(image_bgr_buffer_bytes(width - 2 * margin, height - 2 * margin) / 4);
+    return 0;
 }
 
 int image_resized_width(int width, int height, int target_h, int target_w)
@@ -275,19 +295,20 @@ int image_det_job_create(struct image_ops *ops, int src_w, int src_h, int dst_w,
 }
 
 int image_det_record(struct image_ops *ops, const struct image_det_job *job, struct gpu_cmd *cmd,
-                     const struct gpu_buffer *bgr, const struct nn_gpu_tensor *dst, char *err, size_t err_len)
+                     const struct gpu_buffer *bgr, int margin, const struct nn_gpu_tensor *dst, char *err,
+                     size_t err_len)
 {
     const struct pvk_shape *s = &dst->shape;
     if (nnh_check_tensor(dst, ops->det_dtype, false, "det input", err, err_len))
         return -1;
     if (s->ndim != 4 || s->d[0] != 1 || s->d[1] != 3 || s->d[2] != job->dst_h || s->d[3] != job->dst_w)
         return nnh_fail(err, err_len, "det input must be [1, 3, %d, %d]", job->dst_h, job->dst_w);
-    if (bgr->size < image_bgr_buffer_bytes(job->src_w, job->src_h))
-        return nnh_fail(err, err_len, "det image buffer holds %llu bytes, a %dx%d image needs %zu",
-                        (unsigned long long)bgr->size, job->src_w, job->src_h,
-                        image_bgr_buffer_bytes(job->src_w, job->src_h));
-    struct det_push pc = {(uint32_t)job->src_w, (uint32_t)job->src_h, (uint32_t)job->dst_w, (uint32_t)job->dst_h,
-                          job->mode, dst->elem_offset, {0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}};
+    uint32_t fill_word;
+    if (frame_words(bgr, job->src_w, job->src_h, margin, &fill_word, "det", err, err_len))
+        return -1;
+    struct det_push pc = {(uint32_t)job->src_w, (uint32_t)job->src_h, (uint32_t)margin, fill_word,
+                          (uint32_t)job->dst_w, (uint32_t)job->dst_h, job->mode, dst->elem_offset,
+                          {0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}};
     struct gpu_binding b[3] = {gpu_bind(bgr), gpu_bind(&job->table), gpu_bind(dst->buf)};
     /* DET_WG x 1 workgroups over (x, y): rows of the output stay contiguous per workgroup */
     uint32_t groups[3] = {((uint32_t)job->dst_w + DET_WG - 1) / DET_WG, (uint32_t)job->dst_h, 1};
@@ -417,8 +438,8 @@ int image_crop_batch_set(struct image_ops *ops, struct image_crop_batch *batch, 
 }
 
 int image_crop_record(struct image_ops *ops, struct image_crop_batch *batch, struct gpu_cmd *cmd,
-                      const struct gpu_buffer *bgr, int src_w, int src_h, const struct nn_gpu_tensor *dst,
-                      char *err, size_t err_len)
+                      const struct gpu_buffer *bgr, int src_w, int src_h, int margin,
+                      const struct nn_gpu_tensor *dst, char *err, size_t err_len)
 {
     if (batch->n < 1)
         return nnh_fail(err, err_len, "crop batch: record before set");
@@ -427,11 +448,13 @@ int image_crop_record(struct image_ops *ops, struct image_crop_batch *batch, str
     const struct pvk_shape *s = &dst->shape;
     if (s->ndim != 4 || s->d[1] != 3 || s->d[2] != batch->target_h || s->d[3] != batch->target_w)
         return nnh_fail(err, err_len, "crop output must be [N, 3, %d, %d]", batch->target_h, batch->target_w);
-    if (src_w < 1 || src_h < 1 || bgr->size < image_bgr_buffer_bytes(src_w, src_h))
-        return nnh_fail(err, err_len, "crop image buffer too small for %dx%d", src_w, src_h);
+    uint32_t fill_word;
+    if (frame_words(bgr, src_w, src_h, margin, &fill_word, "crops", err, err_len))
+        return -1;
     if (batch->max_slot >= s->d[0])
         return nnh_fail(err, err_len, "crop slot %d outside a batch of %lld", batch->max_slot, (long long)s->d[0]);
-    struct warp_push wp = {(uint32_t)src_w, (uint32_t)src_h, (uint32_t)batch->n, 0, batch->tie_pairs};
+    struct warp_push wp = {(uint32_t)src_w, (uint32_t)src_h, (uint32_t)margin, fill_word, (uint32_t)batch->n, 0,
+                           batch->tie_pairs};
     struct gpu_binding wb[5] = {gpu_bind(bgr), gpu_bind(&batch->params), gpu_bind(&ops->cubic),
                                 gpu_bind(&batch->scratch), gpu_bind(&batch->ties)};
     if (ops->fix) {

@@ -15,7 +15,11 @@
  * integers a tie may round the other way: a sample 1/32 pixel off, a level or two of difference.
  * Outputs are fp32 or fp16 (the nets' storage precision). The image buffer holds the packed BGR
  * bytes rounded up to whole 32-bit words (image_bgr_buffer_bytes); shaders read words and unpack,
- * so devices without 8-bit storage run the same code. */
+ * so devices without 8-bit storage run the same code.
+ * A frame: the kernels may read a w x h image of which the buffer holds only the pixels at least
+ * `margin` from every edge, (w - 2 margin) x (h - 2 margin), followed by one word with the colour of
+ * the rest (image_framed_buffer_bytes): the engine's margin around every image then costs neither a
+ * padded copy on the host nor its upload. */
 #ifndef PPOCR_NN_GPU_IMAGE_OPS_H
 #define PPOCR_NN_GPU_IMAGE_OPS_H
 
@@ -34,6 +38,11 @@ struct image_crop_batch;
 /* Bytes of the buffer that holds a w x h BGR image (w h 3 rounded up to a multiple of 4). */
 size_t image_bgr_buffer_bytes(int width, int height);
 
+/* Bytes of the buffer that holds a w x h image framed by `margin` pixels of one colour: its inner
+ * pixels as image_bgr_buffer_bytes, then, with a margin, the colour's B, G, R in the low three
+ * bytes of the word at image_bgr_buffer_bytes(w - 2 margin, h - 2 margin). */
+size_t image_framed_buffer_bytes(int width, int height, int margin);
+
 /* Pipelines writing the det input in `det_dtype` and crops in `crop_dtype` (NN_F32 / NN_F16: the
  * storage precision of the nets that read them), and the cubic weight table. */
 int image_ops_create(struct gpu_context *ctx, enum nn_dtype det_dtype, enum nn_dtype crop_dtype,
@@ -48,11 +57,12 @@ int image_det_job_create(struct image_ops *ops, int src_w, int src_h, int dst_w,
                          struct image_det_job **out, char *err, size_t err_len);
 void image_det_job_destroy(struct image_det_job *job);
 
-/* Records one dispatch: bgr (the job's source size) -> dst [1][3][dst_h][dst_w] (dense; its
- * elem_offset honoured). PaddleOCR's mean (0.485, 0.456, 0.406) and std (0.229, 0.224, 0.225)
- * apply to the B, G, R channels in that order. */
+/* Records one dispatch: bgr (the job's source size, framed by `margin`) -> dst [1][3][dst_h][dst_w]
+ * (dense; its elem_offset honoured). PaddleOCR's mean (0.485, 0.456, 0.406) and std (0.229, 0.224,
+ * 0.225) apply to the B, G, R channels in that order. */
 int image_det_record(struct image_ops *ops, const struct image_det_job *job, struct gpu_cmd *cmd,
-                     const struct gpu_buffer *bgr, const struct nn_gpu_tensor *dst, char *err, size_t err_len);
+                     const struct gpu_buffer *bgr, int margin, const struct nn_gpu_tensor *dst, char *err,
+                     size_t err_len);
 
 /* ---- text-box crops -------------------------------------------------------------------------- */
 
@@ -76,11 +86,11 @@ int image_crop_batch_set(struct image_ops *ops, struct image_crop_batch *batch, 
 
 /* Records the dispatches (warp + turn into scratch, the tie fix-up where the device has 64-bit
  * integers (after zeroing its list with a transfer), resize + normalise into dst) for
- * the crops of the last set: bgr is the src_w x src_h image, dst [N][3][target_h][target_w] with
- * every crop's slot < N. Slots without a crop are left as they were. */
+ * the crops of the last set: bgr is the src_w x src_h image framed by `margin`, dst
+ * [N][3][target_h][target_w] with every crop's slot < N. Slots without a crop are left as they were. */
 int image_crop_record(struct image_ops *ops, struct image_crop_batch *batch, struct gpu_cmd *cmd,
-                      const struct gpu_buffer *bgr, int src_w, int src_h, const struct nn_gpu_tensor *dst,
-                      char *err, size_t err_len);
+                      const struct gpu_buffer *bgr, int src_w, int src_h, int margin,
+                      const struct nn_gpu_tensor *dst, char *err, size_t err_len);
 
 /* ---- shared with the tests ------------------------------------------------------------------- */
 
