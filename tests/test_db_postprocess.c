@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ocr/contour.h"
 #include "ocr/db_postprocess.h"
 #include "support/test_env.h"
 
@@ -129,12 +130,22 @@ static void check_fixture(const char *name)
     char err[256];
 
     struct db_boxes raw, final;
-    assert_int_equal(db_boxes_from_map(map, e.map_w, e.map_h, e.src_w, e.src_h, &params, &raw, err, sizeof(err)), 0);
-    assert_int_equal(db_postprocess(map, e.map_w, e.map_h, e.src_w, e.src_h, &params, &final, err, sizeof(err)), 0);
+    assert_int_equal(db_boxes_from_map(map, NULL, e.map_w, e.map_h, e.src_w, e.src_h, &params, &raw, err, sizeof(err)), 0);
+    assert_int_equal(db_postprocess(map, NULL, e.map_w, e.map_h, e.src_w, e.src_h, &params, &final, err, sizeof(err)), 0);
+
+    /* the same from a work image built beforehand, as the GPU hands it over */
+    int8_t *work = malloc(contour_work_bytes(e.map_w, e.map_h));
+    assert_non_null(work);
+    contour_work_above(map, e.map_w, e.map_h, params.thresh, work);
+    struct db_boxes from_work;
+    assert_int_equal(db_postprocess(map, work, e.map_w, e.map_h, e.src_w, e.src_h, &params, &from_work, err, sizeof(err)),
+                     0);
+    free(work);
 
     struct comparison cmp = {0, 0};
     compare_boxes("raw", &raw, &e.raw, &cmp);
     compare_boxes("final", &final, &e.final, &cmp);
+    compare_boxes("final from a work image", &from_work, &e.final, &cmp);
     print_message("%s: %zu raw, %zu final boxes; max corner error %d px, max score error %.3g\n", name, raw.count,
                   final.count, cmp.max_corner_error, cmp.max_score_error);
     /* The C code mirrors the reference's arithmetic: the boxes are expected exactly. */
@@ -143,6 +154,7 @@ static void check_fixture(const char *name)
 
     db_boxes_free(&raw);
     db_boxes_free(&final);
+    db_boxes_free(&from_work);
     db_boxes_free(&e.raw);
     db_boxes_free(&e.final);
     free(map);
@@ -161,7 +173,7 @@ static void run_on(const float *map, int w, int h, struct db_boxes *out)
     struct db_params params;
     db_params_default(&params);
     char err[256];
-    int rc = db_postprocess(map, w, h, w, h, &params, out, err, sizeof(err));
+    int rc = db_postprocess(map, NULL, w, h, w, h, &params, out, err, sizeof(err));
     if (rc) fail_msg("db_postprocess: %s", err);
 }
 
@@ -226,7 +238,7 @@ static void test_max_candidates_bounds_the_contours(void **state)
     params.max_candidates = 100;
     char err[256];
     struct db_boxes boxes;
-    assert_int_equal(db_postprocess(map, W, H, W, H, &params, &boxes, err, sizeof(err)), 0);
+    assert_int_equal(db_postprocess(map, NULL, W, H, W, H, &params, &boxes, err, sizeof(err)), 0);
     assert_int_equal(boxes.count, 1);
     db_boxes_free(&boxes);
     /* the same block at the top is found first, hence listed last, hence cut */
@@ -235,11 +247,11 @@ static void test_max_candidates_bounds_the_contours(void **state)
         for (int x = 10; x < 30; x++) map[y * W + x] = 0.9f;
     for (int y = 20; y < 60; y += 2)
         for (int x = 0; x < W; x += 6) map[y * W + x] = 0.9f;
-    assert_int_equal(db_postprocess(map, W, H, W, H, &params, &boxes, err, sizeof(err)), 0);
+    assert_int_equal(db_postprocess(map, NULL, W, H, W, H, &params, &boxes, err, sizeof(err)), 0);
     assert_int_equal(boxes.count, 0);
     db_boxes_free(&boxes);
     params.max_candidates = 1000;
-    assert_int_equal(db_postprocess(map, W, H, W, H, &params, &boxes, err, sizeof(err)), 0);
+    assert_int_equal(db_postprocess(map, NULL, W, H, W, H, &params, &boxes, err, sizeof(err)), 0);
     assert_int_equal(boxes.count, 1);
     db_boxes_free(&boxes);
 }
@@ -252,11 +264,11 @@ static void test_bad_arguments_are_errors(void **state)
     db_params_default(&params);
     char err[256] = "";
     struct db_boxes boxes;
-    assert_int_equal(db_postprocess(map, 0, 4, 10, 10, &params, &boxes, err, sizeof(err)), -1);
+    assert_int_equal(db_postprocess(map, NULL, 0, 4, 10, 10, &params, &boxes, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "bad sizes"));
-    assert_int_equal(db_postprocess(map, 2, 2, 10, -1, &params, &boxes, err, sizeof(err)), -1);
+    assert_int_equal(db_postprocess(map, NULL, 2, 2, 10, -1, &params, &boxes, err, sizeof(err)), -1);
     params.max_candidates = -1;
-    assert_int_equal(db_postprocess(map, 2, 2, 10, 10, &params, &boxes, err, sizeof(err)), -1);
+    assert_int_equal(db_postprocess(map, NULL, 2, 2, 10, 10, &params, &boxes, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "max_candidates"));
 }
 

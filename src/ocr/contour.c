@@ -82,61 +82,99 @@ static int follow_border(int8_t *img, ptrdiff_t start, int x, int y, int is_hole
     return 0;
 }
 
-/* The work image: w x h labels (0 or 1) inside a border of background, rows of w + 2; NULL when
- * out of memory. */
-static int8_t *padded_image(int w, int h)
+size_t contour_work_bytes(int w, int h) { return ((size_t)w + 2) * ((size_t)h + 2); }
+
+/* The work image's border rows and columns; the caller fills the rest. */
+static void clear_border(int8_t *img, int w, int h)
 {
     size_t step = (size_t)w + 2;
-    int8_t *img = malloc(step * ((size_t)h + 2));
-    if (img) {
-        memset(img, 0, step);
-        memset(img + step * ((size_t)h + 1), 0, step);
+    memset(img, 0, step);
+    memset(img + step * ((size_t)h + 1), 0, step);
+    for (int y = 1; y <= h; y++)
+        img[(size_t)y * step] = img[(size_t)y * step + w + 1] = 0;
+}
+
+void contour_work_above(const float *map, int w, int h, float thresh, int8_t *work)
+{
+    clear_border(work, w, h);
+    for (int y = 0; y < h; y++) {
+        int8_t *row = work + (size_t)(y + 1) * ((size_t)w + 2) + 1;
+        const float *m = map + (size_t)y * w;
+        for (int x = 0; x < w; x++)
+            row[x] = m[x] > thresh;
     }
-    return img;
 }
 
 static int find_in(int8_t *img, int w, int h, struct contour_list *out, char *err, size_t err_len);
 
-/* The foreground of a w x h bitmap (nonzero) or, with bitmap NULL, of map > thresh. */
-static int find(const uint8_t *bitmap, const float *map, float thresh, int w, int h, struct contour_list *out,
-                char *err, size_t err_len)
+/* Whether the 32 bytes at p all equal the byte repeated in run. */
+static int same_bytes32(const int8_t *p, uint64_t run)
+{
+    uint64_t v[4];
+    memcpy(v, p, sizeof(v));
+    return ((v[0] ^ run) | (v[1] ^ run) | (v[2] ^ run) | (v[3] ^ run)) == 0;
+}
+
+static int bad_size(int w, int h, struct contour_list *out, char *err, size_t err_len)
 {
     memset(out, 0, sizeof(*out));
-    if (w <= 0 || h <= 0) {
-        snprintf(err, err_len, "contours: empty image %dx%d", w, h);
-        return -1;
-    }
-    int8_t *img = padded_image(w, h);
-    for (int y = 0; img && y < h; y++) {
-        int8_t *row = img + (size_t)(y + 1) * ((size_t)w + 2);
-        size_t at = (size_t)y * w;
-        row[0] = row[w + 1] = 0;
-        if (bitmap)
-            for (int x = 0; x < w; x++) row[x + 1] = bitmap[at + x] != 0;
-        else
-            for (int x = 0; x < w; x++) row[x + 1] = map[at + x] > thresh;
-    }
-    return find_in(img, w, h, out, err, err_len);
+    if (w > 0 && h > 0)
+        return 0;
+    snprintf(err, err_len, "contours: empty image %dx%d", w, h);
+    return -1;
+}
+
+static int out_of_memory(int w, int h, char *err, size_t err_len)
+{
+    snprintf(err, err_len, "contours: out of memory for a %dx%d map", w, h);
+    return -1;
 }
 
 int contours_find(const uint8_t *bitmap, int w, int h, struct contour_list *out, char *err, size_t err_len)
 {
-    return find(bitmap, NULL, 0, w, h, out, err, err_len);
+    if (bad_size(w, h, out, err, err_len))
+        return -1;
+    int8_t *img = malloc(contour_work_bytes(w, h));
+    if (!img)
+        return out_of_memory(w, h, err, err_len);
+    clear_border(img, w, h);
+    for (int y = 0; y < h; y++) {
+        int8_t *row = img + (size_t)(y + 1) * ((size_t)w + 2) + 1;
+        for (int x = 0; x < w; x++)
+            row[x] = bitmap[(size_t)y * w + x] != 0;
+    }
+    int rc = find_in(img, w, h, out, err, err_len);
+    free(img);
+    return rc;
 }
 
 int contours_find_above(const float *map, int w, int h, float thresh, struct contour_list *out, char *err,
                         size_t err_len)
 {
-    return find(NULL, map, thresh, w, h, out, err, err_len);
+    if (bad_size(w, h, out, err, err_len))
+        return -1;
+    int8_t *img = malloc(contour_work_bytes(w, h));
+    if (!img)
+        return out_of_memory(w, h, err, err_len);
+    contour_work_above(map, w, h, thresh, img);
+    int rc = find_in(img, w, h, out, err, err_len);
+    free(img);
+    return rc;
 }
 
-/* Finds the contours of the work image img (NULL: out of memory), which it frees. */
+int contours_find_in_work(int8_t *work, int w, int h, struct contour_list *out, char *err, size_t err_len)
+{
+    if (bad_size(w, h, out, err, err_len))
+        return -1;
+    return find_in(work, w, h, out, err, err_len);
+}
+
+/* Finds the contours of the work image img, labelling it. */
 static int find_in(int8_t *img, int w, int h, struct contour_list *out, char *err, size_t err_len)
 {
     ptrdiff_t step = (ptrdiff_t)w + 2;
     struct point_buffer pts = {0};
     size_t *starts = NULL, n_contours = 0, cap_contours = 0;
-    if (!img) goto oom;
 
     ptrdiff_t deltas[16];
     for (int s = 0; s < 8; s++) deltas[s] = deltas[s + 8] = dir_dy[s] * step + dir_dx[s];
@@ -147,8 +185,10 @@ static int find_in(int8_t *img, int w, int h, struct contour_list *out, char *er
         for (int x = 1; x <= w; x++) {
             int p = row[x];
             if (p == prev) {
-                /* most of a map is runs of one value: skip them 8 pixels at a time */
+                /* most of a map is runs of one value: skip them 32, then 8 pixels at a time */
                 const uint64_t run = 0x0101010101010101ull * (uint8_t)prev;
+                while (x + 32 <= w && same_bytes32(row + x + 1, run))
+                    x += 32;
                 uint64_t next;
                 while (x + 8 <= w && (memcpy(&next, row + x + 1, 8), next == run))
                     x += 8;
@@ -174,9 +214,6 @@ static int find_in(int8_t *img, int w, int h, struct contour_list *out, char *er
             prev = row[x]; /* OpenCV resumes after re-reading the (now labelled) pixel */
         }
     }
-    free(img);
-    img = NULL;
-
     /* OpenCV links each new contour in front of the previous ones: reverse the discovery order. */
     out->points = malloc((pts.len ? pts.len : 1) * sizeof(*out->points));
     out->start = malloc((n_contours + 1) * sizeof(*out->start));
@@ -197,12 +234,10 @@ static int find_in(int8_t *img, int w, int h, struct contour_list *out, char *er
     return 0;
 
 oom:
-    free(img);
     free(pts.data);
     free(starts);
     contour_list_free(out);
-    snprintf(err, err_len, "contours: out of memory for a %dx%d map", w, h);
-    return -1;
+    return out_of_memory(w, h, err, err_len);
 }
 
 void contour_list_free(struct contour_list *list)

@@ -95,8 +95,8 @@ static int scale_coordinate(float v, int map_size, int src_size)
     return (int)rounded;
 }
 
-int db_boxes_from_map(const float *prob, int map_w, int map_h, int src_w, int src_h, const struct db_params *params,
-                      struct db_boxes *out, char *err, size_t err_len)
+int db_boxes_from_map(const float *prob, int8_t *work, int map_w, int map_h, int src_w, int src_h,
+                      const struct db_params *params, struct db_boxes *out, char *err, size_t err_len)
 {
     memset(out, 0, sizeof(*out));
     if (!prob || map_w <= 0 || map_h <= 0 || src_w <= 0 || src_h <= 0) {
@@ -109,7 +109,9 @@ int db_boxes_from_map(const float *prob, int map_w, int map_h, int src_w, int sr
         return -1;
     }
     struct contour_list contours;
-    if (contours_find_above(prob, map_w, map_h, params->thresh, &contours, err, err_len)) return -1;
+    if (work ? contours_find_in_work(work, map_w, map_h, &contours, err, err_len)
+             : contours_find_above(prob, map_w, map_h, params->thresh, &contours, err, err_len))
+        return -1;
     int rc;
 
     size_t n = contours.count < (size_t)params->max_candidates ? contours.count : (size_t)params->max_candidates;
@@ -155,10 +157,10 @@ fail:
     return -1;
 }
 
-int db_postprocess(const float *prob, int map_w, int map_h, int src_w, int src_h, const struct db_params *params,
-                   struct db_boxes *out, char *err, size_t err_len)
+int db_postprocess(const float *prob, int8_t *work, int map_w, int map_h, int src_w, int src_h,
+                   const struct db_params *params, struct db_boxes *out, char *err, size_t err_len)
 {
-    if (db_boxes_from_map(prob, map_w, map_h, src_w, src_h, params, out, err, err_len)) return -1;
+    if (db_boxes_from_map(prob, work, map_w, map_h, src_w, src_h, params, out, err, err_len)) return -1;
     db_boxes_filter(out, src_w, src_h);
     db_boxes_sort(out);
     return 0;

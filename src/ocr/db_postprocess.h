@@ -5,6 +5,7 @@
 #define PPOCR_OCR_DB_POSTPROCESS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct db_params {
     float thresh;        /* a pixel is text when its probability > thresh (compared in float) */
@@ -31,15 +32,17 @@ struct db_boxes {
 
 /* The whole chain: db_boxes_from_map, then db_boxes_filter, then db_boxes_sort. prob is the map,
  * map_h rows of map_w floats; src_w x src_h the image it was computed from (boxes are scaled by
- * src/map per axis). On success *out owns an array (free with db_boxes_free; count may be 0).
- * Returns 0, or -1 with a one-line reason in err. */
-int db_postprocess(const float *prob, int map_w, int map_h, int src_w, int src_h, const struct db_params *params,
-                   struct db_boxes *out, char *err, size_t err_len);
+ * src/map per axis). work: prob > params->thresh as the contour follower's work image
+ * (contour.h), already built (by the GPU), which this overwrites; or NULL to build it here. On
+ * success *out owns an array (free with db_boxes_free; count may be 0). Returns 0, or -1 with a
+ * one-line reason in err. */
+int db_postprocess(const float *prob, int8_t *work, int map_w, int map_h, int src_w, int src_h,
+                   const struct db_params *params, struct db_boxes *out, char *err, size_t err_len);
 
 /* DBPostProcess.boxes_from_bitmap alone: boxes in contour order, corners in get_mini_boxes order,
  * rounded half to even and clipped to [0, src_w] x [0, src_h]. */
-int db_boxes_from_map(const float *prob, int map_w, int map_h, int src_w, int src_h, const struct db_params *params,
-                      struct db_boxes *out, char *err, size_t err_len);
+int db_boxes_from_map(const float *prob, int8_t *work, int map_w, int map_h, int src_w, int src_h,
+                      const struct db_params *params, struct db_boxes *out, char *err, size_t err_len);
 
 /* filter_tag_det_res: corners clockwise from the top-left, clipped to [0, src_w - 1] x
  * [0, src_h - 1]; boxes with a side of 3 px or less are removed. In place. */

@@ -16,6 +16,7 @@
 #include "gpu/pool.h"
 #include "gpu/transfer.h"
 #include "model/model.h"
+#include "nn/gpu/db_bitmap.h"
 #include "nn/gpu/image_ops.h"
 #include "nn/gpu/net.h"
 #include "ocr/ctc.h"
@@ -115,6 +116,11 @@ struct ocr_engine {
     struct gpu_buffer rec_index, rec_prob; /* argmax outputs, host-visible */
     size_t rec_rows_cap;
     struct readback det_readback, readback;
+    /* det's map thresholded by the GPU into the contour follower's work image (db_bitmap.h):
+     * host-visible, as DB post-processing labels it in place */
+    struct db_bitmap *db_bitmap;
+    struct gpu_buffer db_work;
+    size_t db_work_cap;
     /* Detection's recording is kept and replayed while the image size, the plan and the buffers
      * it binds stay the same (a folder of scans of one size records it once). */
     struct gpu_cmd *det_cmd;
@@ -440,7 +446,8 @@ static struct ocr_engine *engine_create(const struct ocr_options *opt, struct gp
     if (create_nets(jobs, opt->use_cls ? 3 : 2, err, err_len))
         goto fail;
     double t3 = now_ms();
-    if (image_ops_create(e->ctx, e->det_cfg.act_dtype, e->cfg.act_dtype, &e->image_ops, err, err_len))
+    if (image_ops_create(e->ctx, e->det_cfg.act_dtype, e->cfg.act_dtype, &e->image_ops, err, err_len) ||
+        db_bitmap_create(e->ctx, e->det_cfg.act_dtype, &e->db_bitmap, err, err_len))
         goto fail;
     for (int i = 0; i < GROUP_PLANS_MAX; i++)
         if (image_crop_batch_create(e->image_ops, &e->crops[i], err, err_len))
@@ -489,6 +496,8 @@ void ocr_engine_destroy(struct ocr_engine *e)
         image_crop_batch_destroy(e->crops[i]);
     image_det_job_destroy(e->det_job);
     image_ops_destroy(e->image_ops);
+    db_bitmap_destroy(e->db_bitmap);
+    gpu_buffer_free(&e->db_work);
     gpu_buffer_free(&e->image);
     gpu_buffer_free(&e->rec_index);
     gpu_buffer_free(&e->rec_prob);
@@ -651,6 +660,16 @@ static int run_det(struct ocr_engine *e, const struct ocr_image *img, struct db_
     if (!plan || bind_plans(e, &plan, 1, err, err_len))
         return -1;
     const struct nn_gpu_tensor *out = nn_gpu_plan_output(plan);
+    const int map_w = (int)out->shape.d[3], map_h = (int)out->shape.d[2];
+    const size_t work_bytes = db_bitmap_bytes(map_w, map_h);
+    if (work_bytes > e->db_work_cap) {
+        gpu_buffer_free(&e->db_work);
+        e->db_work_cap = 0;
+        e->det_recorded_plan = NULL; /* it binds the old buffer */
+        if (gpu_buffer_alloc(e->ctx, GPU_MEMORY_HOST, work_bytes, &e->db_work))
+            return fail(err, err_len, "DB bitmap memory: %s", gpu_last_error());
+        e->db_work_cap = work_bytes;
+    }
     if (e->det_recorded_plan != plan || memcmp(key, e->det_recorded_key, sizeof(key)) ||
         e->det_recorded_evictions != e->det.evictions || e->det_recorded_generation != e->act_generation) {
         e->det_recorded_plan = NULL;
@@ -660,7 +679,10 @@ static int run_det(struct ocr_engine *e, const struct ocr_image *img, struct db_
                              nn_gpu_plan_input(plan), err, err_len))
             return -1;
         gpu_cmd_barrier(e->det_cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
-        if (nn_gpu_plan_record(plan, e->det_cmd, err, err_len) ||
+        if (nn_gpu_plan_record(plan, e->det_cmd, err, err_len))
+            return -1;
+        gpu_cmd_barrier(e->det_cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
+        if (db_bitmap_record(e->db_bitmap, e->det_cmd, out, e->opt.det_db_thresh, &e->db_work, err, err_len) ||
             record_readback(e, e->det_cmd, &e->det_readback, out, err, err_len) ||
             finish_recording(e->det_cmd, err, err_len))
             return -1;
@@ -686,7 +708,7 @@ static int run_det(struct ocr_engine *e, const struct ocr_image *img, struct db_
     p.thresh = e->opt.det_db_thresh;
     p.box_thresh = e->opt.det_db_box_thresh;
     p.unclip_ratio = e->opt.det_db_unclip_ratio;
-    int rc = db_postprocess(map, (int)out->shape.d[3], (int)out->shape.d[2], img->width, img->height, &p, boxes, err,
+    int rc = db_postprocess(map, (int8_t *)e->db_work.mapped, map_w, map_h, img->width, img->height, &p, boxes, err,
                             err_len);
     free(owned);
     r->wall_ms[OCR_STAGE_DB] = now_ms() - t1;

@@ -29,7 +29,7 @@ int main(int argc, char **argv)
     db_params_default(&params);
     struct db_boxes boxes;
     char err[256];
-    if (db_boxes_from_map(map, w, h, src_w, src_h, &params, &boxes, err, sizeof(err))) {
+    if (db_boxes_from_map(map, NULL, w, h, src_w, src_h, &params, &boxes, err, sizeof(err))) {
         fprintf(stderr, "%s\n", err);
         return 1;
     }
