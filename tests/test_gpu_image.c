@@ -241,24 +241,28 @@ static void random_box(int w, int h, float box[4][2])
     }
 }
 
-/* n crops of a w x h image framed by `margin` (boxes anywhere in the framed image, some reaching
- * past it) into 3 x 48 x target_w. */
-static void crops_case(struct harness *h, struct image_ops *ops, int w, int ht, int margin, int n, int target_w,
-                       bool verbose)
+/* One batch of a crops test: n random boxes of an image into slots of [batch][3][48][target_w]
+ * (shuffled, one slot left free), and what the CPU reference makes of them. */
+struct crop_job {
+    int n, target_w, batch;
+    size_t per; /* elements per slot */
+    struct image_crop *crops;
+    float *want; /* batch slots */
+};
+
+static struct crop_job crop_job_make(const struct ocr_image *img, int n, int target_w)
 {
-    uint8_t fill[3];
-    random_fill(fill);
-    struct ocr_image inner = random_image(w, ht), img = framed_image(&inner, margin, fill);
-    const int iw = img.width, ih = img.height;
-    struct image_crop *crops = calloc((size_t)n, sizeof *crops);
-    int batch = n + 1; /* slots shuffled, one left free */
-    size_t plane = (size_t)48 * target_w, per = 3 * plane;
-    float *want = malloc((size_t)batch * per * sizeof(float)), *got = malloc((size_t)batch * per * sizeof(float));
+    struct crop_job j = {n, target_w, n + 1, (size_t)3 * 48 * target_w, calloc((size_t)n, sizeof(struct image_crop)),
+                         NULL};
+    j.want = malloc((size_t)j.batch * j.per * sizeof(float));
+    assert_true(j.crops && j.want);
+    struct image_crop *crops = j.crops;
+    const int batch = j.batch;
     for (int i = 0; i < n; i++) {
         float box[4][2];
         struct ocr_crop_plan plan;
         do
-            random_box(iw, ih, box);
+            random_box(img->width, img->height, box);
         while (ocr_crop_plan_make(box, &plan) != 0);
         memcpy(crops[i].src_from_dst, plan.src_from_dst, sizeof plan.src_from_dst);
         crops[i].width = plan.width;
@@ -266,78 +270,144 @@ static void crops_case(struct harness *h, struct image_ops *ops, int w, int ht, 
         crops[i].rotate = plan.rotate;
         crops[i].flip = test_rand_u32() % 3 == 0;
         crops[i].slot = (i * 7 + 3) % batch == n ? (i * 7 + 4) % batch : (i * 7 + 3) % batch;
-        for (int j = 0; j < i; j++)
-            if (crops[j].slot == crops[i].slot) /* keep slots distinct */
+        for (int k = 0; k < i; k++)
+            if (crops[k].slot == crops[i].slot) /* keep slots distinct */
                 crops[i].slot = -1;
         if (crops[i].slot < 0) {
-            for (int s = 0; s < batch - 1; s++) {
+            for (int sl = 0; sl < batch - 1; sl++) {
                 bool used = false;
-                for (int j = 0; j < i; j++)
-                    used |= crops[j].slot == s;
+                for (int k = 0; k < i; k++)
+                    used |= crops[k].slot == sl;
                 if (!used) {
-                    crops[i].slot = s;
+                    crops[i].slot = sl;
                     break;
                 }
             }
         }
         struct ocr_image crop;
-        assert_int_equal(ocr_crop_box(&img, box, &crop), 0);
+        assert_int_equal(ocr_crop_box(img, box, &crop), 0);
         if (crops[i].flip)
             rotate180(&crop);
-        assert_int_equal(ocr_rec_preprocess(&crop, 48, target_w, want + (size_t)crops[i].slot * per), 0);
+        assert_int_equal(ocr_rec_preprocess(&crop, 48, target_w, j.want + (size_t)crops[i].slot * j.per), 0);
         free(crop.bgr);
     }
-    struct gpu_buffer buf;
-    upload_image(h, &inner, margin, fill, &buf);
-    struct image_crop_batch *cb;
-    char err[256];
-    if (image_crop_batch_create(ops, &cb, err, sizeof err) ||
-        image_crop_batch_set(ops, cb, crops, n, 48, target_w, err, sizeof err))
-        fail_msg("%s", err);
-    struct htensor y;
-    struct pvk_shape s = SHAPE(batch, 3, 48, target_w);
-    htensor_alloc(h, &y, &s, h->cfg.act_dtype, 1, 0);
-    struct gpu_cmd *cmd = begin(h);
-    if (image_crop_record(ops, cb, cmd, &buf, iw, ih, margin, &y.t, err, sizeof err))
-        fail_msg("%s", err);
-    double us = finish(cmd);
-    htensor_read(h, &y, got);
+    return j;
+}
+
+static void crop_job_free(struct crop_job *j)
+{
+    free(j->crops);
+    free(j->want);
+}
+
+/* Checks the GPU's slots `got` against the reference; returns the worst error and adds the
+ * elements that are not bit-exact to *off_total. */
+static double crop_job_check(const struct harness *h, const struct crop_job *j, const float *got, size_t *off_total)
+{
     double worst = 0;
-    size_t off_total = 0;
-    for (int i = 0; i < n; i++) {
-        size_t at = (size_t)crops[i].slot * per, off;
-        double m = compare(got + at, want + at, per, &off);
-        off_total += off;
+    for (int i = 0; i < j->n; i++) {
+        size_t at = (size_t)j->crops[i].slot * j->per, off;
+        double m = compare(got + at, j->want + at, j->per, &off);
+        *off_total += off;
         if (!(m <= TOL))
-            fail_msg("crop %d (%dx%d rotate %d flip %d): max abs error %g, %zu elements differ", i, crops[i].width,
-                     crops[i].height, crops[i].rotate, crops[i].flip, m, off);
+            fail_msg("crop %d (%dx%d rotate %d flip %d) into width %d: max abs error %g, %zu elements differ", i,
+                     j->crops[i].width, j->crops[i].height, j->crops[i].rotate, j->crops[i].flip, j->target_w, m, off);
         if (m > worst)
             worst = m;
     }
     /* the free slot was not written */
     int free_slot = -1;
-    for (int sl = 0; sl < batch && free_slot < 0; sl++) {
+    for (int sl = 0; sl < j->batch && free_slot < 0; sl++) {
         bool used = false;
-        for (int i = 0; i < n; i++)
-            used |= crops[i].slot == sl;
+        for (int i = 0; i < j->n; i++)
+            used |= j->crops[i].slot == sl;
         if (!used)
             free_slot = sl;
     }
     assert_true(free_slot >= 0);
-    for (size_t k = 0; k < per; k++)
-        if (!isnan(got[(size_t)free_slot * per + k]))
+    for (size_t k = 0; k < j->per; k++)
+        if (!isnan(got[(size_t)free_slot * j->per + k]))
             fail_msg("crop kernel wrote into the unused slot %d", free_slot);
+    (void)h;
+    return worst;
+}
+
+/* Batches of crops of a w x h image framed by `margin` (boxes anywhere in the framed image, some
+ * reaching past it), batch k: n[k] crops into 3 x 48 x target_w[k]. One batch goes through
+ * image_crop_record; several through image_crop_record_many, into one buffer side by side. */
+static void crops_batches_case(struct harness *h, struct image_ops *ops, int w, int ht, int margin, int n_jobs,
+                               const int *n, const int *target_w, bool verbose)
+{
+    enum { MAX_JOBS = 4 };
+    assert_true(n_jobs >= 1 && n_jobs <= MAX_JOBS);
+    uint8_t fill[3];
+    random_fill(fill);
+    struct ocr_image inner = random_image(w, ht), img = framed_image(&inner, margin, fill);
+    const int iw = img.width, ih = img.height;
+    struct crop_job jobs[MAX_JOBS];
+    struct image_crop_batch *cb[MAX_JOBS];
+    struct nn_gpu_tensor views[MAX_JOBS];
+    const struct nn_gpu_tensor *dsts[MAX_JOBS];
+    size_t total = 0, at[MAX_JOBS];
+    char err[256];
+    for (int k = 0; k < n_jobs; k++) {
+        jobs[k] = crop_job_make(&img, n[k], target_w[k]);
+        at[k] = total;
+        total += (size_t)jobs[k].batch * jobs[k].per + 5; /* a gap that must stay NaN */
+        if (image_crop_batch_create(ops, &cb[k], err, sizeof err) ||
+            image_crop_batch_set(ops, cb[k], jobs[k].crops, n[k], 48, target_w[k], err, sizeof err))
+            fail_msg("%s", err);
+    }
+    struct gpu_buffer buf;
+    upload_image(h, &inner, margin, fill, &buf);
+    struct htensor y; /* every batch's destination, one after another in one buffer */
+    struct pvk_shape s = SHAPE((int64_t)total);
+    htensor_alloc(h, &y, &s, h->cfg.act_dtype, 1, 0);
+    for (int k = 0; k < n_jobs; k++) {
+        views[k] = y.t;
+        views[k].elem_offset = y.t.elem_offset + (uint32_t)at[k];
+        views[k].shape = SHAPE(jobs[k].batch, 3, 48, target_w[k]);
+        dsts[k] = &views[k];
+    }
+    struct gpu_cmd *cmd = begin(h);
+    int rc = n_jobs == 1 ? image_crop_record(ops, cb[0], cmd, &buf, iw, ih, margin, dsts[0], err, sizeof err)
+                         : image_crop_record_many(ops, cb, dsts, n_jobs, cmd, &buf, iw, ih, margin, err, sizeof err);
+    if (rc)
+        fail_msg("%s", err);
+    double us = finish(cmd);
+    float *got = malloc(total * sizeof(float));
+    assert_non_null(got);
+    htensor_read(h, &y, got);
+    double worst = 0;
+    size_t off_total = 0;
+    for (int k = 0; k < n_jobs; k++) {
+        double m = crop_job_check(h, &jobs[k], got + at[k], &off_total);
+        worst = m > worst ? m : worst;
+        for (size_t g = at[k] + (size_t)jobs[k].batch * jobs[k].per; g < at[k] + (size_t)jobs[k].batch * jobs[k].per + 5; g++)
+            if (!isnan(got[g]))
+                fail_msg("crops of batch %d wrote past its destination", k);
+    }
     /* with 64-bit integers the warp settles rounding ties in emulated double: bit-exact */
     if (h->cfg.act_dtype == NN_F32 && gpu_context_caps(h->ctx)->shader_int64 && off_total)
-        fail_msg("%d crops: %zu elements not bit-exact (max abs %g)", n, off_total, worst);
+        fail_msg("%d batches: %zu elements not bit-exact (max abs %g)", n_jobs, off_total, worst);
     if (verbose || off_total)
-        fprintf(stderr,
-                "%d crops of a %dx%d image (margin %d) into 3x48x%d (%s): max abs %.3g, %zu elements not exact, %.0f us\n",
-                n, iw, ih, margin, target_w, h->cfg.act_dtype == NN_F16 ? "fp16" : "fp32", worst, off_total, us);
+        fprintf(stderr, "%d batches (%d crops first) of a %dx%d image (margin %d), widths %d..: max abs %.3g, %zu "
+                        "elements not exact, %.0f us\n",
+                n_jobs, n[0], iw, ih, margin, target_w[0], worst, off_total, us);
     htensor_free(&y);
     gpu_buffer_free(&buf);
-    image_crop_batch_destroy(cb);
-    free(img.bgr), free(inner.bgr), free(crops), free(want), free(got);
+    for (int k = 0; k < n_jobs; k++) {
+        image_crop_batch_destroy(cb[k]);
+        crop_job_free(&jobs[k]);
+    }
+    free(img.bgr), free(inner.bgr), free(got);
+}
+
+/* n crops into 3 x 48 x target_w through image_crop_record. */
+static void crops_case(struct harness *h, struct image_ops *ops, int w, int ht, int margin, int n, int target_w,
+                       bool verbose)
+{
+    crops_batches_case(h, ops, w, ht, margin, 1, &n, &target_w, verbose);
 }
 
 static void run_crops(enum nn_dtype dt)
@@ -358,6 +428,11 @@ static void run_crops(enum nn_dtype dt)
     crops_case(&h, ops, 640, 480, 32, 20, 320, true);
     crops_case(&h, ops, 97, 61, 7, 6, 192, false);
     crops_case(&h, ops, 23, 9, 32, 4, 100, false);
+    /* several batches of different widths recorded side by side (a rec group and the classifier) */
+    const int n4[4] = {7, 1, 12, 5}, w4[4] = {320, 448, 192, 992};
+    crops_batches_case(&h, ops, 640, 480, 32, 4, n4, w4, true);
+    const int n2[2] = {3, 2}, w2[2] = {100, 33};
+    crops_batches_case(&h, ops, 97, 61, 3, 2, n2, w2, false);
     image_ops_destroy(ops);
     harness_done(&h);
     assert_int_equal(gpu_validation_message_count(), 0);

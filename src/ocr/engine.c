@@ -724,10 +724,9 @@ struct line {
     struct ctc_text text;
 };
 
-/* Crops `n` lines into batch slots 0..n-1 of `dst`. */
-static int record_crops(struct ocr_engine *e, struct image_crop_batch *batch, const struct ocr_image *img,
-                        struct line *const *lines, int n, int target_w, const struct nn_gpu_tensor *dst, int use_flip,
-                        char *err, size_t err_len)
+/* Sets `batch` to crop `n` lines into batch slots 0..n-1 of an input of width target_w. */
+static int set_crops(struct ocr_engine *e, struct image_crop_batch *batch, struct line *const *lines, int n,
+                     int target_w, int use_flip, char *err, size_t err_len)
 {
     struct image_crop *crops = malloc((size_t)n * sizeof(*crops));
     if (!crops)
@@ -740,10 +739,16 @@ static int record_crops(struct ocr_engine *e, struct image_crop_batch *batch, co
     }
     int rc = image_crop_batch_set(e->image_ops, batch, crops, n, REC_HEIGHT, target_w, err, err_len);
     free(crops);
-    if (rc)
-        return -1;
-    return image_crop_record(e->image_ops, batch, e->cmd, &e->image, img->width, img->height, e->image_margin, dst,
-                             err, err_len);
+    return rc;
+}
+
+/* Records the crops of the n batches set last into their destinations, side by side. */
+static int record_crops(struct ocr_engine *e, struct image_crop_batch *const *batches,
+                        const struct nn_gpu_tensor *const *dsts, int n, const struct ocr_image *img, char *err,
+                        size_t err_len)
+{
+    return image_crop_record_many(e->image_ops, batches, dsts, n, e->cmd, &e->image, img->width, img->height,
+                                  e->image_margin, err, err_len);
 }
 
 /* The classifier's verdicts from its output `out` of n lines (recorded with record_readback): turn
@@ -782,7 +787,9 @@ static int run_cls(struct ocr_engine *e, const struct ocr_image *img, struct lin
             return -1;
         if (gpu_cmd_begin(e->cmd))
             return fail(err, err_len, "%s", gpu_last_error());
-        if (record_crops(e, e->crops[0], img, batch, n, OCR_CLS_WIDTH, nn_gpu_plan_input(plan), 0, err, err_len))
+        const struct nn_gpu_tensor *in = nn_gpu_plan_input(plan);
+        if (set_crops(e, e->crops[0], batch, n, OCR_CLS_WIDTH, 0, err, err_len) ||
+            record_crops(e, e->crops, &in, 1, img, err, err_len))
             return -1;
         gpu_cmd_barrier(e->cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
         const struct nn_gpu_tensor *out = nn_gpu_plan_output(plan);
@@ -967,12 +974,22 @@ static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct lin
         if (rc == 0 && (bind_plans(e, all, with_cls + ng, err, err_len) || ensure_rec_outputs(e, rows, err, err_len) ||
                         gpu_cmd_begin(e->cmd)))
             rc = -1;
-        for (int k = 0; k < ng && rc == 0; k++)
-            rc = record_crops(e, e->crops[k], img, order + g[k].start, g[k].n, g[k].width,
-                              nn_gpu_plan_input(plans[k]), 1, err, err_len);
-        if (rc == 0 && with_cls)
-            rc = record_crops(e, e->crops[REC_GROUP_GROWN], img, cls->lines, cls->n, OCR_CLS_WIDTH,
-                              nn_gpu_plan_input(all[0]), 0, err, err_len);
+        /* the crops of every batch (and the classifier's) in one pass of each kernel */
+        struct image_crop_batch *batches[GROUP_PLANS_MAX];
+        const struct nn_gpu_tensor *inputs[GROUP_PLANS_MAX];
+        int n_batches = 0;
+        for (int k = 0; k < ng && rc == 0; k++) {
+            batches[n_batches] = e->crops[k];
+            inputs[n_batches++] = nn_gpu_plan_input(plans[k]);
+            rc = set_crops(e, e->crops[k], order + g[k].start, g[k].n, g[k].width, 1, err, err_len);
+        }
+        if (rc == 0 && with_cls) {
+            batches[n_batches] = e->crops[REC_GROUP_GROWN];
+            inputs[n_batches++] = nn_gpu_plan_input(all[0]);
+            rc = set_crops(e, e->crops[REC_GROUP_GROWN], cls->lines, cls->n, OCR_CLS_WIDTH, 0, err, err_len);
+        }
+        if (rc == 0 && n_batches)
+            rc = record_crops(e, batches, inputs, n_batches, img, err, err_len);
         /* the group's steps in parts (see REC_PARTS): each submitted, then the next recorded */
         const int n_plans = with_cls + ng, steps = nn_gpu_plan_group_steps(all, n_plans);
         struct gpu_cmd *cmd = e->cmd, *running[REC_PARTS];

@@ -437,9 +437,9 @@ int image_crop_batch_set(struct image_ops *ops, struct image_crop_batch *batch, 
     return 0;
 }
 
-int image_crop_record(struct image_ops *ops, struct image_crop_batch *batch, struct gpu_cmd *cmd,
-                      const struct gpu_buffer *bgr, int src_w, int src_h, int margin,
-                      const struct nn_gpu_tensor *dst, char *err, size_t err_len)
+/* Checks a batch and its destination before anything is recorded. */
+static int check_crop_batch(struct image_ops *ops, const struct image_crop_batch *batch,
+                            const struct nn_gpu_tensor *dst, char *err, size_t err_len)
 {
     if (batch->n < 1)
         return nnh_fail(err, err_len, "crop batch: record before set");
@@ -448,34 +448,71 @@ int image_crop_record(struct image_ops *ops, struct image_crop_batch *batch, str
     const struct pvk_shape *s = &dst->shape;
     if (s->ndim != 4 || s->d[1] != 3 || s->d[2] != batch->target_h || s->d[3] != batch->target_w)
         return nnh_fail(err, err_len, "crop output must be [N, 3, %d, %d]", batch->target_h, batch->target_w);
-    uint32_t fill_word;
-    if (frame_words(bgr, src_w, src_h, margin, &fill_word, "crops", err, err_len))
-        return -1;
     if (batch->max_slot >= s->d[0])
         return nnh_fail(err, err_len, "crop slot %d outside a batch of %lld", batch->max_slot, (long long)s->d[0]);
-    struct warp_push wp = {(uint32_t)src_w, (uint32_t)src_h, (uint32_t)margin, fill_word, (uint32_t)batch->n, 0,
-                           batch->tie_pairs};
-    struct gpu_binding wb[5] = {gpu_bind(bgr), gpu_bind(&batch->params), gpu_bind(&ops->cubic),
-                                gpu_bind(&batch->scratch), gpu_bind(&batch->ties)};
+    return 0;
+}
+
+int image_crop_record_many(struct image_ops *ops, struct image_crop_batch *const *batches,
+                           const struct nn_gpu_tensor *const *dsts, int n_batches, struct gpu_cmd *cmd,
+                           const struct gpu_buffer *bgr, int src_w, int src_h, int margin, char *err, size_t err_len)
+{
+    uint32_t fill_word;
+    if (n_batches < 1)
+        return nnh_fail(err, err_len, "crops: no batch to record");
+    if (frame_words(bgr, src_w, src_h, margin, &fill_word, "crops", err, err_len))
+        return -1;
+    for (int i = 0; i < n_batches; i++)
+        if (check_crop_batch(ops, batches[i], dsts[i], err, err_len))
+            return -1;
+    /* each phase for every batch, then one barrier: the batches do not wait on each other */
     if (ops->fix) {
-        if (gpu_cmd_fill(cmd, &batch->ties, 0, 4, 0) != GPU_OK)
-            return nnh_fail(err, err_len, "crop tie list: %s", gpu_last_error());
+        for (int i = 0; i < n_batches; i++)
+            if (gpu_cmd_fill(cmd, &batches[i]->ties, 0, 4, 0) != GPU_OK)
+                return nnh_fail(err, err_len, "crop tie list: %s", gpu_last_error());
         gpu_cmd_barrier(cmd, GPU_STAGE_TRANSFER, GPU_STAGE_COMPUTE);
     }
-    uint32_t wg[3] = {(batch->max_pixels + IMAGE_WG - 1) / IMAGE_WG, (uint32_t)batch->n, 1};
-    if (nnh_dispatch(cmd, ops->warp, wb, &wp, wg, "crop_warp", err, err_len))
-        return -1;
+    for (int i = 0; i < n_batches; i++) {
+        struct image_crop_batch *batch = batches[i];
+        struct warp_push wp = {(uint32_t)src_w, (uint32_t)src_h, (uint32_t)margin, fill_word, (uint32_t)batch->n, 0,
+                               batch->tie_pairs};
+        struct gpu_binding wb[5] = {gpu_bind(bgr), gpu_bind(&batch->params), gpu_bind(&ops->cubic),
+                                    gpu_bind(&batch->scratch), gpu_bind(&batch->ties)};
+        uint32_t wg[3] = {(batch->max_pixels + IMAGE_WG - 1) / IMAGE_WG, (uint32_t)batch->n, 1};
+        if (nnh_dispatch(cmd, ops->warp, wb, &wp, wg, "crop_warp", err, err_len))
+            return -1;
+    }
     gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
     if (ops->fix) {
-        uint32_t fg[3] = {gpu_context_caps(ops->ctx)->is_cpu ? FIX_GROUPS_CPU : FIX_GROUPS, 1, 1};
-        if (nnh_dispatch(cmd, ops->fix, wb, &wp, fg, "crop_fix", err, err_len))
-            return -1;
+        for (int i = 0; i < n_batches; i++) {
+            struct image_crop_batch *batch = batches[i];
+            struct warp_push wp = {(uint32_t)src_w, (uint32_t)src_h, (uint32_t)margin, fill_word,
+                                   (uint32_t)batch->n, 0, batch->tie_pairs};
+            struct gpu_binding wb[5] = {gpu_bind(bgr), gpu_bind(&batch->params), gpu_bind(&ops->cubic),
+                                        gpu_bind(&batch->scratch), gpu_bind(&batch->ties)};
+            uint32_t fg[3] = {gpu_context_caps(ops->ctx)->is_cpu ? FIX_GROUPS_CPU : FIX_GROUPS, 1, 1};
+            if (nnh_dispatch(cmd, ops->fix, wb, &wp, fg, "crop_fix", err, err_len))
+                return -1;
+        }
         gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
     }
-    struct crop_resize_push rp = {(uint32_t)batch->n, (uint32_t)batch->target_h, (uint32_t)batch->target_w,
-                                  dst->elem_offset};
-    struct gpu_binding rb[3] = {gpu_bind(&batch->scratch), gpu_bind(&batch->params), gpu_bind(dst->buf)};
-    uint32_t rg[3] = {((uint32_t)(batch->target_w * batch->target_h) + IMAGE_WG - 1) / IMAGE_WG, (uint32_t)batch->n,
-                      1};
-    return nnh_dispatch(cmd, ops->crop_resize, rb, &rp, rg, "crop_resize", err, err_len);
+    for (int i = 0; i < n_batches; i++) {
+        struct image_crop_batch *batch = batches[i];
+        const struct nn_gpu_tensor *dst = dsts[i];
+        struct crop_resize_push rp = {(uint32_t)batch->n, (uint32_t)batch->target_h, (uint32_t)batch->target_w,
+                                      dst->elem_offset};
+        struct gpu_binding rb[3] = {gpu_bind(&batch->scratch), gpu_bind(&batch->params), gpu_bind(dst->buf)};
+        uint32_t rg[3] = {((uint32_t)(batch->target_w * batch->target_h) + IMAGE_WG - 1) / IMAGE_WG,
+                          (uint32_t)batch->n, 1};
+        if (nnh_dispatch(cmd, ops->crop_resize, rb, &rp, rg, "crop_resize", err, err_len))
+            return -1;
+    }
+    return 0;
+}
+
+int image_crop_record(struct image_ops *ops, struct image_crop_batch *batch, struct gpu_cmd *cmd,
+                      const struct gpu_buffer *bgr, int src_w, int src_h, int margin,
+                      const struct nn_gpu_tensor *dst, char *err, size_t err_len)
+{
+    return image_crop_record_many(ops, &batch, &dst, 1, cmd, bgr, src_w, src_h, margin, err, err_len);
 }

@@ -92,6 +92,13 @@ int image_crop_record(struct image_ops *ops, struct image_crop_batch *batch, str
                       const struct gpu_buffer *bgr, int src_w, int src_h, int margin,
                       const struct nn_gpu_tensor *dst, char *err, size_t err_len);
 
+/* image_crop_record for n_batches batches (each set, each with its own destination) side by side:
+ * each pass for every batch, then one barrier, so that the batches' passes do not wait on each
+ * other. The destinations may share a buffer but must not overlap. */
+int image_crop_record_many(struct image_ops *ops, struct image_crop_batch *const *batches,
+                           const struct nn_gpu_tensor *const *dsts, int n_batches, struct gpu_cmd *cmd,
+                           const struct gpu_buffer *bgr, int src_w, int src_h, int margin, char *err, size_t err_len);
+
 /* ---- shared with the tests ------------------------------------------------------------------- */
 
 /* PaddleOCR's resize_norm_img width: ceil(target_h w / h), at most target_w. */
