@@ -70,6 +70,8 @@ struct image_det_job {
 
 struct image_crop_batch {
     struct gpu_buffer params, scratch, ties;
+    uint32_t *host; /* the parameters as built on the host, kept between sets */
+    size_t host_words;
     size_t params_cap, scratch_cap, ties_cap; /* bytes */
     uint32_t tie_pairs;
     int n, target_h, target_w;
@@ -113,7 +115,26 @@ int image_resized_width(int width, int height, int target_h, int target_w)
  * The same arithmetic as src/ocr/preprocess_resize.c and preprocess_crop.c (which this layer may
  * not call); tests/test_gpu_image.c checks the kernels against those functions. */
 
+/* The tables are rebuilt for every crop of every page, so their per-entry arithmetic avoids libm
+ * calls; both helpers give exactly floorf and lrintf's results (round to nearest even) for the
+ * values they see here. */
+#if FLT_EVAL_METHOD == 0
+/* v in [0, 1]: v 2048 < 2^22, where adding and removing 1.5 2^23 rounds to an integer as lrintf */
+static int round_coef(float v)
+{
+    float x = v * 2048.0f;
+    return (int)((x + 12582912.0f) - 12582912.0f);
+}
+#else
 static int round_coef(float v) { return (int)lrintf(v * 2048.0f); }
+#endif
+
+/* v within int range */
+static int floor_int(float v)
+{
+    int i = (int)v;
+    return (float)i > v ? i - 1 : i;
+}
 
 /* cv::resize INTER_LINEAR's choice: a plain copy, the exact-2x box average, or the table. */
 static uint32_t linear_mode(int src_w, int src_h, int dst_w, int dst_h)
@@ -134,7 +155,7 @@ static void linear_table(int src_w, int src_h, int dst_w, int dst_h, uint32_t *t
     double scale_x = 1. / ((double)dst_w / src_w), scale_y = 1. / ((double)dst_h / src_h);
     for (int dx = 0; dx < dst_w; dx++, t += 3) {
         float fx = (float)((dx + 0.5) * scale_x - 0.5);
-        int sx = (int)floorf(fx);
+        int sx = floor_int(fx);
         fx -= (float)sx;
         if (sx < 0)
             fx = 0, sx = 0;
@@ -146,7 +167,7 @@ static void linear_table(int src_w, int src_h, int dst_w, int dst_h, uint32_t *t
     }
     for (int dy = 0; dy < dst_h; dy++, t += 3) {
         float fy = (float)((dy + 0.5) * scale_y - 0.5);
-        int sy = (int)floorf(fy);
+        int sy = floor_int(fy);
         fy -= (float)sy;
         int r0 = sy < 0 ? 0 : sy >= src_h ? src_h - 1 : sy;
         int r1 = sy + 1 < 0 ? 0 : sy + 1 >= src_h ? src_h - 1 : sy + 1;
@@ -324,6 +345,7 @@ void image_crop_batch_destroy(struct image_crop_batch *batch)
     gpu_buffer_free(&batch->params);
     gpu_buffer_free(&batch->scratch);
     gpu_buffer_free(&batch->ties);
+    free(batch->host);
     free(batch);
 }
 
@@ -376,9 +398,15 @@ int image_crop_batch_set(struct image_ops *ops, struct image_crop_batch *batch, 
         if ((uint64_t)c->width * c->height > max_pixels)
             max_pixels = (uint32_t)((uint64_t)c->width * c->height);
     }
-    uint32_t *w = calloc(words, sizeof *w);
-    if (!w)
-        return nnh_fail(err, err_len, "out of memory");
+    if (words > batch->host_words) {
+        uint32_t *grown = realloc(batch->host, words * sizeof *grown);
+        if (!grown)
+            return nnh_fail(err, err_len, "out of memory");
+        batch->host = grown;
+        batch->host_words = words;
+    }
+    uint32_t *w = batch->host;
+    memset(w, 0, words * sizeof *w);
     size_t table_at = (size_t)n * CROP_WORDS, scratch_at = 0;
     for (int i = 0; i < n; i++) {
         const struct image_crop *c = &crops[i];
@@ -426,7 +454,6 @@ int image_crop_batch_set(struct image_ops *ops, struct image_crop_batch *batch, 
     batch->tie_pairs = (uint32_t)((batch->ties_cap / 4 - 1) / 2);
     if (!rc && gpu_upload(ops->ctx, &batch->params, 0, w, words * 4) != GPU_OK)
         rc = nnh_fail(err, err_len, "crop parameters: %s", gpu_last_error());
-    free(w);
     if (rc)
         return -1;
     batch->n = n;
