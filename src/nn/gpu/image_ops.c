@@ -480,6 +480,20 @@ static int check_crop_batch(struct image_ops *ops, const struct image_crop_batch
     return 0;
 }
 
+/* One dispatch of the warp or its tie fix-up (they share push constants and bindings) over a
+ * batch's crops. */
+static int dispatch_warp_pass(struct image_ops *ops, const struct gpu_pipeline *pipeline,
+                              struct image_crop_batch *batch, struct gpu_cmd *cmd, const struct gpu_buffer *bgr,
+                              int src_w, int src_h, int margin, uint32_t fill_word, const uint32_t groups[3],
+                              const char *label, char *err, size_t err_len)
+{
+    struct warp_push wp = {(uint32_t)src_w, (uint32_t)src_h, (uint32_t)margin, fill_word, (uint32_t)batch->n, 0,
+                           batch->tie_pairs};
+    struct gpu_binding wb[5] = {gpu_bind(bgr), gpu_bind(&batch->params), gpu_bind(&ops->cubic),
+                                gpu_bind(&batch->scratch), gpu_bind(&batch->ties)};
+    return nnh_dispatch(cmd, pipeline, wb, &wp, groups, label, err, err_len);
+}
+
 int image_crop_record_many(struct image_ops *ops, struct image_crop_batch *const *batches,
                            const struct nn_gpu_tensor *const *dsts, int n_batches, struct gpu_cmd *cmd,
                            const struct gpu_buffer *bgr, int src_w, int src_h, int margin, char *err, size_t err_len)
@@ -500,27 +514,18 @@ int image_crop_record_many(struct image_ops *ops, struct image_crop_batch *const
         gpu_cmd_barrier(cmd, GPU_STAGE_TRANSFER, GPU_STAGE_COMPUTE);
     }
     for (int i = 0; i < n_batches; i++) {
-        struct image_crop_batch *batch = batches[i];
-        struct warp_push wp = {(uint32_t)src_w, (uint32_t)src_h, (uint32_t)margin, fill_word, (uint32_t)batch->n, 0,
-                               batch->tie_pairs};
-        struct gpu_binding wb[5] = {gpu_bind(bgr), gpu_bind(&batch->params), gpu_bind(&ops->cubic),
-                                    gpu_bind(&batch->scratch), gpu_bind(&batch->ties)};
-        uint32_t wg[3] = {(batch->max_pixels + IMAGE_WG - 1) / IMAGE_WG, (uint32_t)batch->n, 1};
-        if (nnh_dispatch(cmd, ops->warp, wb, &wp, wg, "crop_warp", err, err_len))
+        uint32_t wg[3] = {(batches[i]->max_pixels + IMAGE_WG - 1) / IMAGE_WG, (uint32_t)batches[i]->n, 1};
+        if (dispatch_warp_pass(ops, ops->warp, batches[i], cmd, bgr, src_w, src_h, margin, fill_word, wg, "crop_warp",
+                               err, err_len))
             return -1;
     }
     gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
     if (ops->fix) {
-        for (int i = 0; i < n_batches; i++) {
-            struct image_crop_batch *batch = batches[i];
-            struct warp_push wp = {(uint32_t)src_w, (uint32_t)src_h, (uint32_t)margin, fill_word,
-                                   (uint32_t)batch->n, 0, batch->tie_pairs};
-            struct gpu_binding wb[5] = {gpu_bind(bgr), gpu_bind(&batch->params), gpu_bind(&ops->cubic),
-                                        gpu_bind(&batch->scratch), gpu_bind(&batch->ties)};
-            uint32_t fg[3] = {gpu_context_caps(ops->ctx)->is_cpu ? FIX_GROUPS_CPU : FIX_GROUPS, 1, 1};
-            if (nnh_dispatch(cmd, ops->fix, wb, &wp, fg, "crop_fix", err, err_len))
+        const uint32_t fg[3] = {gpu_context_caps(ops->ctx)->is_cpu ? FIX_GROUPS_CPU : FIX_GROUPS, 1, 1};
+        for (int i = 0; i < n_batches; i++)
+            if (dispatch_warp_pass(ops, ops->fix, batches[i], cmd, bgr, src_w, src_h, margin, fill_word, fg,
+                                   "crop_fix", err, err_len))
                 return -1;
-        }
         gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
     }
     for (int i = 0; i < n_batches; i++) {
