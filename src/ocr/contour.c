@@ -130,36 +130,40 @@ static int out_of_memory(int w, int h, char *err, size_t err_len)
     return -1;
 }
 
-int contours_find(const uint8_t *bitmap, int w, int h, struct contour_list *out, char *err, size_t err_len)
+/* The contours in a w x h work image built here from a bitmap (nonzero) or, with bitmap NULL,
+ * from map > thresh. */
+static int find_built(const uint8_t *bitmap, const float *map, float thresh, int w, int h, struct contour_list *out,
+                      char *err, size_t err_len)
 {
     if (bad_size(w, h, out, err, err_len))
         return -1;
     int8_t *img = malloc(contour_work_bytes(w, h));
     if (!img)
         return out_of_memory(w, h, err, err_len);
-    clear_border(img, w, h);
-    for (int y = 0; y < h; y++) {
-        int8_t *row = img + (size_t)(y + 1) * ((size_t)w + 2) + 1;
-        for (int x = 0; x < w; x++)
-            row[x] = bitmap[(size_t)y * w + x] != 0;
+    if (bitmap) {
+        clear_border(img, w, h);
+        for (int y = 0; y < h; y++) {
+            int8_t *row = img + (size_t)(y + 1) * ((size_t)w + 2) + 1;
+            for (int x = 0; x < w; x++)
+                row[x] = bitmap[(size_t)y * w + x] != 0;
+        }
+    } else {
+        contour_work_above(map, w, h, thresh, img);
     }
     int rc = find_in(img, w, h, out, err, err_len);
     free(img);
     return rc;
 }
 
+int contours_find(const uint8_t *bitmap, int w, int h, struct contour_list *out, char *err, size_t err_len)
+{
+    return find_built(bitmap, NULL, 0, w, h, out, err, err_len);
+}
+
 int contours_find_above(const float *map, int w, int h, float thresh, struct contour_list *out, char *err,
                         size_t err_len)
 {
-    if (bad_size(w, h, out, err, err_len))
-        return -1;
-    int8_t *img = malloc(contour_work_bytes(w, h));
-    if (!img)
-        return out_of_memory(w, h, err, err_len);
-    contour_work_above(map, w, h, thresh, img);
-    int rc = find_in(img, w, h, out, err, err_len);
-    free(img);
-    return rc;
+    return find_built(NULL, map, thresh, w, h, out, err, err_len);
 }
 
 int contours_find_in_work(int8_t *work, int w, int h, struct contour_list *out, char *err, size_t err_len)
