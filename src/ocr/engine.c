@@ -85,8 +85,9 @@ struct net_slot {
     bool leave_softmax; /* plans leave a final softmax to the argmax (rec) */
 };
 
-/* A host-visible buffer a stage's output is copied into when device memory is not mapped: the
- * copy is part of the stage's recording, so reading it costs no extra submit. */
+/* A host-visible buffer through which a stage's output reaches the host, grown as needed: a copy
+ * recorded with the stage when device memory is not mapped (so reading it costs no extra submit),
+ * or det's bitmap, which a kernel writes there. */
 struct readback {
     struct gpu_buffer buf;
     size_t cap;
@@ -119,8 +120,7 @@ struct ocr_engine {
     /* det's map thresholded by the GPU into the contour follower's work image (db_bitmap.h):
      * host-visible, as DB post-processing labels it in place */
     struct db_bitmap *db_bitmap;
-    struct gpu_buffer db_work;
-    size_t db_work_cap;
+    struct readback db_work;
     /* Detection's recording is kept and replayed while the image size, the plan and the buffers
      * it binds stay the same (a folder of scans of one size records it once). */
     struct gpu_cmd *det_cmd;
@@ -497,7 +497,7 @@ void ocr_engine_destroy(struct ocr_engine *e)
     image_det_job_destroy(e->det_job);
     image_ops_destroy(e->image_ops);
     db_bitmap_destroy(e->db_bitmap);
-    gpu_buffer_free(&e->db_work);
+    gpu_buffer_free(&e->db_work.buf);
     gpu_buffer_free(&e->image);
     gpu_buffer_free(&e->rec_index);
     gpu_buffer_free(&e->rec_prob);
@@ -563,6 +563,22 @@ static bool read_in_place(const struct ocr_engine *e, const struct nn_gpu_tensor
     return gpu_buffer_is_mapped(t->buf) && (c->is_cpu || c->kind == GPU_DEVICE_INTEGRATED);
 }
 
+/* Makes rb hold at least `bytes`, its contents lost when it grows; *moved tells whether rb's buffer
+ * changed (recordings that bind it are stale). */
+static int reserve_readback(struct ocr_engine *e, struct readback *rb, size_t bytes, bool *moved, char *err,
+                            size_t err_len)
+{
+    *moved = bytes > rb->cap;
+    if (!*moved)
+        return 0;
+    gpu_buffer_free(&rb->buf);
+    rb->cap = 0;
+    if (gpu_buffer_alloc(e->ctx, GPU_MEMORY_HOST, bytes, &rb->buf))
+        return fail(err, err_len, "readback memory: %s", gpu_last_error());
+    rb->cap = bytes;
+    return 0;
+}
+
 /* Records the copy of `t` into rb, unless the host can read t in place. */
 static int record_readback(struct ocr_engine *e, struct gpu_cmd *cmd, struct readback *rb,
                            const struct nn_gpu_tensor *t, char *err, size_t err_len)
@@ -570,13 +586,9 @@ static int record_readback(struct ocr_engine *e, struct gpu_cmd *cmd, struct rea
     if (read_in_place(e, t))
         return 0;
     size_t es = nn_dtype_size(t->dtype), bytes = (size_t)pvk_shape_numel(&t->shape) * es;
-    if (bytes > rb->cap) {
-        gpu_buffer_free(&rb->buf);
-        rb->cap = 0;
-        if (gpu_buffer_alloc(e->ctx, GPU_MEMORY_HOST, bytes, &rb->buf))
-            return fail(err, err_len, "readback memory: %s", gpu_last_error());
-        rb->cap = bytes;
-    }
+    bool moved; /* the copy is recorded here, so nothing recorded before binds rb */
+    if (reserve_readback(e, rb, bytes, &moved, err, err_len))
+        return -1;
     gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_TRANSFER);
     if (gpu_cmd_copy(cmd, t->buf, (VkDeviceSize)t->elem_offset * es, &rb->buf, 0, bytes))
         return fail(err, err_len, "%s", gpu_last_error());
@@ -661,15 +673,11 @@ static int run_det(struct ocr_engine *e, const struct ocr_image *img, struct db_
         return -1;
     const struct nn_gpu_tensor *out = nn_gpu_plan_output(plan);
     const int map_w = (int)out->shape.d[3], map_h = (int)out->shape.d[2];
-    const size_t work_bytes = db_bitmap_bytes(map_w, map_h);
-    if (work_bytes > e->db_work_cap) {
-        gpu_buffer_free(&e->db_work);
-        e->db_work_cap = 0;
+    bool moved;
+    if (reserve_readback(e, &e->db_work, db_bitmap_bytes(map_w, map_h), &moved, err, err_len))
+        return -1;
+    if (moved)
         e->det_recorded_plan = NULL; /* it binds the old buffer */
-        if (gpu_buffer_alloc(e->ctx, GPU_MEMORY_HOST, work_bytes, &e->db_work))
-            return fail(err, err_len, "DB bitmap memory: %s", gpu_last_error());
-        e->db_work_cap = work_bytes;
-    }
     if (e->det_recorded_plan != plan || memcmp(key, e->det_recorded_key, sizeof(key)) ||
         e->det_recorded_evictions != e->det.evictions || e->det_recorded_generation != e->act_generation) {
         e->det_recorded_plan = NULL;
@@ -682,7 +690,7 @@ static int run_det(struct ocr_engine *e, const struct ocr_image *img, struct db_
         if (nn_gpu_plan_record(plan, e->det_cmd, err, err_len))
             return -1;
         gpu_cmd_barrier(e->det_cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
-        if (db_bitmap_record(e->db_bitmap, e->det_cmd, out, e->opt.det_db_thresh, &e->db_work, err, err_len) ||
+        if (db_bitmap_record(e->db_bitmap, e->det_cmd, out, e->opt.det_db_thresh, &e->db_work.buf, err, err_len) ||
             record_readback(e, e->det_cmd, &e->det_readback, out, err, err_len) ||
             finish_recording(e->det_cmd, err, err_len))
             return -1;
@@ -708,7 +716,7 @@ static int run_det(struct ocr_engine *e, const struct ocr_image *img, struct db_
     p.thresh = e->opt.det_db_thresh;
     p.box_thresh = e->opt.det_db_box_thresh;
     p.unclip_ratio = e->opt.det_db_unclip_ratio;
-    int rc = db_postprocess(map, (int8_t *)e->db_work.mapped, map_w, map_h, img->width, img->height, &p, boxes, err,
+    int rc = db_postprocess(map, (int8_t *)e->db_work.buf.mapped, map_w, map_h, img->width, img->height, &p, boxes, err,
                             err_len);
     free(owned);
     r->wall_ms[OCR_STAGE_DB] = now_ms() - t1;
