@@ -141,6 +141,24 @@ void store_c(uint z1, uint z2, uint m, uint n, float v)
     c[p.c_off + z1 * p.c_z1 + z2 * p.c_z2 + m * p.c_sm + n] = TO_S(v);
 }
 
+// store_c for columns n .. n + 3 of a plain GEMM, where p.c_vec4 is set and n is a multiple of 4
+// below N - 3: one 4-vector load of the residual and one store.
+void store_c4(uint z1, uint z2, uint m, uint n, vec4 v)
+{
+    const uint ch = z2 * p.bias_z2 + m;
+    if (BIAS == BIAS_ROW)
+        v += vec4(bias[ch]);
+    else if (BIAS == BIAS_COL)
+        v += vec4(bias[n], bias[n + 1], bias[n + 2], bias[n + 3]);
+    vec4 res = vec4(0.0);
+    if (RESIDUAL != RES_NONE)
+        res = vec4(r4[(p.r_off + z1 * p.r_z1 + z2 * p.r_z2 + m * p.r_sm + n) / 4]);
+    v = residual_act(v, res, RESIDUAL, ACT, ALPHA, BETA);
+    if (POST_AFFINE)
+        v = fma(v, vec4(bias[AFFINE_C + ch]), vec4(bias[2 * AFFINE_C + ch]));
+    c4[(p.c_off + z1 * p.c_z1 + z2 * p.c_z2 + m * p.c_sm + n) / 4] = TO_S4(v);
+}
+
 // Input coordinates of output pixel n's window corner (im2col); a pixel past N gets a corner
 // far outside so every tap reads as padding.
 void pixel_origin(uint n, out int iy0, out int ix0)
@@ -299,7 +317,8 @@ void main()
     }
 
     // Each subgroup stages one row of its fragments at a time (16 x WN floats) and stores it
-    // through the common epilogue, lanes along n.
+    // through the common epilogue, each lane 4 neighbouring columns: one 4-vector store where C
+    // is 4-aligned, which takes the epilogue's instructions down to about a third.
     const uint cs = warp * 16u * CS_ROW;
     [[unroll]] for (uint i = 0; i < FM; i++) {
         [[unroll]] for (uint j = 0; j < FN; j++)
@@ -307,10 +326,19 @@ void main()
         subgroupMemoryBarrierShared();
         subgroupBarrier();
         const uint mr = m0 + wm * FM * 16u + i * 16u, nc = n0 + wn * WN;
-        for (uint e = lane; e < 16u * WN; e += 32u) {
-            const uint r = e / WN, col = e % WN;
-            if (mr + r < p.M && nc + col < p.N)
-                store_c(z1, z2, mr + r, nc + col, Cs[cs + r * CS_ROW + col]);
+        for (uint e = 4u * lane; e < 16u * WN; e += 128u) {
+            const uint r = e / WN, col = e % WN, m = mr + r, n = nc + col;
+            if (m >= p.M)
+                continue;
+            const uint at = cs + r * CS_ROW + col;
+            const vec4 v = vec4(Cs[at], Cs[at + 1u], Cs[at + 2u], Cs[at + 3u]);
+            if (p.c_vec4 != 0u && n + 4u <= p.N) {
+                store_c4(z1, z2, m, n, v);
+            } else {
+                [[unroll]] for (uint c = 0; c < 4u; c++)
+                    if (n + c < p.N)
+                        store_c(z1, z2, m, n + c, v[c]);
+            }
         }
         subgroupMemoryBarrierShared();
         subgroupBarrier();
@@ -600,20 +628,7 @@ void main_vec4()
             uint m = m0 + i;
             if (m >= p.M)
                 break;
-            vec4 v = acc[i];
-            if (BIAS == BIAS_ROW)
-                v += vec4(bias[z2 * p.bias_z2 + m]);
-            else if (BIAS == BIAS_COL)
-                v += vec4(bias[nb], bias[nb + 1], bias[nb + 2], bias[nb + 3]);
-            vec4 res = vec4(0.0);
-            if (RESIDUAL != RES_NONE)
-                res = vec4(r4[(p.r_off + z1 * p.r_z1 + z2 * p.r_z2 + m * p.r_sm + nb) / 4]);
-            v = residual_act(v, res, RESIDUAL, ACT, ALPHA, BETA);
-            if (POST_AFFINE) {
-                const uint ch = z2 * p.bias_z2 + m;
-                v = fma(v, vec4(bias[AFFINE_C + ch]), vec4(bias[2 * AFFINE_C + ch]));
-            }
-            c4[(p.c_off + z1 * p.c_z1 + z2 * p.c_z2 + m * p.c_sm + nb) / 4] = TO_S4(v);
+            store_c4(z1, z2, m, nb, acc[i]);
         }
         return;
     }

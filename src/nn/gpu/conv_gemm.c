@@ -310,7 +310,7 @@ int conv_gemm_record(struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_
     if (!p && !(p = variant(g, v, err, err_len)))
         return -1;
     /* C rows, batches and bindings (and the residual's) 4-aligned: the CPU kernel's vec4 variant
-     * stores 4-vectors */
+     * and the cooperative-matrix epilogue store 4-vectors */
     struct conv_gemm_push q = *push;
     q.c_vec4 = (q.c_off | q.c_sm | q.c_z1 | q.c_z2 | q.r_off | q.r_sm | q.r_z1 | q.r_z2) % 4 == 0 &&
                bind[2].offset % 16 == 0 && bind[4].offset % 16 == 0;
