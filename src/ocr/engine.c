@@ -939,6 +939,10 @@ static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct lin
     plan_rec_batches(order, n_lines, batch_max, e->opt.paddle_parity);
     int32_t *index = NULL;
     float *prob = NULL;
+    /* Each batch's rows in the argmax outputs start on the storage offset alignment: its argmax
+     * then binds its rows alone, and the batches' argmaxes run side by side without barriers. */
+    const size_t align = (size_t)gpu_context_caps(e->ctx)->min_storage_buffer_offset_alignment,
+                 value_size = nn_dtype_size(e->cfg.act_dtype), row_align = align > value_size ? align / value_size : 1;
     for (int start = 0; start < n_lines && rc == 0;) {
         struct rec_batch g[REC_GROUP_GROWN];
         /* the classifier's plan first (this submission only), then one per batch */
@@ -974,8 +978,8 @@ static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct lin
             b->entry = slot_entry(&e->rec, plans[ng]);
             b->entry->pinned = true;
             b->steps = nn_gpu_plan_output(plans[ng])->shape.d[1];
-            b->row0 = rows;
-            rows += (size_t)b->n * (size_t)b->steps;
+            b->row0 = (rows + row_align - 1) / row_align * row_align;
+            rows = b->row0 + (size_t)b->n * (size_t)b->steps;
             start += b->n;
             ng++;
         }
@@ -1025,9 +1029,6 @@ static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct lin
         if (rc == 0)
             gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
         for (int k = 0; k < ng && rc == 0; k++) {
-            /* the batches' rows are disjoint, but each dispatch binds the whole output buffers */
-            if (k)
-                gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
             const struct nn_gpu_tensor *out = nn_gpu_plan_output(plans[k]);
             struct nn_gpu_tensor argmax_out[2] = {
                 {&e->rec_index, (uint32_t)g[k].row0, NN_I32, {2, {g[k].n, g[k].steps}}, 0},

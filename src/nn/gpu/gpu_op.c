@@ -68,15 +68,33 @@ int nn_gpu_op_record(struct nn_gpu_op *op, struct gpu_cmd *cmd, const struct nn_
     return op->impl->record(op->state, op->op, cmd, inputs, n_inputs, outputs, n_outputs, err, err_len);
 }
 
-int nn_gpu_op_record_se_gate(struct nn_gpu_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *x,
-                             const struct nn_gpu_tensor *sums, const struct nn_gpu_tensor *gate, char *err,
-                             size_t err_len)
+int nn_gpu_op_phases(const struct nn_gpu_op *op, bool gate_only)
 {
-    if (op->op->type != PVK_OP_SE) {
-        snprintf(err, err_len, "%s has no SE gate", pvk_op_type_name(op->op->type));
+    if (gate_only)
+        return NN_GPU_SE_GATE_PHASES;
+    return op->impl->phases > 1 ? op->impl->phases : 1;
+}
+
+int nn_gpu_op_record_phase(struct nn_gpu_op *op, struct gpu_cmd *cmd, int phase, bool gate_only,
+                           const struct nn_gpu_tensor *inputs, int n_inputs, const struct nn_gpu_tensor *outputs,
+                           int n_outputs, char *err, size_t err_len)
+{
+    if (phase < 0 || phase >= nn_gpu_op_phases(op, gate_only)) {
+        snprintf(err, err_len, "%s has no phase %d", pvk_op_type_name(op->op->type), phase);
         return -1;
     }
-    return nn_gpu_se_record_gate(op->state, op->op, cmd, x, sums, gate, err, err_len);
+    if (gate_only) {
+        if (op->op->type != PVK_OP_SE || n_inputs < 1 || n_outputs < 3) {
+            snprintf(err, err_len, "%s has no SE gate", pvk_op_type_name(op->op->type));
+            return -1;
+        }
+        return nn_gpu_se_record_gate_phase(op->state, op->op, cmd, phase, &inputs[0], &outputs[1], &outputs[2], err,
+                                           err_len);
+    }
+    if (op->impl->phases > 1)
+        return op->impl->record_phase(op->state, op->op, cmd, phase, inputs, n_inputs, outputs, n_outputs, err,
+                                      err_len);
+    return op->impl->record(op->state, op->op, cmd, inputs, n_inputs, outputs, n_outputs, err, err_len);
 }
 
 void nn_gpu_op_destroy(struct nn_gpu_op *op)

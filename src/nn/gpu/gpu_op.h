@@ -9,7 +9,9 @@
  *             input and output tensors with their shapes (shapes travel as push constants: one
  *             pipeline per op variant, never per shape). It does NOT record the barrier before
  *             its own dispatches; the net planner puts barriers where a real dependency exists.
- *             An op that needs more than one dispatch records its internal barriers itself.
+ *             An op that needs more than one dispatch records its internal barriers itself, and
+ *             may also record one phase (the dispatches between two such barriers) at a time,
+ *             so that plans recorded side by side share one barrier per phase (see phases).
  *   destroy - frees the weights.
  * Ops keep no per-run memory: SE takes two fp32 outputs besides y, its channel sums ([N][C][parts],
  * op_se.h) and its gate ([N][C]), which the net plans as it plans activations.
@@ -80,19 +82,31 @@ int nn_gpu_op_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, c
 int nn_gpu_op_record(struct nn_gpu_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *inputs, int n_inputs,
                      const struct nn_gpu_tensor *outputs, int n_outputs, char *err, size_t err_len);
 void nn_gpu_op_destroy(struct nn_gpu_op *op);
-/* SE only: records the gate dispatches alone for input x, for a consumer that applies the gate
- * itself (see input_gate); sums and gate as SE's second and third outputs. */
-int nn_gpu_op_record_se_gate(struct nn_gpu_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *x,
-                             const struct nn_gpu_tensor *sums, const struct nn_gpu_tensor *gate, char *err,
-                             size_t err_len);
+/* Phases of nn_gpu_op_record, a barrier between each two: 1 for most ops. With gate_only (SE
+ * only): of the gate's dispatches alone, for a consumer that applies the gate itself (see
+ * input_gate). Plans recorded side by side (nn_gpu_plan_record_group) record phase 0 of an op
+ * for every plan, one barrier, phase 1 for every plan, and so on, rather than one barrier per
+ * plan and phase. */
+int nn_gpu_op_phases(const struct nn_gpu_op *op, bool gate_only);
+/* Records one phase alone, without the barrier before it. With gate_only, inputs[0] is x and
+ * outputs[1] and [2] are SE's sums and gate (its second and third outputs). */
+int nn_gpu_op_record_phase(struct nn_gpu_op *op, struct gpu_cmd *cmd, int phase, bool gate_only,
+                           const struct nn_gpu_tensor *inputs, int n_inputs, const struct nn_gpu_tensor *outputs,
+                           int n_outputs, char *err, size_t err_len);
 
-/* The per-kind functions behind the three calls above. */
+/* The per-kind functions behind the calls above. */
 struct nn_gpu_op_impl {
     int (*create)(const struct nn_gpu_config *cfg, const struct pvk_op *op, const struct nn_gpu_weights *w,
                   void **state, char *err, size_t err_len);
     int (*record)(void *state, const struct pvk_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *inputs,
                   int n_inputs, const struct nn_gpu_tensor *outputs, int n_outputs, char *err, size_t err_len);
     void (*destroy)(void *state);
+    /* 0 or 1: the op records in one go. More: `record` is these phases with a barrier between,
+     * and record_phase records one of them alone. */
+    int phases;
+    int (*record_phase)(void *state, const struct pvk_op *op, struct gpu_cmd *cmd, int phase,
+                        const struct nn_gpu_tensor *inputs, int n_inputs, const struct nn_gpu_tensor *outputs,
+                        int n_outputs, char *err, size_t err_len);
 };
 
 /* Each kind's implementation lives in its own file (src/nn/gpu/op_<kind>.c). */

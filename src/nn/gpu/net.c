@@ -785,6 +785,7 @@ struct op_call {
     struct nn_gpu_tensor ins[PVK_MAX_INPUTS + 1], outs[3];
     struct hazard_range in_r[PVK_MAX_INPUTS + 1], out_r[3];
     int n_in, n_out, first_out;
+    int phases; /* nn_gpu_op_phases */
 };
 
 static void op_call_prepare(const struct nn_gpu_plan *plan, int i, struct op_call *c)
@@ -793,6 +794,7 @@ static void op_call_prepare(const struct nn_gpu_plan *plan, int i, struct op_cal
     const bool gate_only = plan->net->gate_only[i];
     const int gate_se = plan->net->gate_of[i];
     c->n_in = c->n_out = 0;
+    c->phases = nn_gpu_op_phases(plan->net->ops[i], gate_only);
     for (uint32_t k = 0; k < op->n_inputs; k++) {
         int32_t id = op->inputs[k];
         if (id < 0)
@@ -840,19 +842,21 @@ static bool op_call_needs_barrier(const struct op_call *c, const struct hazards 
     return false;
 }
 
-static int op_call_record(struct nn_gpu_plan *plan, int i, struct op_call *c, struct hazards *hz,
+/* Records phase `phase` of op i (the caller puts barriers between phases); the op's ranges join
+ * the hazards with its first phase. */
+static int op_call_record(struct nn_gpu_plan *plan, int i, struct op_call *c, int phase, struct hazards *hz,
                           struct gpu_cmd *cmd, char *err, size_t err_len)
 {
-    for (int k = 0; k < c->n_in; k++)
-        hz->reads[hz->n_reads++] = c->in_r[k];
-    for (int k = c->first_out; k < c->n_out; k++)
-        hz->writes[hz->n_writes++] = c->out_r[k];
-    plan->op_first[i] = gpu_cmd_timed_count(cmd);
+    if (phase == 0) {
+        for (int k = 0; k < c->n_in; k++)
+            hz->reads[hz->n_reads++] = c->in_r[k];
+        for (int k = c->first_out; k < c->n_out; k++)
+            hz->writes[hz->n_writes++] = c->out_r[k];
+        plan->op_first[i] = gpu_cmd_timed_count(cmd);
+    }
     char why[256];
-    int rc = plan->net->gate_only[i]
-                 ? nn_gpu_op_record_se_gate(plan->net->ops[i], cmd, &c->ins[0], &c->outs[1], &c->outs[2], why,
-                                            sizeof(why))
-                 : nn_gpu_op_record(plan->net->ops[i], cmd, c->ins, c->n_in, c->outs, c->n_out, why, sizeof(why));
+    int rc = nn_gpu_op_record_phase(plan->net->ops[i], cmd, phase, plan->net->gate_only[i], c->ins, c->n_in, c->outs,
+                                    c->n_out, why, sizeof(why));
     plan->op_end[i] = gpu_cmd_timed_count(cmd);
     if (rc) {
         char where[160];
@@ -906,8 +910,10 @@ int nn_gpu_plan_record_group_steps(struct nn_gpu_plan *const *plans, int n_plans
         gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
     gpu_cmd_set_side_by_side(cmd, (unsigned)n_plans);
     for (int i = first; i < end && rc == 0; i++) {
-        /* op i of every plan that has one, behind one barrier if any of them needs it */
+        /* op i of every plan that has one, behind one barrier if any of them needs it; an op of
+         * several phases, phase by phase across the plans with one barrier between */
         bool need = false;
+        int phases = 0;
         for (int p = 0; p < n_plans; p++) {
             if (i >= plans[p]->n_run)
                 continue;
@@ -916,14 +922,20 @@ int nn_gpu_plan_record_group_steps(struct nn_gpu_plan *const *plans, int n_plans
                 continue;
             op_call_prepare(plans[p], i, &calls[p]);
             need = need || op_call_needs_barrier(&calls[p], &hz);
+            if (calls[p].phases > phases)
+                phases = calls[p].phases;
         }
         if (need) {
             gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
             hz.n_reads = hz.n_writes = 0;
         }
-        for (int p = 0; p < n_plans && rc == 0; p++)
-            if (i < plans[p]->n_run && !plans[p]->is_view[i])
-                rc = op_call_record(plans[p], i, &calls[p], &hz, cmd, err, err_len);
+        for (int phase = 0; phase < phases && rc == 0; phase++) {
+            if (phase)
+                gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
+            for (int p = 0; p < n_plans && rc == 0; p++)
+                if (i < plans[p]->n_run && !plans[p]->is_view[i] && phase < calls[p].phases)
+                    rc = op_call_record(plans[p], i, &calls[p], phase, &hz, cmd, err, err_len);
+        }
     }
     gpu_cmd_set_side_by_side(cmd, 1);
     free(hz.reads);

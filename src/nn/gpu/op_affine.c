@@ -98,4 +98,5 @@ static int affine_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     return nnh_record_affine(cmd, &s->p, &in[0], &s->scale, 0, 0.0f, &s->shift, &out[0], op, op->name, err, err_len);
 }
 
-const struct nn_gpu_op_impl nn_gpu_affine_impl = {affine_create, affine_record, affine_destroy};
+const struct nn_gpu_op_impl nn_gpu_affine_impl = {
+    .create = affine_create, .record = affine_record, .destroy = affine_destroy};

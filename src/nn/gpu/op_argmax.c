@@ -2,6 +2,7 @@
  * probability (attr.argmax.value; in the storage precision), one workgroup per row. */
 #include <stdlib.h>
 
+#include "gpu/context.h"
 #include "nn/gpu/op_helpers.h"
 
 struct argmax_push {
@@ -51,9 +52,20 @@ static int argmax_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     uint32_t groups[3];
     nnh_grid_1d((uint64_t)rows, 1, groups);
     struct gpu_binding b[3] = {gpu_bind(in[0].buf), gpu_bind(out[0].buf), gpu_bind(out[1].buf)};
+    /* Outputs that start on the device's storage offset alignment are bound as exactly their
+     * rows, so that argmaxes into disjoint rows of one buffer need no barrier between them. */
+    const uint64_t align = gpu_context_caps(s->cfg.ctx)->min_storage_buffer_offset_alignment;
+    const VkDeviceSize value_size = out[1].dtype == NN_F16 ? 2 : 4, index_at = (VkDeviceSize)out[0].elem_offset * 4,
+                       value_at = (VkDeviceSize)out[1].elem_offset * value_size;
+    if (align && index_at % align == 0 && value_at % align == 0) {
+        b[1] = gpu_bind_range(out[0].buf, index_at, (VkDeviceSize)rows * 4);
+        b[2] = gpu_bind_range(out[1].buf, value_at, (VkDeviceSize)rows * value_size);
+        pc.i_off = pc.v_off = 0;
+    }
     return nnh_dispatch(cmd, s->p, b, &pc, groups, op->name, err, err_len);
 }
 
 static void argmax_destroy(void *state) { free(state); }
 
-const struct nn_gpu_op_impl nn_gpu_argmax_impl = {argmax_create, argmax_record, argmax_destroy};
+const struct nn_gpu_op_impl nn_gpu_argmax_impl = {
+    .create = argmax_create, .record = argmax_record, .destroy = argmax_destroy};

@@ -70,4 +70,5 @@ static int attention_record(void *state, const struct pvk_op *op, struct gpu_cmd
 
 static void attention_destroy(void *state) { free(state); }
 
-const struct nn_gpu_op_impl nn_gpu_attention_impl = {attention_create, attention_record, attention_destroy};
+const struct nn_gpu_op_impl nn_gpu_attention_impl = {
+    .create = attention_create, .record = attention_record, .destroy = attention_destroy};

@@ -247,4 +247,5 @@ static void binary_destroy(void *state)
     free(s);
 }
 
-const struct nn_gpu_op_impl nn_gpu_binary_impl = {binary_create, binary_record, binary_destroy};
+const struct nn_gpu_op_impl nn_gpu_binary_impl = {
+    .create = binary_create, .record = binary_record, .destroy = binary_destroy};

@@ -53,4 +53,5 @@ static int concat_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     return 0;
 }
 
-const struct nn_gpu_op_impl nn_gpu_concat_impl = {concat_create, concat_record, nnh_copy_state_destroy};
+const struct nn_gpu_op_impl nn_gpu_concat_impl = {
+    .create = concat_create, .record = concat_record, .destroy = nnh_copy_state_destroy};

@@ -657,4 +657,5 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     return conv_gemm_record(&s->gemm, cmd, bind, &p, (uint32_t)(n * s->group), label, err, err_len) ? -1 : 0;
 }
 
-const struct nn_gpu_op_impl nn_gpu_conv2d_impl = {conv2d_create, conv2d_record, conv2d_destroy};
+const struct nn_gpu_op_impl nn_gpu_conv2d_impl = {
+    .create = conv2d_create, .record = conv2d_record, .destroy = conv2d_destroy};

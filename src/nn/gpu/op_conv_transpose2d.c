@@ -245,4 +245,5 @@ static int deconv_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     return nnh_dispatch(cmd, s->gather, bind, &p, groups, label, err, err_len);
 }
 
-const struct nn_gpu_op_impl nn_gpu_conv_transpose2d_impl = {deconv_create, deconv_record, deconv_destroy};
+const struct nn_gpu_op_impl nn_gpu_conv_transpose2d_impl = {
+    .create = deconv_create, .record = deconv_record, .destroy = deconv_destroy};

@@ -93,4 +93,5 @@ static int layernorm_record(void *state, const struct pvk_op *op, struct gpu_cmd
     return nnh_dispatch(cmd, s->p, b, &pc, groups, op->name, err, err_len);
 }
 
-const struct nn_gpu_op_impl nn_gpu_layernorm_impl = {layernorm_create, layernorm_record, layernorm_destroy};
+const struct nn_gpu_op_impl nn_gpu_layernorm_impl = {
+    .create = layernorm_create, .record = layernorm_record, .destroy = layernorm_destroy};

@@ -221,4 +221,5 @@ static int matmul_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     return conv_gemm_record(&s->gemm, cmd, bind, &p, z_count, label, err, err_len) ? -1 : 0;
 }
 
-const struct nn_gpu_op_impl nn_gpu_matmul_impl = {matmul_create, matmul_record, matmul_destroy};
+const struct nn_gpu_op_impl nn_gpu_matmul_impl = {
+    .create = matmul_create, .record = matmul_record, .destroy = matmul_destroy};

@@ -110,4 +110,5 @@ static int pool_record(void *state, const struct pvk_op *op, struct gpu_cmd *cmd
 
 static void pool_destroy(void *state) { free(state); }
 
-const struct nn_gpu_op_impl nn_gpu_pool2d_impl = {pool_create, pool_record, pool_destroy};
+const struct nn_gpu_op_impl nn_gpu_pool2d_impl = {
+    .create = pool_create, .record = pool_record, .destroy = pool_destroy};

@@ -36,4 +36,5 @@ static int reshape_record(void *state, const struct pvk_op *op, struct gpu_cmd *
                            err, err_len);
 }
 
-const struct nn_gpu_op_impl nn_gpu_reshape_impl = {reshape_create, reshape_record, nnh_copy_state_destroy};
+const struct nn_gpu_op_impl nn_gpu_reshape_impl = {
+    .create = reshape_create, .record = reshape_record, .destroy = nnh_copy_state_destroy};

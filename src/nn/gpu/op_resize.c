@@ -106,4 +106,5 @@ static int resize_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
 
 static void resize_destroy(void *state) { free(state); }
 
-const struct nn_gpu_op_impl nn_gpu_resize_impl = {resize_create, resize_record, resize_destroy};
+const struct nn_gpu_op_impl nn_gpu_resize_impl = {
+    .create = resize_create, .record = resize_record, .destroy = resize_destroy};

@@ -138,9 +138,9 @@ static int check_scratch(const struct nn_gpu_tensor *t, int64_t n, int64_t c, in
     return 0;
 }
 
-int nn_gpu_se_record_gate(void *state, const struct pvk_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *x,
-                          const struct nn_gpu_tensor *sums, const struct nn_gpu_tensor *gate, char *err,
-                          size_t err_len)
+int nn_gpu_se_record_gate_phase(void *state, const struct pvk_op *op, struct gpu_cmd *cmd, int phase,
+                                const struct nn_gpu_tensor *x, const struct nn_gpu_tensor *sums,
+                                const struct nn_gpu_tensor *gate, char *err, size_t err_len)
 {
     struct se_state *s = state;
     const struct pvk_shape *xs = &x->shape;
@@ -157,12 +157,12 @@ int nn_gpu_se_record_gate(void *state, const struct pvk_op *op, struct gpu_cmd *
     const bool wide = plane >= SE_MEAN_WIDE_PLANE;
     struct se_mean_push mp = {.c = c, .plane = (uint32_t)plane, .x_off = x->elem_offset, .parts = (uint32_t)parts,
                               .part_len = parts > 1 ? SE_MEAN_PART : (uint32_t)plane};
-    const uint32_t cpw = wide ? 1 : SE_MEAN_CHANNELS;
-    uint32_t mean_groups[3] = {(c + cpw - 1) / cpw * mp.parts, n, 1};
-    struct gpu_binding mb[2] = {gpu_bind(x->buf), gpu_bind(sums->buf)};
-    if (nnh_dispatch(cmd, wide ? s->mean_wide_p : s->mean_p, mb, &mp, mean_groups, "se_mean", err, err_len))
-        return -1;
-    gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
+    if (phase == 0) {
+        const uint32_t cpw = wide ? 1 : SE_MEAN_CHANNELS;
+        uint32_t mean_groups[3] = {(c + cpw - 1) / cpw * mp.parts, n, 1};
+        struct gpu_binding mb[2] = {gpu_bind(x->buf), gpu_bind(sums->buf)};
+        return nnh_dispatch(cmd, wide ? s->mean_wide_p : s->mean_p, mb, &mp, mean_groups, "se_mean", err, err_len);
+    }
     struct se_fc_push fp = {.gate_act = (uint32_t)op->attr.se.gate_act, .gate_alpha = op->attr.se.gate_alpha,
                             .gate_beta = op->attr.se.gate_beta, .parts = mp.parts, .plane = mp.plane};
     uint32_t fc_groups[3] = {(c + s->fc_rows - 1) / s->fc_rows, n, 1};
@@ -170,8 +170,10 @@ int nn_gpu_se_record_gate(void *state, const struct pvk_op *op, struct gpu_cmd *
     return nnh_dispatch(cmd, s->fc_p, fb, &fp, fc_groups, "se_fc", err, err_len);
 }
 
-static int se_record(void *state, const struct pvk_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *in,
-                     int n_in, const struct nn_gpu_tensor *out, int n_out, char *err, size_t err_len)
+/* Phases: the sums, the gate, then y = x g (+ x). */
+static int se_record_phase(void *state, const struct pvk_op *op, struct gpu_cmd *cmd, int phase,
+                           const struct nn_gpu_tensor *in, int n_in, const struct nn_gpu_tensor *out, int n_out,
+                           char *err, size_t err_len)
 {
     struct se_state *s = state;
     if (n_in != 1 || n_out != 3)
@@ -180,11 +182,28 @@ static int se_record(void *state, const struct pvk_op *op, struct gpu_cmd *cmd, 
         return -1;
     if (!pvk_shape_equal(&in[0].shape, &out[0].shape))
         return nnh_fail(err, err_len, "%s: SE output shape differs from its input", op->name);
-    if (nn_gpu_se_record_gate(state, op, cmd, &in[0], &out[1], &out[2], err, err_len))
-        return -1;
-    gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
+    if (phase < NN_GPU_SE_GATE_PHASES)
+        return nn_gpu_se_record_gate_phase(state, op, cmd, phase, &in[0], &out[1], &out[2], err, err_len);
     return nnh_record_affine(cmd, &s->apply_p, &in[0], out[2].buf, (uint32_t)s->c, op->attr.se.residual ? 1.0f : 0.0f,
                              NULL, &out[0], op, "se_apply", err, err_len);
 }
 
-const struct nn_gpu_op_impl nn_gpu_se_impl = {se_create, se_record, se_destroy};
+#define SE_PHASES (NN_GPU_SE_GATE_PHASES + 1)
+
+static int se_record(void *state, const struct pvk_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *in,
+                     int n_in, const struct nn_gpu_tensor *out, int n_out, char *err, size_t err_len)
+{
+    for (int phase = 0; phase < SE_PHASES; phase++) {
+        if (phase)
+            gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
+        if (se_record_phase(state, op, cmd, phase, in, n_in, out, n_out, err, err_len))
+            return -1;
+    }
+    return 0;
+}
+
+const struct nn_gpu_op_impl nn_gpu_se_impl = {.create = se_create,
+                                              .record = se_record,
+                                              .destroy = se_destroy,
+                                              .phases = SE_PHASES,
+                                              .record_phase = se_record_phase};

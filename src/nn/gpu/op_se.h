@@ -1,5 +1,5 @@
 /* SE's gate, exposed so that the net can fold the channel scale into the consumer (a 1x1
- * convolution, see nn_gpu_op_record_se_gate): nn_gpu_se_record_gate writes g[n][c] into `gate`
+ * convolution, see nn_gpu_op_record_phase): nn_gpu_se_record_gate_phase writes g[n][c] into `gate`
  * (fp32, dense [N][C]) through the `sums` scratch (fp32, dense [N][C][parts], each channel's
  * plane summed in nn_gpu_se_sum_parts slices); y = x g (+ x) is then the consumer's business. */
 #ifndef PPOCR_NN_GPU_OP_SE_H
@@ -11,9 +11,12 @@
  * over x is [N][C][nn_gpu_se_sum_parts(ctx, H W)]. */
 int64_t nn_gpu_se_sum_parts(struct gpu_context *ctx, int64_t plane);
 
-/* Records only the gate dispatches (sums, then the FC layers, with a barrier between) for x. */
-int nn_gpu_se_record_gate(void *state, const struct pvk_op *op, struct gpu_cmd *cmd, const struct nn_gpu_tensor *x,
-                          const struct nn_gpu_tensor *sums, const struct nn_gpu_tensor *gate, char *err,
-                          size_t err_len);
+/* The gate's dispatches come in two phases, a barrier between them: the sums, then the FC layers. */
+#define NN_GPU_SE_GATE_PHASES 2
+
+/* Records one phase of the gate for x, without the barrier before it. */
+int nn_gpu_se_record_gate_phase(void *state, const struct pvk_op *op, struct gpu_cmd *cmd, int phase,
+                                const struct nn_gpu_tensor *x, const struct nn_gpu_tensor *sums,
+                                const struct nn_gpu_tensor *gate, char *err, size_t err_len);
 
 #endif

@@ -44,4 +44,5 @@ static int slice_record(void *state, const struct pvk_op *op, struct gpu_cmd *cm
                            err_len);
 }
 
-const struct nn_gpu_op_impl nn_gpu_slice_impl = {slice_create, slice_record, nnh_copy_state_destroy};
+const struct nn_gpu_op_impl nn_gpu_slice_impl = {
+    .create = slice_create, .record = slice_record, .destroy = nnh_copy_state_destroy};

@@ -55,4 +55,5 @@ static int softmax_record(void *state, const struct pvk_op *op, struct gpu_cmd *
 
 static void softmax_destroy(void *state) { free(state); }
 
-const struct nn_gpu_op_impl nn_gpu_softmax_impl = {softmax_create, softmax_record, softmax_destroy};
+const struct nn_gpu_op_impl nn_gpu_softmax_impl = {
+    .create = softmax_create, .record = softmax_record, .destroy = softmax_destroy};

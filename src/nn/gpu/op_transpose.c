@@ -50,4 +50,5 @@ static int transpose_record(void *state, const struct pvk_op *op, struct gpu_cmd
                            err, err_len);
 }
 
-const struct nn_gpu_op_impl nn_gpu_transpose_impl = {transpose_create, transpose_record, nnh_copy_state_destroy};
+const struct nn_gpu_op_impl nn_gpu_transpose_impl = {
+    .create = transpose_create, .record = transpose_record, .destroy = nnh_copy_state_destroy};

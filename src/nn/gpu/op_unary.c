@@ -42,4 +42,5 @@ static int unary_record(void *state, const struct pvk_op *op, struct gpu_cmd *cm
 
 static void unary_destroy(void *state) { free(state); }
 
-const struct nn_gpu_op_impl nn_gpu_unary_impl = {unary_create, unary_record, unary_destroy};
+const struct nn_gpu_op_impl nn_gpu_unary_impl = {
+    .create = unary_create, .record = unary_record, .destroy = unary_destroy};
