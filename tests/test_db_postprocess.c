@@ -14,6 +14,7 @@
 
 #include "ocr/contour.h"
 #include "ocr/db_postprocess.h"
+#include "ocr/workers.h"
 #include "support/test_env.h"
 
 /* A private, static copy of stb_image's PNG decoder, for reading the 16-bit fixture maps. Some of
@@ -141,6 +142,22 @@ static void check_fixture(const char *name)
     assert_int_equal(db_postprocess(map, work, e.map_w, e.map_h, e.src_w, e.src_h, &params, &from_work, err, sizeof(err)),
                      0);
     free(work);
+
+    /* the same boxes, in the same order, with helper threads taking contours */
+    struct ocr_workers *helpers;
+    assert_int_equal(ocr_workers_create(3, &helpers), 0);
+    params.workers = helpers;
+    for (int round = 0; round < 3; round++) {
+        struct db_boxes threaded;
+        assert_int_equal(
+            db_postprocess(map, NULL, e.map_w, e.map_h, e.src_w, e.src_h, &params, &threaded, err, sizeof(err)), 0);
+        assert_int_equal(threaded.count, final.count);
+        if (final.count)
+            assert_memory_equal(threaded.boxes, final.boxes, final.count * sizeof(*final.boxes));
+        db_boxes_free(&threaded);
+    }
+    params.workers = NULL;
+    ocr_workers_destroy(helpers);
 
     struct comparison cmp = {0, 0};
     compare_boxes("raw", &raw, &e.raw, &cmp);

@@ -3,6 +3,7 @@
 #include "ocr/db_postprocess.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "ocr/contour.h"
 #include "ocr/geometry.h"
 #include "ocr/polygon_offset.h"
+#include "ocr/workers.h"
 
 void db_params_default(struct db_params *p)
 {
@@ -20,6 +22,7 @@ void db_params_default(struct db_params *p)
     p->unclip_ratio = 1.5;
     p->max_candidates = 1000;
     p->min_size = 3;
+    p->workers = NULL;
 }
 
 /* get_mini_boxes: the min-area rectangle's corners sorted by x (stably), then the left pair and
@@ -95,6 +98,72 @@ static int scale_coordinate(float v, int map_size, int src_size)
     return (int)rounded;
 }
 
+/* One contour's box (box_score_fast, unclip, the grown box): 1 with *b set, 0 when a filter drops
+ * it, -1 with a reason in err. */
+static int contour_box(const float *prob, const struct contour_list *contours, size_t k, int map_w, int map_h,
+                       int src_w, int src_h, const struct db_params *params, struct db_box *b, char *err,
+                       size_t err_len)
+{
+    struct geom_pointf box[4], grown_box[4];
+    float short_side;
+    if (mini_box(contours->points + contours->start[k], contour_length(contours, k), box, &short_side))
+        goto oom;
+    if (short_side < params->min_size)
+        return 0;
+    double score;
+    if (box_score_fast(prob, map_w, map_h, box, &score))
+        goto oom;
+    if (params->box_thresh > score)
+        return 0;
+    struct geom_point *grown;
+    size_t n_grown;
+    if (unclip(box, params->unclip_ratio, &grown, &n_grown, err, err_len))
+        return -1;
+    if (n_grown == 0) {
+        free(grown);
+        return 0;
+    }
+    int rc = mini_box(grown, n_grown, grown_box, &short_side);
+    free(grown);
+    if (rc)
+        goto oom;
+    if (short_side < params->min_size + 2)
+        return 0;
+    for (int i = 0; i < 4; i++) {
+        b->pts[i][0] = scale_coordinate(grown_box[i].x, map_w, src_w);
+        b->pts[i][1] = scale_coordinate(grown_box[i].y, map_h, src_h);
+    }
+    b->score = score;
+    return 1;
+oom:
+    snprintf(err, err_len, "db: out of memory");
+    return -1;
+}
+
+/* The contours' boxes as tasks (ocr_workers_run), each into its own slot, gathered in contour
+ * order afterwards: the same boxes in the same order on any number of threads. */
+struct box_job {
+    const float *prob;
+    const struct contour_list *contours;
+    int map_w, map_h, src_w, src_h;
+    const struct db_params *params;
+    struct db_box *slots;
+    signed char *kept; /* contour_box's result per contour */
+    atomic_int failed;
+    char *err;
+    size_t err_len;
+};
+
+static void box_task(void *arg, int k)
+{
+    struct box_job *j = arg;
+    char why[256];
+    j->kept[k] = (signed char)contour_box(j->prob, j->contours, (size_t)k, j->map_w, j->map_h, j->src_w, j->src_h,
+                                          j->params, &j->slots[k], why, sizeof(why));
+    if (j->kept[k] < 0 && atomic_exchange(&j->failed, 1) == 0)
+        snprintf(j->err, j->err_len, "%s", why);
+}
+
 int db_boxes_from_map(const float *prob, int8_t *work, int map_w, int map_h, int src_w, int src_h,
                       const struct db_params *params, struct db_boxes *out, char *err, size_t err_len)
 {
@@ -112,49 +181,32 @@ int db_boxes_from_map(const float *prob, int8_t *work, int map_w, int map_h, int
     if (work ? contours_find_in_work(work, map_w, map_h, &contours, err, err_len)
              : contours_find_above(prob, map_w, map_h, params->thresh, &contours, err, err_len))
         return -1;
-    int rc;
 
     size_t n = contours.count < (size_t)params->max_candidates ? contours.count : (size_t)params->max_candidates;
-    out->boxes = malloc((n ? n : 1) * sizeof(*out->boxes));
-    if (!out->boxes) goto oom;
-
-    for (size_t k = 0; k < n; k++) {
-        struct geom_pointf box[4], grown_box[4];
-        float short_side;
-        if (mini_box(contours.points + contours.start[k], contour_length(&contours, k), box, &short_side)) goto oom;
-        if (short_side < params->min_size) continue;
-        double score;
-        if (box_score_fast(prob, map_w, map_h, box, &score)) goto oom;
-        if (params->box_thresh > score) continue;
-
-        struct geom_point *grown;
-        size_t n_grown;
-        if (unclip(box, params->unclip_ratio, &grown, &n_grown, err, err_len)) goto fail;
-        if (n_grown == 0) {
-            free(grown);
-            continue;
-        }
-        rc = mini_box(grown, n_grown, grown_box, &short_side);
-        free(grown);
-        if (rc) goto oom;
-        if (short_side < params->min_size + 2) continue;
-
-        struct db_box *b = &out->boxes[out->count++];
-        for (int i = 0; i < 4; i++) {
-            b->pts[i][0] = scale_coordinate(grown_box[i].x, map_w, src_w);
-            b->pts[i][1] = scale_coordinate(grown_box[i].y, map_h, src_h);
-        }
-        b->score = score;
+    struct box_job job = {prob, &contours, map_w, map_h, src_w, src_h, params, NULL, NULL, 0, err, err_len};
+    job.slots = malloc((n ? n : 1) * sizeof(*job.slots));
+    job.kept = malloc(n ? n : 1);
+    if (!job.slots || !job.kept) {
+        free(job.slots);
+        free(job.kept);
+        contour_list_free(&contours);
+        snprintf(err, err_len, "db: out of memory");
+        return -1;
     }
+    ocr_workers_run(params->workers, (int)n, box_task, &job);
     contour_list_free(&contours);
+    if (atomic_load(&job.failed)) {
+        free(job.slots);
+        free(job.kept);
+        return -1;
+    }
+    /* the slots become the result, the kept ones moved to the front in contour order */
+    out->boxes = job.slots;
+    for (size_t k = 0; k < n; k++)
+        if (job.kept[k] > 0)
+            out->boxes[out->count++] = job.slots[k];
+    free(job.kept);
     return 0;
-
-oom:
-    snprintf(err, err_len, "db: out of memory");
-fail:
-    contour_list_free(&contours);
-    db_boxes_free(out);
-    return -1;
 }
 
 int db_postprocess(const float *prob, int8_t *work, int map_w, int map_h, int src_w, int src_h,

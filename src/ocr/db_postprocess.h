@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct ocr_workers;
+
 struct db_params {
     float thresh;        /* a pixel is text when its probability > thresh (compared in float) */
     double box_thresh;   /* keep boxes whose mean probability is >= box_thresh, compared in double as
@@ -15,9 +17,10 @@ struct db_params {
     double unclip_ratio; /* grow each box by area * ratio / perimeter */
     int max_candidates;  /* look at no more contours than this, in OpenCV's contour order */
     int min_size;        /* drop boxes whose short side is < min_size (< min_size + 2 after growing) */
+    struct ocr_workers *workers; /* helper threads for the contours' boxes (ocr/workers.h), or NULL */
 };
 
-/* PaddleOCR's defaults: 0.3, 0.6, 1.5, 1000, 3. */
+/* PaddleOCR's defaults: 0.3, 0.6, 1.5, 1000, 3; no helper threads. */
 void db_params_default(struct db_params *params);
 
 struct db_box {

@@ -4,11 +4,13 @@
 #include "ocr/engine.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gpu/cmd.h"
 #include "gpu/context.h"
@@ -25,6 +27,7 @@
 #include "ocr/pad.h"
 #include "ocr/precision.h"
 #include "ocr/preprocess.h"
+#include "ocr/workers.h"
 
 #define REC_HEIGHT 48
 #define REC_MIN_WIDTH 320 /* PaddleOCR's rec_image_shape width: shorter lines are padded to it */
@@ -61,6 +64,15 @@
  * the corpus's 14 word crops this takes detection from 5 found to 13 (see BENCHMARKS.md). */
 #define DET_MIN_SIDE 48
 #define DET_MARGIN 32
+/* Threads that share the host's larger loops with the engine's own, where spare cores are likely:
+ * the first engine on a GPU, with up to HELPERS of the cores beyond the first (its siblings run
+ * beside other engines, and a CPU device uses every core already). The loops: DB
+ * post-processing's boxes (their min-area rectangles, scores and growing: on the H200's host
+ * the document's 28 boxes took 0.29 ms of its 0.51 ms of DB post-processing on one thread), and
+ * the image's copy into mapped device memory in UPLOAD_PIECES pieces from UPLOAD_SPLIT_BYTES on. */
+#define HELPERS 3
+#define UPLOAD_PIECES 8
+#define UPLOAD_SPLIT_BYTES ((size_t)1 << 20)
 /* Pixels of the largest image the engine works on; larger ones are scaled down to it. */
 #define ENGINE_MAX_PIXELS (16.0 * 1024 * 1024)
 /* Timestamps per recording (with --profile): one mark at its end, so a stage's GPU time is the
@@ -121,6 +133,7 @@ struct ocr_engine {
      * host-visible, as DB post-processing labels it in place */
     struct db_bitmap *db_bitmap;
     struct readback db_work;
+    struct ocr_workers *helpers; /* threads beside this one for the host's larger loops (see HELPERS) */
     /* Detection's recording is kept and replayed while the image size, the plan and the buffers
      * it binds stay the same (a folder of scans of one size records it once). */
     struct gpu_cmd *det_cmd;
@@ -475,6 +488,12 @@ static struct ocr_engine *engine_create(const struct ocr_options *opt, struct gp
         }
         gpu_cmd_time_dispatches(*cmds[c], false);
     }
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    const int helpers = shared || caps->is_cpu || cores < 2 ? 0 : cores - 1 < HELPERS ? (int)cores - 1 : HELPERS;
+    if (ocr_workers_create(helpers, &e->helpers)) {
+        fail(err, err_len, "%s", "cannot start helper threads");
+        goto fail;
+    }
     e->startup = (struct ocr_engine_startup){t1 - t0, t2 - t1, t3 - t2, now_ms() - t3};
     *err_kind = 0;
     return e;
@@ -487,6 +506,7 @@ void ocr_engine_destroy(struct ocr_engine *e)
 {
     if (!e)
         return;
+    ocr_workers_destroy(e->helpers);
     gpu_cmd_destroy(e->cmd);
     for (int p = 0; p < REC_PARTS - 1; p++)
         gpu_cmd_destroy(e->cmd_parts[p]);
@@ -529,6 +549,25 @@ struct ocr_engine *ocr_engine_create_sibling(const struct ocr_engine *first, int
 /* Puts the image's bytes on the GPU (growing the buffer when needed): src, to be read framed by
  * `margin` pixels of its border colour (image_ops.h), which are not stored: no padded copy of the
  * image is made, nor uploaded. */
+/* The image's bytes in pieces (ocr_workers_run): piece i of n. A failure leaves its reason in the
+ * thread's gpu_last_error: the caller's own pieces are the ones it can report. */
+struct upload_job {
+    struct ocr_engine *e;
+    const uint8_t *bytes;
+    size_t n_bytes;
+    atomic_int failed;
+    int pieces;
+};
+
+static void upload_piece(void *arg, int i)
+{
+    struct upload_job *j = arg;
+    const size_t piece = (j->n_bytes + (size_t)j->pieces - 1) / (size_t)j->pieces, at = (size_t)i * piece;
+    if (at < j->n_bytes &&
+        gpu_upload(j->e->ctx, &j->e->image, at, j->bytes + at, j->n_bytes - at < piece ? j->n_bytes - at : piece))
+        atomic_store(&j->failed, 1);
+}
+
 static int upload_image(struct ocr_engine *e, const struct ocr_image *src, int margin, char *err, size_t err_len)
 {
     const int width = src->width + 2 * margin, height = src->height + 2 * margin;
@@ -547,8 +586,12 @@ static int upload_image(struct ocr_engine *e, const struct ocr_image *src, int m
     if (margin)
         ocr_border_colour(src, fill);
     const size_t packed = (size_t)src->width * src->height * 3;
-    if (gpu_upload(e->ctx, &e->image, 0, src->bgr, packed) ||
-        (margin && gpu_upload(e->ctx, &e->image, bytes - 4, fill, 4)))
+    /* a host's copy into mapped memory: in pieces on the helpers too, where it is large */
+    const int pieces =
+        e->helpers && gpu_buffer_is_mapped(&e->image) && packed >= UPLOAD_SPLIT_BYTES ? UPLOAD_PIECES : 1;
+    struct upload_job job = {e, src->bgr, packed, 0, pieces};
+    ocr_workers_run(e->helpers, pieces, upload_piece, &job);
+    if (atomic_load(&job.failed) || (margin && gpu_upload(e->ctx, &e->image, bytes - 4, fill, 4)))
         return fail(err, err_len, "uploading the image: %s", gpu_last_error());
     e->image_margin = margin;
     return 0;
@@ -716,6 +759,7 @@ static int run_det(struct ocr_engine *e, const struct ocr_image *img, struct db_
     p.thresh = e->opt.det_db_thresh;
     p.box_thresh = e->opt.det_db_box_thresh;
     p.unclip_ratio = e->opt.det_db_unclip_ratio;
+    p.workers = e->helpers;
     int rc = db_postprocess(map, (int8_t *)e->db_work.buf.mapped, map_w, map_h, img->width, img->height, &p, boxes, err,
                             err_len);
     free(owned);
