@@ -794,6 +794,40 @@ static int set_crops(struct ocr_engine *e, struct image_crop_batch *batch, struc
     return rc;
 }
 
+/* One batch's set_crops, as a task of a group's (ocr_workers_run): each batch's tables are its
+ * own. */
+struct crop_set {
+    struct image_crop_batch *batch;
+    struct line *const *lines;
+    int n, target_w, use_flip;
+    int rc;
+    char err[256];
+};
+
+struct crop_set_job {
+    struct ocr_engine *e;
+    struct crop_set *sets;
+};
+
+static void crop_set_task(void *arg, int i)
+{
+    struct crop_set_job *j = arg;
+    struct crop_set *c = &j->sets[i];
+    c->rc = set_crops(j->e, c->batch, c->lines, c->n, c->target_w, c->use_flip, c->err, sizeof(c->err));
+}
+
+/* set_crops for n batches, on the helpers too: a page's eleven batches took about 0.2 ms on the
+ * H200's host before recognition's first submission, the GPU waiting. */
+static int set_crops_all(struct ocr_engine *e, struct crop_set *sets, int n, char *err, size_t err_len)
+{
+    struct crop_set_job job = {e, sets};
+    ocr_workers_run(e->helpers, n, crop_set_task, &job);
+    for (int i = 0; i < n; i++)
+        if (sets[i].rc)
+            return fail(err, err_len, "%s", sets[i].err);
+    return 0;
+}
+
 /* Records the crops of the n batches set last into their destinations, side by side. */
 static int record_crops(struct ocr_engine *e, struct image_crop_batch *const *batches,
                         const struct nn_gpu_tensor *const *dsts, int n, const struct ocr_image *img, char *err,
@@ -1033,17 +1067,21 @@ static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct lin
         /* the crops of every batch (and the classifier's) in one pass of each kernel */
         struct image_crop_batch *batches[GROUP_PLANS_MAX];
         const struct nn_gpu_tensor *inputs[GROUP_PLANS_MAX];
+        struct crop_set sets[GROUP_PLANS_MAX];
         int n_batches = 0;
         for (int k = 0; k < ng && rc == 0; k++) {
             batches[n_batches] = e->crops[k];
-            inputs[n_batches++] = nn_gpu_plan_input(plans[k]);
-            rc = set_crops(e, e->crops[k], order + g[k].start, g[k].n, g[k].width, 1, err, err_len);
+            inputs[n_batches] = nn_gpu_plan_input(plans[k]);
+            sets[n_batches++] = (struct crop_set){e->crops[k], order + g[k].start, g[k].n, g[k].width, 1, 0, ""};
         }
         if (rc == 0 && with_cls) {
             batches[n_batches] = e->crops[REC_GROUP_GROWN];
-            inputs[n_batches++] = nn_gpu_plan_input(all[0]);
-            rc = set_crops(e, e->crops[REC_GROUP_GROWN], cls->lines, cls->n, OCR_CLS_WIDTH, 0, err, err_len);
+            inputs[n_batches] = nn_gpu_plan_input(all[0]);
+            sets[n_batches++] =
+                (struct crop_set){e->crops[REC_GROUP_GROWN], cls->lines, cls->n, OCR_CLS_WIDTH, 0, 0, ""};
         }
+        if (rc == 0)
+            rc = set_crops_all(e, sets, n_batches, err, err_len);
         if (rc == 0 && n_batches)
             rc = record_crops(e, batches, inputs, n_batches, img, err, err_len);
         /* the group's steps in parts (see REC_PARTS): each submitted, then the next recorded */
