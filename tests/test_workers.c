@@ -1,12 +1,15 @@
 /* The helper threads behind DB post-processing's boxes: every task of a loop runs exactly once,
  * the loop returns only after its last task has finished (also one that a helper is still
- * running), and loops follow each other back to back without a task of one running in another. */
+ * running), and loops follow each other back to back without a task of one running in another;
+ * and the count of CPUs the helpers are sized by. */
+#define _GNU_SOURCE /* sched_setaffinity */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -85,12 +88,31 @@ static void test_idle_pool_stops(void **state)
     ocr_workers_destroy(w); /* helpers that never ran a loop are joined */
 }
 
+/* The engine sizes its helpers by the CPUs the process may use, not the machine's. */
+static void test_cpus_follow_the_affinity(void **state)
+{
+    (void)state;
+    cpu_set_t all, one;
+    assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+    assert_int_equal(ocr_workers_cpus(), CPU_COUNT(&all));
+    int first = 0;
+    while (!CPU_ISSET(first, &all))
+        first++;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+    const int cpus = ocr_workers_cpus();
+    assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+    assert_int_equal(cpus, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_helpers),
         cmocka_unit_test(test_no_helpers),
         cmocka_unit_test(test_idle_pool_stops),
+        cmocka_unit_test(test_cpus_follow_the_affinity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "gpu/cmd.h"
 #include "gpu/context.h"
@@ -65,11 +64,12 @@
 #define DET_MIN_SIDE 48
 #define DET_MARGIN 32
 /* Threads that share the host's larger loops with the engine's own, where spare cores are likely:
- * the first engine on a GPU, with up to HELPERS of the cores beyond the first (its siblings run
- * beside other engines, and a CPU device uses every core already). The loops: DB
- * post-processing's boxes (their min-area rectangles, scores and growing: on the H200's host
- * the document's 28 boxes took 0.29 ms of its 0.51 ms of DB post-processing on one thread), and
- * the image's copy into mapped device memory in UPLOAD_PIECES pieces from UPLOAD_SPLIT_BYTES on. */
+ * the first engine on a GPU, with up to HELPERS of the CPUs the process may use beyond the first
+ * (its siblings run beside other engines, and a CPU device uses every core already). The loops:
+ * DB post-processing's boxes (their min-area rectangles, scores and growing: on the H200's host
+ * the document's 28 boxes took 0.29 ms of its 0.51 ms of DB post-processing on one thread), the
+ * image's copy into mapped device memory in UPLOAD_PIECES pieces from UPLOAD_SPLIT_BYTES on, and
+ * a recognition group's crop tables. */
 #define HELPERS 3
 #define UPLOAD_PIECES 8
 #define UPLOAD_SPLIT_BYTES ((size_t)1 << 20)
@@ -488,8 +488,8 @@ static struct ocr_engine *engine_create(const struct ocr_options *opt, struct gp
         }
         gpu_cmd_time_dispatches(*cmds[c], false);
     }
-    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    const int helpers = shared || caps->is_cpu || cores < 2 ? 0 : cores - 1 < HELPERS ? (int)cores - 1 : HELPERS;
+    const int cpus = ocr_workers_cpus();
+    const int helpers = shared || caps->is_cpu ? 0 : cpus - 1 < HELPERS ? cpus - 1 : HELPERS;
     if (ocr_workers_create(helpers, &e->helpers)) {
         fail(err, err_len, "%s", "cannot start helper threads");
         goto fail;

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* sched_getaffinity */
 #include "ocr/workers.h"
 
 #include <pthread.h>
@@ -6,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #define HELPERS_MAX 16
 
@@ -60,6 +62,15 @@ static void *helper_main(void *p)
         pthread_mutex_unlock(&w->lock);
         run_tasks(w, seen, n, task, arg);
     }
+}
+
+int ocr_workers_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 ? (int)online : 1;
 }
 
 int ocr_workers_create(int helpers, struct ocr_workers **out)

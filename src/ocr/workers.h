@@ -11,6 +11,9 @@ struct ocr_workers;
 int ocr_workers_create(int helpers, struct ocr_workers **out);
 void ocr_workers_destroy(struct ocr_workers *w);
 
+/* The CPUs this process may run on (its affinity mask), at least 1. */
+int ocr_workers_cpus(void);
+
 /* Runs task(arg, i) for every i in [0, n) on this thread and the helpers, each i once, and returns
  * when all have finished. One loop at a time per pool (the engine that owns it runs one). */
 void ocr_workers_run(struct ocr_workers *w, int n, void (*task)(void *arg, int i), void *arg);
