@@ -546,9 +546,6 @@ struct ocr_engine *ocr_engine_create_sibling(const struct ocr_engine *first, int
 
 /* ---- stages --------------------------------------------------------------------------------- */
 
-/* Puts the image's bytes on the GPU (growing the buffer when needed): src, to be read framed by
- * `margin` pixels of its border colour (image_ops.h), which are not stored: no padded copy of the
- * image is made, nor uploaded. */
 /* The image's bytes in pieces (ocr_workers_run): piece i of n. A failure leaves its reason in the
  * thread's gpu_last_error: the caller's own pieces are the ones it can report. */
 struct upload_job {
@@ -568,6 +565,9 @@ static void upload_piece(void *arg, int i)
         atomic_store(&j->failed, 1);
 }
 
+/* Puts the image's bytes on the GPU (growing the buffer when needed): src, to be read framed by
+ * `margin` pixels of its border colour (image_ops.h), which are not stored: no padded copy of the
+ * image is made, nor uploaded. */
 static int upload_image(struct ocr_engine *e, const struct ocr_image *src, int margin, char *err, size_t err_len)
 {
     const int width = src->width + 2 * margin, height = src->height + 2 * margin;
