@@ -21,7 +21,9 @@
 //             accumulators): 2 rows of subgroups over a BM x BN tile, each subgroup a block of
 //             fragments; tiles are staged through shared memory in 16-byte groups (the next K
 //             step's fetched into registers meanwhile), so global data needs no alignment, and
-//             the accumulators go back through shared memory into the common epilogue.
+//             the accumulators go back through shared memory into the common epilogue. B plain
+//             or an im2col gather; with LY > 1, LY such groups per workgroup over interleaved K
+//             steps, summed in slice order before the epilogue.
 //
 // A is always k-contiguous (row m at a_off + m a_sm); B is read through b_sk / b_sn (plain) or
 // gathered from an NCHW image (im2col). z = z1 zdiv + z2 indexes images and groups, or two
@@ -191,12 +193,21 @@ float im2col_load(uint b_base, uint k, int iy0, int ix0)
 // including this file. Every loop but K's is unrolled: the fragment and register arrays must stay
 // in registers, and their bounds are specialization constants the compiler sees only late.
 //
-// Tile BM x BN x BK (spec constants 2-4) for LX invocations (spec constant 0; LY is 1): LX / 32
-// subgroups as 2 rows by LX / 64 columns, each owning FM x FN fragments of 16 x 16. Operands move
-// in groups of 8 halves (16 bytes): one load from global memory into registers, the next K step's
-// fetched while the current one multiplies, and one store into shared memory. With VEC4 (here:
-// rows and batches of A and B start on multiples of 8 elements) whole groups load as uvec4s;
-// groups across an edge, and every group without VEC4, load element by element.
+// Tile BM x BN x BK (spec constants 2-4) for LX invocations (spec constant 0): LX / 32 subgroups
+// as 2 rows by LX / 64 columns, each owning FM x FN fragments of 16 x 16. Operands move in groups
+// of 8 halves (16 bytes): one load from global memory into registers, the slice's next K step's
+// fetched while the current one multiplies, and one store into shared memory. With VEC4 (rows and
+// batches of A and B start on multiples of 8 elements) whole groups load as uvec4s; groups across
+// an edge, and every group without VEC4, load element by element, as does an im2col B.
+//
+// K slices: the workgroup is LY (spec constant 1) such slices of LX invocations. Slice s stages
+// and multiplies K steps s, s + LY, s + 2 LY, ... with its own shared tiles, so a long K (the
+// SVTR neck's 1x3 convolutions over 960 channels: 2,880 terms, 90 steps) keeps LY times as many
+// subgroups busy on one tile instead of one slice waiting on every step's loads in turn. The
+// other slices then leave their sums in shared memory and slice 0 adds them in slice order, so
+// the result depends on LY but not on the tile or the dispatch.
+const uint SLICES = LY;
+const uint CM_WARPS = LX / 32u;   // subgroups per slice
 const uint CM_WARPS_N = LX / 64u;
 const uint FM = BM / 32u;
 const uint FN = BN / (CM_WARPS_N * 16u);
@@ -207,15 +218,23 @@ const uint BS_ROW = BN / 8u + 1u; // groups per B row (n)
 const uint A_GROUPS = BM * BK / 8u / LX;
 const uint B_GROUPS = BK * BN / 8u / LX;
 const uint CS_ROW = WN + 4u;      // floats per row of a subgroup's staging of one fragment row
+// Each slice's A tile, then each slice's B tile; after the K loop the same memory holds the sums
+// of slices 1 .. LY - 1 (16 x 16 floats per fragment, 4 floats per uvec4).
+const uint AS_SLICE = BM * AS_ROW, BS_SLICE = BK * BS_ROW;
+const uint STAGED = SLICES * (AS_SLICE + BS_SLICE);
+const uint FRAG = 64u;            // uvec4s per fragment of sums
+const uint SUMS = (SLICES - 1u) * CM_WARPS * FM * FN * FRAG;
 
-shared uvec4 As[BM * AS_ROW];
-shared uvec4 Bs[BK * BS_ROW];
-shared float Cs[(LX / 32u) * 16u * CS_ROW];
+shared uvec4 Tiles[STAGED > SUMS ? STAGED : SUMS];
+shared float Cs[CM_WARPS * 16u * CS_ROW];
 
 layout(std430, binding = 0) readonly buffer BufA8 { uvec4 a8[]; };
 layout(std430, binding = 1) readonly buffer BufB8 { uvec4 b8[]; };
 
 uint a_base, b_base, z1_img;
+// im2col: the window corners of the 8 columns this invocation loads (the same at every K step,
+// since LX is a multiple of BN / 8)
+int col_iy0[8], col_ix0[8];
 
 uvec4 pack8(float16_t h[8])
 {
@@ -235,15 +254,27 @@ uvec4 load_a8(uint m, uint k)
     return pack8(h);
 }
 
-// B(k, n .. n + 7), gated; zeros past the edges.
+// B(k, n .. n + 7), gated, or gathered from the image; zeros past the edges.
 uvec4 load_b8(uint k, uint n)
 {
+    float16_t h[8];
+    if (MODE == MODE_IM2COL) {
+        const uint ic = k / (KH * KW), tap = k % (KH * KW);
+        const int dy = int((tap / KW) * DH), dx = int((tap % KW) * DW);
+        const uint plane = b_base + ic * p.H * p.W;
+        [[unroll]] for (uint c = 0; c < 8u; c++) {
+            const int iy = col_iy0[c] + dy, ix = col_ix0[c] + dx;
+            // negative coordinates wrap to huge unsigned ones
+            h[c] = k < p.K && uint(iy) < p.H && uint(ix) < p.W ? b[plane + uint(iy) * p.W + uint(ix)]
+                                                              : float16_t(0.0);
+        }
+        return pack8(h);
+    }
     const uint i = b_base + k * p.b_sk + n * p.b_sn;
     uvec4 v;
     if (VEC4 && k < p.K && n + 8u <= p.N) {
         v = b8[i / 8u];
     } else {
-        float16_t h[8];
         [[unroll]] for (uint c = 0; c < 8u; c++)
             h[c] = k < p.K && n + c < p.N ? b[i + c * p.b_sn] : float16_t(0.0);
         v = pack8(h);
@@ -258,13 +289,18 @@ uvec4 load_b8(uint k, uint n)
 
 void main()
 {
-    const uint tid = gl_LocalInvocationIndex, warp = gl_SubgroupID, lane = gl_SubgroupInvocationID;
+    // Loads go by invocation (tid within slice ls), multiplies by subgroup (warp within slice sl).
+    const uint ls = gl_LocalInvocationIndex / LX, tid = gl_LocalInvocationIndex % LX;
+    const uint sl = gl_SubgroupID / CM_WARPS, warp = gl_SubgroupID % CM_WARPS, lane = gl_SubgroupInvocationID;
     const uint wm = warp / CM_WARPS_N, wn = warp % CM_WARPS_N;
     const uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
     const uint z1 = gl_WorkGroupID.z / p.zdiv, z2 = gl_WorkGroupID.z % p.zdiv;
     z1_img = z1;
     a_base = p.a_off + z1 * p.a_z1 + z2 * p.a_z2;
     b_base = p.b_off + z1 * p.b_z1 + z2 * p.b_z2;
+    if (MODE == MODE_IM2COL)
+        [[unroll]] for (uint c = 0; c < 8u; c++)
+            pixel_origin(n0 + 8u * (tid % (BN / 8u)) + c, col_iy0[c], col_ix0[c]);
 
     fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[FM][FN];
     [[unroll]] for (uint i = 0; i < FM; i++)
@@ -272,48 +308,73 @@ void main()
             acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
 
     // Group g of a tile: A row g / (BK / 8), k group g % (BK / 8); B row g / (BN / 8), n group
-    // g % (BN / 8), so consecutive invocations read consecutive 16 bytes.
+    // g % (BN / 8), so consecutive invocations read consecutive 16 bytes. Every slice runs the
+    // same number of rounds (the barriers need it); steps past K load zeros.
+    const uint a_at = ls * AS_SLICE, b_at = SLICES * AS_SLICE + ls * BS_SLICE;
+    const uint a_mul = sl * AS_SLICE, b_mul = SLICES * AS_SLICE + sl * BS_SLICE;
+    const uint rounds = ((p.K + BK - 1u) / BK + SLICES - 1u) / SLICES;
     uvec4 a_next[A_GROUPS], b_next[B_GROUPS];
     [[unroll]] for (uint l = 0; l < A_GROUPS; l++) {
         const uint g = tid + l * LX;
-        a_next[l] = load_a8(m0 + g / (BK / 8u), 8u * (g % (BK / 8u)));
+        a_next[l] = load_a8(m0 + g / (BK / 8u), ls * BK + 8u * (g % (BK / 8u)));
     }
     [[unroll]] for (uint l = 0; l < B_GROUPS; l++) {
         const uint g = tid + l * LX;
-        b_next[l] = load_b8(g / (BN / 8u), n0 + 8u * (g % (BN / 8u)));
+        b_next[l] = load_b8(ls * BK + g / (BN / 8u), n0 + 8u * (g % (BN / 8u)));
     }
-    for (uint k0 = 0; k0 < p.K; k0 += BK) {
+    for (uint t = 0; t < rounds; t++) {
         barrier(); // every subgroup is done with the previous tiles
         [[unroll]] for (uint l = 0; l < A_GROUPS; l++) {
             const uint g = tid + l * LX;
-            As[(g / (BK / 8u)) * AS_ROW + g % (BK / 8u)] = a_next[l];
+            Tiles[a_at + (g / (BK / 8u)) * AS_ROW + g % (BK / 8u)] = a_next[l];
         }
         [[unroll]] for (uint l = 0; l < B_GROUPS; l++) {
             const uint g = tid + l * LX;
-            Bs[(g / (BN / 8u)) * BS_ROW + g % (BN / 8u)] = b_next[l];
+            Tiles[b_at + (g / (BN / 8u)) * BS_ROW + g % (BN / 8u)] = b_next[l];
         }
         barrier();
-        if (k0 + BK < p.K) {
+        if (t + 1u < rounds) {
+            const uint k1 = ((t + 1u) * SLICES + ls) * BK;
             [[unroll]] for (uint l = 0; l < A_GROUPS; l++) {
                 const uint g = tid + l * LX;
-                a_next[l] = load_a8(m0 + g / (BK / 8u), k0 + BK + 8u * (g % (BK / 8u)));
+                a_next[l] = load_a8(m0 + g / (BK / 8u), k1 + 8u * (g % (BK / 8u)));
             }
             [[unroll]] for (uint l = 0; l < B_GROUPS; l++) {
                 const uint g = tid + l * LX;
-                b_next[l] = load_b8(k0 + BK + g / (BN / 8u), n0 + 8u * (g % (BN / 8u)));
+                b_next[l] = load_b8(k1 + g / (BN / 8u), n0 + 8u * (g % (BN / 8u)));
             }
         }
         [[unroll]] for (uint kk = 0; kk < BK; kk += 16u) {
             fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[FM];
             [[unroll]] for (uint i = 0; i < FM; i++)
-                coopMatLoadNV(fa[i], As, (wm * FM * 16u + i * 16u) * AS_ROW + kk / 8u, AS_ROW, false);
+                coopMatLoadNV(fa[i], Tiles, a_mul + (wm * FM * 16u + i * 16u) * AS_ROW + kk / 8u, AS_ROW, false);
             [[unroll]] for (uint j = 0; j < FN; j++) {
                 fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fb;
-                coopMatLoadNV(fb, Bs, kk * BS_ROW + (wn * WN + j * 16u) / 8u, BS_ROW, false);
+                coopMatLoadNV(fb, Tiles, b_mul + kk * BS_ROW + (wn * WN + j * 16u) / 8u, BS_ROW, false);
                 [[unroll]] for (uint i = 0; i < FM; i++)
                     acc[i][j] = coopMatMulAddNV(fa[i], fb, acc[i][j]);
             }
         }
+    }
+
+    if (SLICES > 1u) {
+        barrier(); // the tiles' memory takes the sums
+        if (sl != 0u)
+            [[unroll]] for (uint i = 0; i < FM; i++)
+                [[unroll]] for (uint j = 0; j < FN; j++)
+                    coopMatStoreNV(acc[i][j], Tiles, (((sl - 1u) * CM_WARPS + warp) * FM * FN + i * FN + j) * FRAG,
+                                   4u, false);
+        barrier();
+        if (sl != 0u)
+            return;
+        for (uint s = 1u; s < SLICES; s++)
+            [[unroll]] for (uint i = 0; i < FM; i++)
+                [[unroll]] for (uint j = 0; j < FN; j++) {
+                    fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> part;
+                    coopMatLoadNV(part, Tiles, (((s - 1u) * CM_WARPS + warp) * FM * FN + i * FN + j) * FRAG, 4u,
+                                  false);
+                    acc[i][j] = acc[i][j] + part;
+                }
     }
 
     // Each subgroup stages one row of its fragments at a time (16 x WN floats) and stores it

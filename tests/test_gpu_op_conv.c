@@ -439,6 +439,11 @@ static void test_general(void **s)
         {3, 130, 1, 13, 60, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0},
         /* enough tiles that a GPU's own choice takes the direct kernel over the GEMM */
         {2, 64, 40, 41, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_RELU6, 0, 0, 0, 0, 0, 0, 0},
+        /* K of 1,024 or more: cooperative matrices (where the device has them) in K slices, the
+         * last round of steps part past K; at aligned offsets (14, 15), then at odd ones (16) */
+        {2, 347, 1, 29, 60, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, PVK_ACT_SWISH, 0, 0, 0, 0, 0, 0, 0},
+        {1, 120, 9, 11, 33, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_HARDSWISH, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
+        {3, 480, 1, 40, 60, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, PVK_ACT_SWISH, 0, 0, 0, 0, 0, 0, 0},
     };
     RUN(cases);
 }

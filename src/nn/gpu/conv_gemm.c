@@ -85,6 +85,18 @@ static const struct coopmat_tile {
     uint32_t bm, bn, lx;
 } COOPMAT_TILES[COOPMAT_TILE_COUNT] = {{32, 64, 128}, {64, 64, 128}, {128, 128, 256}};
 #define COOPMAT_MIN_GROUPS 132u
+/* An im2col B (general convolutions) with a K this long takes COOPMAT_SLICES K slices of a
+ * 32 x 32 tile per workgroup, whatever the dispatch (the slices' sums are added in an order fixed
+ * by their count, so a line reads the same whichever lines share its dispatch). The SVTR neck's
+ * 1x3 convolutions (K 1,440 and 2,880, 60 output channels) otherwise wait on 45-90 K steps in
+ * turn. On the H200, the 2,880 one: at 32 lines 45.8 us with the direct kernel, 37 with 4 slices
+ * of 32 x 64, 25.7 with 8 of 32 x 32; for one line 17.7 with the K-split kernel, 33.5 and 22.9;
+ * in the 28-line document's lockstep group, where every plan's dispatch shares the GPU, 189 us
+ * against 37 and 48 (the K-split and direct kernels' scalar sums saturate it). Eight slices of
+ * 32 x 32 keep within 48 KiB of shared memory (40 KiB of tiles, 4.5 KiB of epilogue staging). */
+static const struct coopmat_tile COOPMAT_SLICED_TILE = {32, 32, 64};
+#define COOPMAT_SLICES 8u
+#define COOPMAT_SLICED_MIN_K 1024u
 
 static bool has_coopmat_16x16x16(const struct gpu_caps *caps)
 {
@@ -121,19 +133,21 @@ static bool operands_aligned(const struct conv_gemm_push *q, const struct gpu_bi
     return a && b && bind[0].offset % 16 == 0 && bind[1].offset % 16 == 0;
 }
 
-/* The cooperative-matrix pipeline of one tile, with 16-byte group loads (vec8) or without, built
- * on first use; NULL with the driver's reason in err. */
-static const struct gpu_pipeline *coopmat_variant(struct conv_gemm *g, unsigned tile, bool vec8, char *err,
-                                                  size_t err_len)
+/* The cooperative-matrix pipeline of one tile in one K slice, or of COOPMAT_SLICED_TILE in
+ * COOPMAT_SLICES (sliced), with 16-byte group loads (vec8) or without, built on first use; NULL
+ * with the driver's reason in err. */
+static const struct gpu_pipeline *coopmat_variant(struct conv_gemm *g, unsigned tile, bool vec8, bool sliced,
+                                                  char *err, size_t err_len)
 {
-    const struct gpu_pipeline **p = &g->coopmat[tile][vec8];
+    const struct gpu_pipeline **p = sliced ? &g->coopmat_sliced[vec8] : &g->coopmat[tile][vec8];
     if (*p)
         return *p;
-    const struct coopmat_tile *t = &COOPMAT_TILES[tile];
+    const struct coopmat_tile *t = sliced ? &COOPMAT_SLICED_TILE : &COOPMAT_TILES[tile];
     const uint32_t subgroup = gpu_context_caps(g->ctx)->subgroup_size_control ? 32 : 0;
-    if (build(g->ctx, &g->desc, "gemm_coopmat_f16", t->lx, 1, 1, t->bm, t->bn, COOPMAT_BK, vec8, subgroup, p) !=
-        GPU_OK) {
-        snprintf(err, err_len, "gemm pipeline gemm_coopmat_f16 %ux%u: %s", t->bm, t->bn, gpu_last_error());
+    if (build(g->ctx, &g->desc, "gemm_coopmat_f16", t->lx, sliced ? COOPMAT_SLICES : 1, 1, t->bm, t->bn, COOPMAT_BK,
+              vec8, subgroup, p) != GPU_OK) {
+        snprintf(err, err_len, "gemm pipeline gemm_coopmat_f16 %ux%u%s: %s", t->bm, t->bn,
+                 sliced ? " in K slices" : "", gpu_last_error());
         return NULL;
     }
     return *p;
@@ -218,7 +232,7 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
     /* the plain kernel now, so that a device that cannot build it fails at net creation */
     if (!variant(out, GEMM_TILED, err, err_len))
         return -1;
-    if (!force && f16 && d->allow_coopmat && d->mode == CONV_GEMM_PLAIN && has_coopmat_16x16x16(caps)) {
+    if (!force && f16 && d->allow_coopmat && d->mode != CONV_GEMM_DECONV && has_coopmat_16x16x16(caps)) {
         /* The kernel indexes subgroups as 32 invocations, which has_coopmat_16x16x16 checked. Its
          * pipelines are built when a recording first needs one (coopmat_pick). */
         out->has_coopmat = true;
@@ -235,26 +249,34 @@ static const struct gpu_pipeline *coopmat_pick(struct conv_gemm *g, struct gpu_c
 {
     /* dispatches recorded side by side (plans in lockstep) share the GPU: counted together */
     const uint64_t side = gpu_cmd_side_by_side(cmd);
+    const bool sliced = g->mode == CONV_GEMM_IM2COL && push->K >= COOPMAT_SLICED_MIN_K;
     unsigned tile = 0;
-    for (unsigned t = COOPMAT_TILE_COUNT - 1; t > 0 && !tile && push->M > COOPMAT_TILES[0].bm; t--) {
+    for (unsigned t = COOPMAT_TILE_COUNT - 1; t > 0 && !tile && !sliced && push->M > COOPMAT_TILES[0].bm; t--) {
         const struct coopmat_tile *c = &COOPMAT_TILES[t];
         if ((uint64_t)((push->N + c->bn - 1) / c->bn) * ((push->M + c->bm - 1) / c->bm) * z_count * side >=
             COOPMAT_MIN_GROUPS)
             tile = t;
     }
-    if (g->coopmat_tile >= 0)
+    if (g->coopmat_tile >= 0 && !sliced)
         tile = (unsigned)g->coopmat_tile;
     /* 16-byte group loads: rows and batches of A and B on multiples of 8 halves */
     char why[256];
-    const struct gpu_pipeline *p = coopmat_variant(g, tile, operands_aligned(push, bind, 8, false), why, sizeof why);
+    const bool vec8 = operands_aligned(push, bind, 8, g->mode == CONV_GEMM_IM2COL);
+    const struct gpu_pipeline *p = coopmat_variant(g, tile, vec8, sliced, why, sizeof why);
     if (!p) {
         fprintf(stderr, "ppocr-vk: cooperative-matrix GEMM unavailable, using the tiled kernel: %s\n", why);
         g->has_coopmat = false;
         return NULL;
     }
-    *bm = COOPMAT_TILES[tile].bm;
-    *bn = COOPMAT_TILES[tile].bn;
+    *bm = sliced ? COOPMAT_SLICED_TILE.bm : COOPMAT_TILES[tile].bm;
+    *bn = sliced ? COOPMAT_SLICED_TILE.bn : COOPMAT_TILES[tile].bn;
     return p;
+}
+
+bool conv_gemm_coopmat(const struct conv_gemm *g, const struct conv_gemm_push *push)
+{
+    return g->has_coopmat && push->M >= 32 && push->K >= COOPMAT_MIN_K &&
+           (g->mode == CONV_GEMM_IM2COL || push->b_sn == 1);
 }
 
 int conv_gemm_record(struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_binding bind[6],
@@ -275,15 +297,19 @@ int conv_gemm_record(struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_
     uint64_t small_groups = g->cpu_kernel ? big_groups
                                           : (uint64_t)((push->N + g->small_bn - 1) / g->small_bn) *
                                                 ((push->M + g->small_bm - 1) / g->small_bm) * z_count;
-    if (!g->cpu_kernel &&
+    /* an im2col B goes to cooperative matrices before the K-split kernel: their K slices take
+     * its long K instead */
+    const bool coopmat = conv_gemm_coopmat(g, push);
+    if (coopmat && g->mode == CONV_GEMM_IM2COL && (p = coopmat_pick(g, cmd, bind, push, z_count, &bm, &bn))) {
+        /* cooperative matrices: p, bm and bn set */
+    } else if (!g->cpu_kernel &&
         (g->tiles == 3 || (g->tiles == 0 && ((small_groups < KSPLIT_BELOW && push->K >= KSPLIT_MIN_K) ||
                                              (small_groups < KSPLIT_LONG_K_BELOW && push->K >= KSPLIT_LONG_K) ||
                                              (small_groups < KSPLIT_FEW_TILES && push->K >= KSPLIT_FEW_TILES_MIN_K))))) {
         v = GEMM_KSPLIT;
         bm = KSPLIT_BM;
         bn = KSPLIT_BN;
-    } else if (g->has_coopmat && push->b_sn == 1 && push->M >= 32 && push->K >= COOPMAT_MIN_K &&
-               (p = coopmat_pick(g, cmd, bind, push, z_count, &bm, &bn))) {
+    } else if (coopmat && g->has_coopmat && (p = coopmat_pick(g, cmd, bind, push, z_count, &bm, &bn))) {
         /* cooperative matrices: p, bm and bn set */
     } else {
         /* vec4 tile loads need every row and batch of A (and of a plain B) to start on a multiple

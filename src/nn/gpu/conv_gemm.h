@@ -24,7 +24,7 @@ struct conv_gemm_desc {
     uint32_t residual; /* enum pvk_residual */
     uint32_t kh, kw, sh, sw, dh, dw; /* im2col window; deconv: kernel == stride */
     uint32_t m_hint;   /* rows M when the weights fix it (conv OC), 0 if unknown: picks the tile */
-    bool allow_coopmat; /* PLAIN with B n-contiguous only */
+    bool allow_coopmat; /* PLAIN (dispatches with B n-contiguous) or IM2COL */
     /* y = scale[ch] y + shift[ch] last; the bias buffer holds bias, scale, shift, affine_c each
      * (convolutions only: ch is the output channel) */
     bool post_affine;
@@ -80,15 +80,21 @@ struct conv_gemm {
     /* 0: by size; 1: always big; 2: always small; 3: always K-split; 4: always sliced small tiles
      * (PPOCR_VK_GEMM_KERNEL, for tests) */
     int tiles;
-    /* Cooperative matrices where the device has fp16 ones: pipelines per tile (conv_gemm.c), with
-     * and without 16-byte group loads, built on first use; coopmat_tile >= 0 forces a tile. */
+    /* Cooperative matrices where the device has fp16 ones: pipelines per tile (conv_gemm.c), and
+     * of the K-sliced tile, with and without 16-byte group loads, built on first use;
+     * coopmat_tile >= 0 forces a tile where K is not sliced. */
     bool has_coopmat;
     const struct gpu_pipeline *coopmat[COOPMAT_TILE_COUNT][2];
+    const struct gpu_pipeline *coopmat_sliced[2];
     int coopmat_tile;
 };
 
 int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_desc *d, struct conv_gemm *out,
                      char *err, size_t err_len);
+
+/* Whether this dispatch goes to cooperative matrices, as far as the device's driver builds their
+ * pipelines. */
+bool conv_gemm_coopmat(const struct conv_gemm *g, const struct conv_gemm_push *push);
 
 /* Records one dispatch over z_count batches. bind: A, B, C, bias, residual, gate (unused ones may
  * repeat any read-only buffer). */

@@ -9,8 +9,9 @@
  *   segments, weights packed [OC/TM][IC][KH][KW][TM]; a pointwise convolution runs as one row
  *   of H W outputs per plane, its segments loaded as 4-vectors where aligned. On GPUs the same
  *   kernel, with small tiles and split channel sums, takes a general convolution's dispatches
- *   that have enough tiles (det's and rec's 3x3 and 1x3 neck convolutions); the GEMM the rest.
- *   In fp32 nets, the stride-1 ones among those dispatches with enough workgroups (det's neck at
+ *   that have enough tiles (det's and rec's 3x3 and 1x3 neck convolutions); the GEMM the rest,
+ *   and every dispatch the GEMM runs on cooperative matrices (fp16 nets on devices with them:
+ *   rec's 1x3 neck convolutions, in K slices; conv_gemm.c says what they gain). In fp32 nets, the stride-1 ones among those dispatches with enough workgroups (det's neck at
  *   240 x 240) go to shaders/conv_tile.glsl instead, tiles staged in shared memory, with the
  *   direct kernel's weights.
  * Weights stay in their model layout (OC rows of IC/g KH KW, k-contiguous as the kernels read
@@ -457,7 +458,7 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
             .kh = (uint32_t)a->kh, .kw = (uint32_t)a->kw, .sh = (uint32_t)a->sh, .sw = (uint32_t)a->sw,
             .dh = (uint32_t)a->dh, .dw = (uint32_t)a->dw,
             .m_hint = (uint32_t)(s->oc / s->group),
-            .allow_coopmat = s->kind == CONV_POINTWISE,
+            .allow_coopmat = true,
             .post_affine = s->post_affine, .affine_c = (uint32_t)s->oc, .b_gate = s->input_gate,
         };
         if (conv_gemm_create(cfg, &d, &s->gemm, err, err_len))
@@ -594,7 +595,22 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     const uint32_t direct_tn = has_direct ? s->direct_spec[8] : 1;
     const uint64_t direct_tiles = (uint64_t)n * (s->direct_flat ? 1 : (uint32_t)oh) *
                                   (((s->direct_flat ? ohw : (uint32_t)ow) + direct_tn - 1) / direct_tn) * ocb;
-    if (s->kind == CONV_DIRECT || (s->direct_gpu && direct_tiles >= DIRECT_GPU_MIN_TILES)) {
+    const uint32_t ocg = (uint32_t)(s->oc / s->group), icg = (uint32_t)s->icg;
+    const uint32_t k = icg * (uint32_t)(a->kh * a->kw);
+    const struct conv_gemm_push gemm_push = {
+        .M = ocg, .N = ohw, .K = k, .zdiv = (uint32_t)s->group,
+        .a_off = 0, .a_sm = conv_gemm_row(k), .a_z1 = 0, .a_z2 = ocg * conv_gemm_row(k),
+        .b_off = x->elem_offset, .b_sk = hw, .b_sn = 1, .b_z1 = (uint32_t)ic * hw, .b_z2 = icg * hw,
+        .c_off = y->elem_offset, .c_sm = ohw, .c_z1 = (uint32_t)dc * ohw, .c_z2 = ocg * ohw,
+        .r_off = r ? r->elem_offset : 0, .r_sm = ohw, .r_z1 = (uint32_t)s->oc * ohw, .r_z2 = ocg * ohw,
+        .bias_z2 = ocg,
+        .H = (uint32_t)h, .W = (uint32_t)wd, .OW = (uint32_t)ow,
+        .pad_t = (uint32_t)a->pad_t, .pad_l = (uint32_t)a->pad_l,
+    };
+    const uint32_t gemm_batches = (uint32_t)(n * s->group);
+    /* cooperative matrices, where the GEMM takes them, before the direct kernel's GPU tiles */
+    const bool gemm_first = s->kind == CONV_GENERAL && conv_gemm_coopmat(&s->gemm, &gemm_push);
+    if (s->kind == CONV_DIRECT || (s->direct_gpu && !gemm_first && direct_tiles >= DIRECT_GPU_MIN_TILES)) {
         bind[0] = gpu_bind(x->buf);
         bind[1] = gpu_bind(s->kind == CONV_DIRECT ? &s->weight : &s->direct_weight);
         struct direct_push p = dense;
@@ -642,19 +658,7 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
         return 0;
     }
 
-    const uint32_t ocg = (uint32_t)(s->oc / s->group), icg = (uint32_t)s->icg;
-    const uint32_t k = icg * (uint32_t)(a->kh * a->kw);
-    struct conv_gemm_push p = {
-        .M = ocg, .N = ohw, .K = k, .zdiv = (uint32_t)s->group,
-        .a_off = 0, .a_sm = conv_gemm_row(k), .a_z1 = 0, .a_z2 = ocg * conv_gemm_row(k),
-        .b_off = x->elem_offset, .b_sk = hw, .b_sn = 1, .b_z1 = (uint32_t)ic * hw, .b_z2 = icg * hw,
-        .c_off = y->elem_offset, .c_sm = ohw, .c_z1 = (uint32_t)dc * ohw, .c_z2 = ocg * ohw,
-        .r_off = r ? r->elem_offset : 0, .r_sm = ohw, .r_z1 = (uint32_t)s->oc * ohw, .r_z2 = ocg * ohw,
-        .bias_z2 = ocg,
-        .H = (uint32_t)h, .W = (uint32_t)wd, .OW = (uint32_t)ow,
-        .pad_t = (uint32_t)a->pad_t, .pad_l = (uint32_t)a->pad_l,
-    };
-    return conv_gemm_record(&s->gemm, cmd, bind, &p, (uint32_t)(n * s->group), label, err, err_len) ? -1 : 0;
+    return conv_gemm_record(&s->gemm, cmd, bind, &gemm_push, gemm_batches, label, err, err_len) ? -1 : 0;
 }
 
 const struct nn_gpu_op_impl nn_gpu_conv2d_impl = {
