@@ -98,6 +98,17 @@ static const struct coopmat_tile COOPMAT_SLICED_TILE = {32, 32, 64};
 #define COOPMAT_SLICES 8u
 #define COOPMAT_SLICED_MIN_K 1024u
 
+/* Shared memory of the cooperative-matrix kernel (gemm.glsl's Tiles and Cs) for a tile in
+ * `slices` K slices: the larger of the slices' staged tiles and the sums of all but the first,
+ * plus the epilogue's staging. */
+static uint32_t coopmat_shared_bytes(const struct coopmat_tile *t, uint32_t slices)
+{
+    const uint32_t warps = t->lx / 32u, wn = t->bn / (t->lx / 64u);
+    const uint32_t staged = slices * (t->bm * (COOPMAT_BK / 8u + 1u) + COOPMAT_BK * (t->bn / 8u + 1u)) * 16u;
+    const uint32_t sums = (slices - 1u) * t->bm * t->bn * 4u;
+    return (staged > sums ? staged : sums) + warps * 16u * (wn + 4u) * 4u;
+}
+
 static bool has_coopmat_16x16x16(const struct gpu_caps *caps)
 {
     if (!caps->coopmat_nv || !caps->shader_fp16 || !caps->storage_16bit || caps->subgroup_size != 32)
@@ -236,6 +247,11 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
         /* The kernel indexes subgroups as 32 invocations, which has_coopmat_16x16x16 checked. Its
          * pipelines are built when a recording first needs one (coopmat_pick). */
         out->has_coopmat = true;
+        /* a device without room for the K slices runs a long K in one (no NVIDIA one so far) */
+        const struct coopmat_tile *t = &COOPMAT_SLICED_TILE;
+        out->coopmat_slices_fit = coopmat_shared_bytes(t, COOPMAT_SLICES) <= caps->max_shared_memory &&
+                                  t->lx * COOPMAT_SLICES <= caps->max_workgroup_invocations &&
+                                  COOPMAT_SLICES <= caps->max_workgroup_size[1];
     }
     return 0;
 }
@@ -249,7 +265,7 @@ static const struct gpu_pipeline *coopmat_pick(struct conv_gemm *g, struct gpu_c
 {
     /* dispatches recorded side by side (plans in lockstep) share the GPU: counted together */
     const uint64_t side = gpu_cmd_side_by_side(cmd);
-    const bool sliced = g->mode == CONV_GEMM_IM2COL && push->K >= COOPMAT_SLICED_MIN_K;
+    const bool sliced = g->mode == CONV_GEMM_IM2COL && push->K >= COOPMAT_SLICED_MIN_K && g->coopmat_slices_fit;
     unsigned tile = 0;
     for (unsigned t = COOPMAT_TILE_COUNT - 1; t > 0 && !tile && !sliced && push->M > COOPMAT_TILES[0].bm; t--) {
         const struct coopmat_tile *c = &COOPMAT_TILES[t];

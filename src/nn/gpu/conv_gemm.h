@@ -86,6 +86,7 @@ struct conv_gemm {
     bool has_coopmat;
     const struct gpu_pipeline *coopmat[COOPMAT_TILE_COUNT][2];
     const struct gpu_pipeline *coopmat_sliced[2];
+    bool coopmat_slices_fit; /* the device has the shared memory and invocations they take */
     int coopmat_tile;
 };
 
