@@ -230,6 +230,38 @@ shared float Cs[CM_WARPS * 16u * CS_ROW];
 
 layout(std430, binding = 0) readonly buffer BufA8 { uvec4 a8[]; };
 layout(std430, binding = 1) readonly buffer BufB8 { uvec4 b8[]; };
+layout(std430, binding = 2) writeonly buffer BufC2 { uint c2[]; }; // C as pairs of halves
+
+// store_c4 where C is not 4-aligned (rec's 6,625-class projection: rows of an odd length), for
+// any GEMM but a deconvolution and n below N - 3: the 4 values stored as two pairs of halves
+// where the first sits on an even element, else as one half, a pair and one half. The same
+// values as store_c's.
+void store_c4_pairs(uint z1, uint z2, uint m, uint n, vec4 v)
+{
+    const uint ch = z2 * p.bias_z2 + m;
+    if (BIAS == BIAS_ROW)
+        v += vec4(bias[ch]);
+    else if (BIAS == BIAS_COL)
+        v += vec4(bias[n], bias[n + 1], bias[n + 2], bias[n + 3]);
+    vec4 res = vec4(0.0);
+    if (RESIDUAL != RES_NONE) {
+        const uint ri = p.r_off + z1 * p.r_z1 + z2 * p.r_z2 + m * p.r_sm + n;
+        res = vec4(r[ri], r[ri + 1u], r[ri + 2u], r[ri + 3u]);
+    }
+    v = residual_act(v, res, RESIDUAL, ACT, ALPHA, BETA);
+    if (POST_AFFINE)
+        v = fma(v, vec4(bias[AFFINE_C + ch]), vec4(bias[2 * AFFINE_C + ch]));
+    const f16vec4 h = f16vec4(v);
+    const uint e = p.c_off + z1 * p.c_z1 + z2 * p.c_z2 + m * p.c_sm + n;
+    if ((e & 1u) == 0u) {
+        c2[e / 2u] = packFloat2x16(h.xy);
+        c2[e / 2u + 1u] = packFloat2x16(h.zw);
+    } else {
+        c[e] = h.x;
+        c2[(e + 1u) / 2u] = packFloat2x16(h.yz);
+        c[e + 3u] = h.w;
+    }
+}
 
 uint a_base, b_base, z1_img;
 // im2col: the window corners of the 8 columns this invocation loads (the same at every K step,
@@ -396,6 +428,8 @@ void main()
             const vec4 v = vec4(Cs[at], Cs[at + 1u], Cs[at + 2u], Cs[at + 3u]);
             if (p.c_vec4 != 0u && n + 4u <= p.N) {
                 store_c4(z1, z2, m, n, v);
+            } else if (MODE != MODE_DECONV && n + 4u <= p.N) {
+                store_c4_pairs(z1, z2, m, n, v);
             } else {
                 [[unroll]] for (uint c = 0; c < 4u; c++)
                     if (n + c < p.N)
