@@ -143,22 +143,29 @@ void store_c(uint z1, uint z2, uint m, uint n, float v)
     c[p.c_off + z1 * p.c_z1 + z2 * p.c_z2 + m * p.c_sm + n] = TO_S(v);
 }
 
-// store_c for columns n .. n + 3 of a plain GEMM, where p.c_vec4 is set and n is a multiple of 4
-// below N - 3: one 4-vector load of the residual and one store.
-void store_c4(uint z1, uint z2, uint m, uint n, vec4 v)
+// store_c's arithmetic for columns n .. n + 3 of a GEMM that is not a deconvolution, given their
+// residual (zeros without one).
+vec4 finish4(uint z2, uint m, uint n, vec4 v, vec4 res)
 {
     const uint ch = z2 * p.bias_z2 + m;
     if (BIAS == BIAS_ROW)
         v += vec4(bias[ch]);
     else if (BIAS == BIAS_COL)
         v += vec4(bias[n], bias[n + 1], bias[n + 2], bias[n + 3]);
-    vec4 res = vec4(0.0);
-    if (RESIDUAL != RES_NONE)
-        res = vec4(r4[(p.r_off + z1 * p.r_z1 + z2 * p.r_z2 + m * p.r_sm + n) / 4]);
     v = residual_act(v, res, RESIDUAL, ACT, ALPHA, BETA);
     if (POST_AFFINE)
         v = fma(v, vec4(bias[AFFINE_C + ch]), vec4(bias[2 * AFFINE_C + ch]));
-    c4[(p.c_off + z1 * p.c_z1 + z2 * p.c_z2 + m * p.c_sm + n) / 4] = TO_S4(v);
+    return v;
+}
+
+// store_c for columns n .. n + 3 of a plain GEMM, where p.c_vec4 is set and n is a multiple of 4
+// below N - 3: one 4-vector load of the residual and one store.
+void store_c4(uint z1, uint z2, uint m, uint n, vec4 v)
+{
+    vec4 res = vec4(0.0);
+    if (RESIDUAL != RES_NONE)
+        res = vec4(r4[(p.r_off + z1 * p.r_z1 + z2 * p.r_z2 + m * p.r_sm + n) / 4]);
+    c4[(p.c_off + z1 * p.c_z1 + z2 * p.c_z2 + m * p.c_sm + n) / 4] = TO_S4(finish4(z2, m, n, v, res));
 }
 
 // Input coordinates of output pixel n's window corner (im2col); a pixel past N gets a corner
@@ -238,20 +245,12 @@ layout(std430, binding = 2) writeonly buffer BufC2 { uint c2[]; }; // C as pairs
 // values as store_c's.
 void store_c4_pairs(uint z1, uint z2, uint m, uint n, vec4 v)
 {
-    const uint ch = z2 * p.bias_z2 + m;
-    if (BIAS == BIAS_ROW)
-        v += vec4(bias[ch]);
-    else if (BIAS == BIAS_COL)
-        v += vec4(bias[n], bias[n + 1], bias[n + 2], bias[n + 3]);
     vec4 res = vec4(0.0);
     if (RESIDUAL != RES_NONE) {
         const uint ri = p.r_off + z1 * p.r_z1 + z2 * p.r_z2 + m * p.r_sm + n;
         res = vec4(r[ri], r[ri + 1u], r[ri + 2u], r[ri + 3u]);
     }
-    v = residual_act(v, res, RESIDUAL, ACT, ALPHA, BETA);
-    if (POST_AFFINE)
-        v = fma(v, vec4(bias[AFFINE_C + ch]), vec4(bias[2 * AFFINE_C + ch]));
-    const f16vec4 h = f16vec4(v);
+    const f16vec4 h = f16vec4(finish4(z2, m, n, v, res));
     const uint e = p.c_off + z1 * p.c_z1 + z2 * p.c_z2 + m * p.c_sm + n;
     if ((e & 1u) == 0u) {
         c2[e / 2u] = packFloat2x16(h.xy);
