@@ -315,8 +315,8 @@ int conv_gemm_record(struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_
                                                 ((push->M + g->small_bm - 1) / g->small_bm) * z_count;
     /* an im2col B goes to cooperative matrices before the K-split kernel: their K slices take
      * its long K instead */
-    const bool coopmat = conv_gemm_coopmat(g, push);
-    if (coopmat && g->mode == CONV_GEMM_IM2COL && (p = coopmat_pick(g, cmd, bind, push, z_count, &bm, &bn))) {
+    const bool coopmat = conv_gemm_coopmat(g, push), im2col_coopmat = coopmat && g->mode == CONV_GEMM_IM2COL;
+    if (im2col_coopmat && (p = coopmat_pick(g, cmd, bind, push, z_count, &bm, &bn))) {
         /* cooperative matrices: p, bm and bn set */
     } else if (!g->cpu_kernel &&
         (g->tiles == 3 || (g->tiles == 0 && ((small_groups < KSPLIT_BELOW && push->K >= KSPLIT_MIN_K) ||
@@ -325,7 +325,7 @@ int conv_gemm_record(struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_
         v = GEMM_KSPLIT;
         bm = KSPLIT_BM;
         bn = KSPLIT_BN;
-    } else if (coopmat && g->has_coopmat && (p = coopmat_pick(g, cmd, bind, push, z_count, &bm, &bn))) {
+    } else if (coopmat && !im2col_coopmat && (p = coopmat_pick(g, cmd, bind, push, z_count, &bm, &bn))) {
         /* cooperative matrices: p, bm and bn set */
     } else {
         /* vec4 tile loads need every row and batch of A (and of a plain B) to start on a multiple

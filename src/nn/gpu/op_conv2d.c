@@ -11,7 +11,8 @@
  *   kernel, with small tiles and split channel sums, takes a general convolution's dispatches
  *   that have enough tiles (det's and rec's 3x3 and 1x3 neck convolutions); the GEMM the rest,
  *   and every dispatch the GEMM runs on cooperative matrices (fp16 nets on devices with them:
- *   rec's 1x3 neck convolutions, in K slices; conv_gemm.c says what they gain). In fp32 nets, the stride-1 ones among those dispatches with enough workgroups (det's neck at
+ *   rec's 1x3 neck convolutions, in K slices; conv_gemm.c says what they gain). In fp32 nets,
+ *   the stride-1 ones among the direct kernel's dispatches with enough workgroups (det's neck at
  *   240 x 240) go to shaders/conv_tile.glsl instead, tiles staged in shared memory, with the
  *   direct kernel's weights.
  * Weights stay in their model layout (OC rows of IC/g KH KW, k-contiguous as the kernels read
