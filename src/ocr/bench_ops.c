@@ -190,6 +190,11 @@ int ocr_bench_ops(const struct ocr_options *opt, int runs, FILE *out, char *err,
         {"cls.pvk", "direction, a batch of 32 lines", {32, 3, 48, 192}},
         {"rec.pvk", "recognition, a batch of 32 lines", {32, 3, 48, 320}},
         {"rec.pvk", "recognition, one line", {1, 3, 48, 320}},
+        /* batches as a page's lines give them, fewer and wider (the session 11 and 12 figures in
+         * BENCHMARKS.md) */
+        {"rec.pvk", "recognition, 6 lines of 320", {6, 3, 48, 320}},
+        {"rec.pvk", "recognition, 4 lines of 864", {4, 3, 48, 864}},
+        {"rec.pvk", "recognition, one line of 1120", {1, 3, 48, 1120}},
     };
     int rc = 0;
     for (size_t i = 0; i < sizeof(nets) / sizeof(nets[0]) && rc == 0; i++)
