@@ -226,7 +226,8 @@ const uint A_GROUPS = BM * BK / 8u / LX;
 const uint B_GROUPS = BK * BN / 8u / LX;
 const uint CS_ROW = WN + 4u;      // floats per row of a subgroup's staging of one fragment row
 // Each slice's A tile, then each slice's B tile; after the K loop the same memory holds the sums
-// of slices 1 .. LY - 1 (16 x 16 floats per fragment, 4 floats per uvec4).
+// of slices 1 .. LY - 1 (16 x 16 floats per fragment, 4 floats per uvec4). conv_gemm.c's
+// coopmat_shared_bytes restates this layout, to check a device's limit before building.
 const uint AS_SLICE = BM * AS_ROW, BS_SLICE = BK * BS_ROW;
 const uint STAGED = SLICES * (AS_SLICE + BS_SLICE);
 const uint FRAG = 64u;            // uvec4s per fragment of sums
