@@ -133,7 +133,7 @@ struct conv2d_state {
     bool direct_gpu;
     struct gpu_buffer direct_weight;   /* beside the GEMM: the weights packed for the direct kernel */
     const struct gpu_pipeline *direct_split[DIRECT_SPLITS]; /* by log2 of KS, built on first use */
-    uint32_t direct_spec[19];          /* direct: the specialization, for the split variants */
+    uint32_t direct_spec[19];          /* direct: the specialization, for the variants built on first use */
     bool direct_flat;                  /* direct, pointwise: each plane as one row */
     uint32_t direct_tm;                /* direct: output channels per invocation */
     /* Shared-memory tiles (fp32, stride 1), with the direct kernel's weights, built on first use */
@@ -216,6 +216,21 @@ static const struct gpu_pipeline *direct_split(struct conv2d_state *s, unsigned 
         return NULL;
     }
     return s->direct_split[split];
+}
+
+/* The direct kernel with row segments loaded one element at a time, built on first use. */
+static const struct gpu_pipeline *direct_plain(struct conv2d_state *s, char *err, size_t err_len)
+{
+    if (s->dw)
+        return s->dw;
+    struct gpu_pipeline_desc pd = {.shader = s->cfg.act_dtype == NN_F16 ? "conv_direct_f16" : "conv_direct",
+                                   .spec = s->direct_spec, .spec_count = 19, .buffer_count = 6,
+                                   .push_bytes = sizeof(struct direct_push)};
+    if (gpu_pipeline_get(s->cfg.ctx, &pd, &s->dw) != GPU_OK) {
+        snprintf(err, err_len, "conv2d: direct kernel: %s", gpu_last_error());
+        return NULL;
+    }
+    return s->dw;
 }
 
 /* Whether PPOCR_VK_GEMM_KERNEL=gpudirect (the tests) asks for the direct kernel with GPU tiles
@@ -436,18 +451,19 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
         struct gpu_pipeline_desc pd = {.shader = cfg->act_dtype == NN_F16 ? "conv_direct_f16" : "conv_direct",
                                        .spec = spec, .spec_count = 19, .buffer_count = 6,
                                        .push_bytes = sizeof(struct direct_push)};
+        /* One variant now, so that a device that cannot build the kernel fails here: without a
+         * split on GPU tiles; for a pointwise convolution the one with 4-vector segments, which
+         * most of its dispatches take, the other built on first use (on lavapipe each variant
+         * compiles for about 30 ms, and the sample left 14 of them unused); else the plain one. */
         if (s->direct_gpu) {
-            /* the variant without a split now, so that a device that cannot build it fails here */
             if (!direct_split(s, 0, err, err_len))
                 goto fail;
-        } else if (gpu_pipeline_get(cfg->ctx, &pd, &s->dw) != GPU_OK) {
-            snprintf(err, err_len, "conv2d %s: %s", op->name, gpu_last_error());
-            goto fail;
-        }
-        spec[15] = true;
-        if (pointwise && !s->direct_gpu && gpu_pipeline_get(cfg->ctx, &pd, &s->direct_vec4) != GPU_OK) {
-            snprintf(err, err_len, "conv2d %s: %s", op->name, gpu_last_error());
-            goto fail;
+        } else {
+            spec[15] = pointwise;
+            if (gpu_pipeline_get(cfg->ctx, &pd, pointwise ? &s->direct_vec4 : &s->dw) != GPU_OK) {
+                snprintf(err, err_len, "conv2d %s: %s", op->name, gpu_last_error());
+                goto fail;
+            }
         }
     }
     if (s->kind == CONV_POINTWISE || s->kind == CONV_GENERAL) {
@@ -643,6 +659,8 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
         } else if (s->direct_vec4 && x->elem_offset % 4 == 0 && hw % 4 == 0) {
             /* every segment starts on a multiple of 4 elements: at x_off plus multiples of the plane */
             pipe = s->direct_vec4;
+        } else if (!(pipe = direct_plain(s, err, err_len))) {
+            return -1;
         }
         struct gpu_dispatch d = {.pipeline = pipe, .buffers = bind, .push = &p, .label = label};
         uint32_t grid[3];
