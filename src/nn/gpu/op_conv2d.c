@@ -199,6 +199,24 @@ static bool dw_cpu_tiles(const struct nn_gpu_config *cfg)
     return gpu_context_caps(cfg->ctx)->is_cpu;
 }
 
+/* The direct kernel specialised with spec into *slot, unless already there; NULL with the
+ * driver's reason after `what` in err. */
+static const struct gpu_pipeline *direct_build(struct conv2d_state *s, const uint32_t spec[19],
+                                               const struct gpu_pipeline **slot, const char *what, char *err,
+                                               size_t err_len)
+{
+    if (*slot)
+        return *slot;
+    struct gpu_pipeline_desc pd = {.shader = s->cfg.act_dtype == NN_F16 ? "conv_direct_f16" : "conv_direct",
+                                   .spec = spec, .spec_count = 19, .buffer_count = 6,
+                                   .push_bytes = sizeof(struct direct_push)};
+    if (gpu_pipeline_get(s->cfg.ctx, &pd, slot) != GPU_OK) {
+        snprintf(err, err_len, "%s: %s", what, gpu_last_error());
+        return NULL;
+    }
+    return *slot;
+}
+
 /* The direct kernel with GPU tiles and 2^split invocations per tile, built on first use. */
 static const struct gpu_pipeline *direct_split(struct conv2d_state *s, unsigned split, char *err, size_t err_len)
 {
@@ -208,29 +226,15 @@ static const struct gpu_pipeline *direct_split(struct conv2d_state *s, unsigned 
     memcpy(spec, s->direct_spec, sizeof spec);
     spec[17] = 1u << split;
     spec[0] = DIRECT_GPU_WG >> split;
-    struct gpu_pipeline_desc pd = {.shader = s->cfg.act_dtype == NN_F16 ? "conv_direct_f16" : "conv_direct",
-                                   .spec = spec, .spec_count = 19, .buffer_count = 6,
-                                   .push_bytes = sizeof(struct direct_push)};
-    if (gpu_pipeline_get(s->cfg.ctx, &pd, &s->direct_split[split]) != GPU_OK) {
-        snprintf(err, err_len, "conv2d: direct kernel, split %u: %s", 1u << split, gpu_last_error());
-        return NULL;
-    }
-    return s->direct_split[split];
+    char what[64];
+    snprintf(what, sizeof what, "conv2d: direct kernel, split %u", 1u << split);
+    return direct_build(s, spec, &s->direct_split[split], what, err, err_len);
 }
 
 /* The direct kernel with row segments loaded one element at a time, built on first use. */
 static const struct gpu_pipeline *direct_plain(struct conv2d_state *s, char *err, size_t err_len)
 {
-    if (s->dw)
-        return s->dw;
-    struct gpu_pipeline_desc pd = {.shader = s->cfg.act_dtype == NN_F16 ? "conv_direct_f16" : "conv_direct",
-                                   .spec = s->direct_spec, .spec_count = 19, .buffer_count = 6,
-                                   .push_bytes = sizeof(struct direct_push)};
-    if (gpu_pipeline_get(s->cfg.ctx, &pd, &s->dw) != GPU_OK) {
-        snprintf(err, err_len, "conv2d: direct kernel: %s", gpu_last_error());
-        return NULL;
-    }
-    return s->dw;
+    return direct_build(s, s->direct_spec, &s->dw, "conv2d: direct kernel", err, err_len);
 }
 
 /* Whether PPOCR_VK_GEMM_KERNEL=gpudirect (the tests) asks for the direct kernel with GPU tiles
@@ -448,9 +452,6 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
                                         conv_float_bits(op->act_beta), (uint32_t)a->residual, s->has_bias,
                                         s->post_affine};
         memcpy(s->tile_spec, tile_spec, sizeof tile_spec);
-        struct gpu_pipeline_desc pd = {.shader = cfg->act_dtype == NN_F16 ? "conv_direct_f16" : "conv_direct",
-                                       .spec = spec, .spec_count = 19, .buffer_count = 6,
-                                       .push_bytes = sizeof(struct direct_push)};
         /* One variant now, so that a device that cannot build the kernel fails here: without a
          * split on GPU tiles; for a pointwise convolution the one with 4-vector segments, which
          * most of its dispatches take, the other built on first use (on lavapipe each variant
@@ -460,10 +461,10 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
                 goto fail;
         } else {
             spec[15] = pointwise;
-            if (gpu_pipeline_get(cfg->ctx, &pd, pointwise ? &s->direct_vec4 : &s->dw) != GPU_OK) {
-                snprintf(err, err_len, "conv2d %s: %s", op->name, gpu_last_error());
+            char what[96];
+            snprintf(what, sizeof what, "conv2d %s", op->name);
+            if (!direct_build(s, spec, pointwise ? &s->direct_vec4 : &s->dw, what, err, err_len))
                 goto fail;
-            }
         }
     }
     if (s->kind == CONV_POINTWISE || s->kind == CONV_GENERAL) {
