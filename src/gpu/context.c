@@ -6,6 +6,10 @@
 #include <time.h>
 
 #define DEFAULT_TIMEOUT_MS 120000u
+/* A CPU device (lavapipe) compiles each pipeline into machine code when a submission first runs
+ * it, inside the fence wait: a small net's first run at fp16 took over 120 s on a loaded 2-core
+ * machine under the sanitizers. */
+#define CPU_DEVICE_TIMEOUT_MS 1800000u
 
 /* The headers this project builds against may predate VK_KHR_cooperative_matrix; only its
  * property query is needed, whose layout is fixed by the extension. */
@@ -589,8 +593,6 @@ static void resolve_options(const struct gpu_options *in, struct gpu_options *o)
     const char *timeout = getenv("PPOCR_VK_TIMEOUT_MS");
     if (o->timeout_ms == 0 && timeout && *timeout)
         o->timeout_ms = (uint32_t)strtoul(timeout, NULL, 0);
-    if (o->timeout_ms == 0)
-        o->timeout_ms = DEFAULT_TIMEOUT_MS;
     const char *spin = getenv("PPOCR_VK_SPIN_US");
     if (o->spin_us < 0 && spin && *spin)
         o->spin_us = (int)strtol(spin, NULL, 0);
@@ -726,7 +728,6 @@ int gpu_context_create(const struct gpu_options *opt, struct gpu_context **out)
     if (!ctx)
         return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "creating the GPU context: out of memory");
     resolve_options(opt, &ctx->opt);
-    ctx->timeout_ns = (uint64_t)ctx->opt.timeout_ms * 1000000ull;
     pthread_mutex_init(&ctx->queue_lock, NULL);
     pthread_mutex_init(&ctx->pipeline_lock, NULL);
     pthread_mutex_init(&ctx->transfer_lock, NULL);
@@ -742,6 +743,9 @@ int gpu_context_create(const struct gpu_options *opt, struct gpu_context **out)
     if (!st) {
         int spin = ctx->opt.spin_us >= 0 ? ctx->opt.spin_us : ctx->caps.is_cpu ? 0 : GPU_DEFAULT_SPIN_US;
         ctx->spin_ns = (uint64_t)spin * 1000ull;
+        if (ctx->opt.timeout_ms == 0)
+            ctx->opt.timeout_ms = ctx->caps.is_cpu ? CPU_DEVICE_TIMEOUT_MS : DEFAULT_TIMEOUT_MS;
+        ctx->timeout_ns = (uint64_t)ctx->opt.timeout_ms * 1000000ull;
     }
     if (!st)
         st = gpu_pools_create(ctx);

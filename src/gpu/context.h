@@ -26,8 +26,8 @@ struct gpu_options {
     uint64_t pool_cap;       /* bytes each pool may hand out; 0: PPOCR_VK_POOL_CAP or none */
     const char *cache_dir;   /* pipeline cache folder; NULL: PPOCR_CACHE_DIR, XDG, ~/.cache;
                               * "": no disk cache */
-    uint32_t timeout_ms;     /* longest fence wait before GPU_ERR_TIMEOUT; 0: PPOCR_VK_TIMEOUT_MS
-                              * or 120 s */
+    uint32_t timeout_ms;     /* longest fence wait before GPU_ERR_TIMEOUT; 0: PPOCR_VK_TIMEOUT_MS,
+                              * else 120 s on a GPU and 30 min on a CPU device */
     int spin_us;             /* poll a fence this long before a blocking wait; -1: PPOCR_VK_SPIN_US,
                               * else GPU_DEFAULT_SPIN_US on a GPU and none on a CPU device */
 };
