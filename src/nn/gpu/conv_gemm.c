@@ -240,8 +240,10 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
         out->small_bn = TILED_BN / 2;
         snprintf(out->sliced_shader, sizeof out->sliced_shader, "gemm_sliced%s", nnh_precision_suffix(cfg));
     }
-    /* the plain kernel now, so that a device that cannot build it fails at net creation */
-    if (!variant(out, GEMM_TILED, err, err_len))
+    /* one variant now, so that a device that cannot build the kernel fails at net creation: on
+     * CPU devices the 4-vector one, which their aligned operands take (lavapipe compiles every
+     * pipeline at each start, its pipeline cache staying empty), elsewhere the plain one */
+    if (!variant(out, out->cpu_kernel ? GEMM_TILED_VEC4 : GEMM_TILED, err, err_len))
         return -1;
     if (!force && f16 && d->allow_coopmat && d->mode != CONV_GEMM_DECONV && has_coopmat_16x16x16(caps)) {
         /* The kernel indexes subgroups as 32 invocations, which has_coopmat_16x16x16 checked. Its
