@@ -6,9 +6,9 @@
 #include <time.h>
 
 #define DEFAULT_TIMEOUT_MS 120000u
-/* A CPU device (lavapipe) compiles each pipeline into machine code when a submission first runs
- * it, inside the fence wait: a small net's first run at fp16 took over 120 s on a loaded 2-core
- * machine under the sanitizers. */
+/* A CPU device (lavapipe) shares the processor with everything else on the machine: on a 2-core
+ * machine slowed down by another tenant, a small net's first fp16 run under the sanitizers took
+ * over 120 s (its first run also pays for some of lavapipe's compilation). */
 #define CPU_DEVICE_TIMEOUT_MS 1800000u
 
 /* The headers this project builds against may predate VK_KHR_cooperative_matrix; only its
