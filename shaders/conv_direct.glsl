@@ -6,6 +6,11 @@
 // where an implicit GEMM gathers every im2col element separately with its index arithmetic.
 //   CPU devices (lavapipe, KS = 1): SIMD lanes pay per load instruction and lane, and there is no
 //   shared memory and no barrier (lavapipe runs one as a coroutine switch).
+//   DIRECT_SUBGROUP (conv_direct_sg*.comp, CPU devices with subgroup shuffles): lavapipe (Mesa
+//   22.3) loads a buffer inside a loop one lane at a time, each lane's value passing through the
+//   stack, about 20 cycles per lane whether the address is uniform or not. So each weight
+//   4-vector is loaded by one lane and reaches the others by shuffle (one load per subgroup, not
+//   per lane), and an 8-input row segment loads as one 8-float vector where it is aligned.
 //   GPUs (KS > 1): KS invocations share each output tile, each summing every KS-th input channel,
 //   and add up through shared memory; so a convolution with few outputs and long sums (det's 3x3
 //   neck convolutions to 24 channels, rec's 1x3 ones over 480 and 960 channels of one-row maps)
@@ -15,7 +20,19 @@
 #extension GL_GOOGLE_include_directive : require
 #include "storage.glsl"
 #include "activation.glsl"
-
+#ifdef DIRECT_SUBGROUP
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_EXT_control_flow_attributes : require
+#ifndef STORAGE_F16
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#define SEG_VEC8
+#endif
+// Unrolled on request: with a load under a condition inside, lavapipe left the multiply loops
+// rolled and rec's 1x1 convolution 480 -> 480 took 3x as long.
+#define UNROLL [[unroll]]
+#else
+#define UNROLL
+#endif
 
 layout(local_size_x_id = 0, local_size_y_id = 17) in;
 layout(constant_id = 0) const uint LX = 32;
@@ -50,6 +67,9 @@ layout(constant_id = 18) const bool IMAGES_ON_X = false;
 
 layout(std430, binding = 0) readonly buffer BufX { SFLOAT x[]; };
 layout(std430, binding = 0) readonly buffer BufX4 { SFLOAT4 x4[]; };
+#ifdef SEG_VEC8
+layout(std430, binding = 0) readonly buffer BufX8 { u64vec4 x8[]; }; // 8 floats, 2 per component
+#endif
 layout(std430, binding = 1) readonly buffer BufW { SFLOAT4 w4[]; }; // TM a multiple of 4
 layout(std430, binding = 2) writeonly buffer BufY { SFLOAT y[]; };
 layout(std430, binding = 3) readonly buffer BufBias { float bias[]; };
@@ -77,10 +97,13 @@ void main()
     const uint gid = IMAGES_ON_X ? (gl_WorkGroupID.z * gl_NumWorkGroups.x + gl_WorkGroupID.x) * LX + gl_LocalInvocationID.x
                                  : gl_GlobalInvocationID.x;
     // Past the end: without a K-split, leave (lavapipe then skips whole idle SIMD groups of a
-    // narrow map's workgroup); with one, compute the last tile again and store nothing, so that
-    // the barriers see every invocation.
+    // narrow map's workgroup); with one, or with DIRECT_SUBGROUP (the other lanes shuffle from the
+    // weights this one loads), compute the last tile again and store nothing, so that the
+    // barriers and shuffles see every invocation.
+#ifndef DIRECT_SUBGROUP
     if (KS == 1u && gid >= p.items)
         return;
+#endif
     const bool in_range = gid < p.items;
     const uint item = min(gid, p.items - 1u);
     const uint rowg = item / p.OWG, img = IMAGES_ON_X ? rowg / p.OH : gl_WorkGroupID.z;
@@ -100,34 +123,63 @@ void main()
         const float g = X_GATE ? gate[img * p.IC + ic] : 1.0;
         for (uint ky = 0; ky < KH; ky++) {
             const int iy = iy0 + int(ky * DH);
+#ifdef DIRECT_SUBGROUP
+            // a row past the edge loads zeros rather than diverge: lanes must not skip the shuffles
+            const bool row_ok = uint(iy) < p.H;
+#else
             if (uint(iy) >= p.H)
                 continue;
+            const bool row_ok = true;
+#endif
             const uint row = plane + uint(iy) * p.W;
             float seg[SEG_LEN];
+#ifdef SEG_VEC8
+            if (SEG_VEC4 && SEG_LEN == 8u && row_ok && ix0 >= 0 && uint(ix0) + 7u < p.W &&
+                ((row + uint(ix0)) & 7u) == 0u) {
+                const u64vec4 v = x8[(row + uint(ix0)) / 8u];
+                for (uint c = 0; c < 4; c++) {
+                    const uvec2 halves = unpack32(v[c]); // the lower address in .x (little-endian)
+                    seg[2 * c] = uintBitsToFloat(halves.x);
+                    seg[2 * c + 1] = uintBitsToFloat(halves.y);
+                }
+            } else
+#endif
             if (SEG_VEC4) {
                 for (uint s = 0; s < SPAN; s += 4) {
                     int ix = ix0 + int(s);
-                    if (ix >= 0 && uint(ix) + 3u < p.W) {
+                    if (row_ok && ix >= 0 && uint(ix) + 3u < p.W) {
                         vec4 v = vec4(x4[(row + uint(ix)) / 4u]);
                         seg[s] = v.x, seg[s + 1] = v.y, seg[s + 2] = v.z, seg[s + 3] = v.w;
                     } else {
                         for (uint c = 0; c < 4; c++)
-                            seg[s + c] = uint(ix + int(c)) < p.W ? float(x[row + uint(ix) + c]) : 0.0;
+                            seg[s + c] = row_ok && uint(ix + int(c)) < p.W ? float(x[row + uint(ix) + c]) : 0.0;
                     }
                 }
             } else {
                 for (uint s = 0; s < SPAN; s++) {
                     int ix = ix0 + int(s);
-                    seg[s] = uint(ix) < p.W ? float(x[row + uint(ix)]) : 0.0;
+                    seg[s] = row_ok && uint(ix) < p.W ? float(x[row + uint(ix)]) : 0.0;
                 }
             }
             if (X_GATE)
                 for (uint s = 0; s < SPAN; s++)
                     seg[s] *= g;
-            for (uint kx = 0; kx < KW; kx++) {
+#ifdef DIRECT_SUBGROUP
+            // this kernel row's KW TM / 4 weight 4-vectors, a subgroup's worth at a time
+            const uint wrow = (wbase + ky * KW * TM) / 4, wcount = KW * TM / 4;
+            vec4 wlane = vec4(0.0);
+#endif
+            UNROLL for (uint kx = 0; kx < KW; kx++) {
                 const uint wk = (wbase + (ky * KW + kx) * TM) / 4;
-                for (uint t4 = 0; t4 < TM / 4; t4++) {
+                UNROLL for (uint t4 = 0; t4 < TM / 4; t4++) {
+#ifdef DIRECT_SUBGROUP
+                    const uint v = kx * (TM / 4) + t4;
+                    if (v % gl_SubgroupSize == 0u)
+                        wlane = vec4(w4[wrow + min(v + gl_SubgroupInvocationID, wcount - 1u)]);
+                    const vec4 wv = subgroupShuffle(wlane, v % gl_SubgroupSize);
+#else
                     const vec4 wv = vec4(w4[wk + t4]);
+#endif
                     for (uint c = 0; c < 4; c++)
                         for (uint o = 0; o < TN; o++)
                             acc[4 * t4 + c][o] = fma(seg[o * SW + kx * DW], wv[c], acc[4 * t4 + c][o]);

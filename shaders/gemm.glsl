@@ -13,6 +13,10 @@
 //             neighbouring invocations own neighbouring columns so SIMD lanes load contiguously;
 //             with VEC4 (4-aligned operands) A rows come 4 k per load and a plain B 4 columns per
 //             load, since lavapipe pays per load instruction and lane rather than per byte;
+//             GEMM_CPU_SG (gemm_cpu_sg*.comp, devices with subgroup shuffles and TM lanes or
+//             more): lavapipe loads inside a loop one lane at a time, uniform address or not, so
+//             with a plain B each lane loads one of the TM A rows every lane needs and the others
+//             take it by shuffle;
 //   GEMM_KSPLIT  few outputs and a long K (a 1x3 convolution over 960 channels of a one-line
 //             feature map: 2,400 outputs of 2,880 terms each, one tiled workgroup): BM x BN
 //             outputs per workgroup, each summed by LX / (BM BN) invocations over interleaved k
@@ -31,6 +35,9 @@
 #extension GL_GOOGLE_include_directive : require
 #include "storage.glsl"
 #include "activation.glsl"
+#ifdef GEMM_CPU_SG
+#extension GL_KHR_shader_subgroup_shuffle : require
+#endif
 
 #define MODE_PLAIN 0u
 #define MODE_IM2COL 1u
@@ -699,13 +706,24 @@ void main_vec4()
         acc[i] = vec4(0.0);
         a_row[i] = a_base + min(m0 + i, p.M - 1) * p.a_sm;
     }
+#ifdef GEMM_CPU_SG
+    // the A row this lane loads for the subgroup (lanes past TM repeat the last)
+    const uint a_row_lane = a_base + min(m0 + min(gl_SubgroupInvocationID, TM - 1u), p.M - 1) * p.a_sm;
+#endif
     uint k = 0;
     for (; k + 4 <= p.K; k += 4) {
         vec4 bv[4];
         for (uint q = 0; q < 4; q++)
             bv[q] = vec4(b4[(b_base + (k + q) * p.b_sk + nl) / 4]) * b_gate(z1, k + q);
+#ifdef GEMM_CPU_SG
+        const vec4 a_lane = vec4(a4[(a_row_lane + k) / 4]);
+#endif
         for (uint i = 0; i < TM; i++) {
+#ifdef GEMM_CPU_SG
+            vec4 av = subgroupShuffle(a_lane, i);
+#else
             vec4 av = vec4(a4[(a_row[i] + k) / 4]);
+#endif
             acc[i] = fma(vec4(av.x), bv[0], acc[i]);
             acc[i] = fma(vec4(av.y), bv[1], acc[i]);
             acc[i] = fma(vec4(av.z), bv[2], acc[i]);

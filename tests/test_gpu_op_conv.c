@@ -329,14 +329,16 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
 static void run_cases(const struct conv_case *cases, size_t count)
 {
     /* big and small shared-memory tiles, small tiles with K slices, K-split, register tiles,
-     * direct convolutions (register tiles for the rest), direct convolutions with GPU tiles and
+     * direct convolutions (register tiles for the rest; their subgroup variant where the device
+     * has one, then never that variant), direct convolutions with GPU tiles and
      * split channel sums, stride-1 convolutions through shared-memory tiles (fp32 only: in fp16
      * that is the direct kernel again); then, only where the device has cooperative matrices, "":
      * its own choice, and each cooperative-matrix tile forced */
-    static const char *const kernels[] = {"tiled",    "small",        "sliced",       "ksplit",
-                                          "cpu",      "direct",       "gpudirect",    "gputile",
-                                          "",         "coopmat32x64", "coopmat64x64", "coopmat128x128"};
-    const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 12 : 8;
+    static const char *const kernels[] = {"tiled",        "small",        "sliced",        "ksplit",
+                                          "cpu",          "direct",       "direct1",       "gpudirect",
+                                          "gputile",      "",             "coopmat32x64",  "coopmat64x64",
+                                          "coopmat128x128"};
+    const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 13 : 9;
     for (int kernel = 0; kernel < count_kernels; kernel++) {
         setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
         const bool f32_only = !strcmp(kernels[kernel], "gputile");

@@ -214,12 +214,12 @@ static double mm_run(const struct mm_case *mc, enum nn_dtype dt, int reps)
  * where present. */
 static void run_cases(const struct mm_case *cases, size_t count)
 {
-    /* big and small shared-memory tiles, small tiles with K slices, K-split, register tiles; then,
-     * only where the device has cooperative matrices, "": its own choice, and each
-     * cooperative-matrix tile forced */
+    /* big and small shared-memory tiles, small tiles with K slices, K-split, register tiles (their
+     * subgroup variant where the device has one, then never that variant); then, only where the
+     * device has cooperative matrices, "": its own choice, and each cooperative-matrix tile forced */
     static const char *const kernels[] = {"tiled", "small",        "sliced",       "ksplit",        "cpu",
-                                          "",      "coopmat32x64", "coopmat64x64", "coopmat128x128"};
-    const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 9 : 5;
+                                          "cpu1",  "",             "coopmat32x64", "coopmat64x64", "coopmat128x128"};
+    const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 10 : 6;
     for (int kernel = 0; kernel < count_kernels; kernel++) {
         setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
         /* lavapipe runs the GPU kernels' barriers slowly: there they take one precision per case */

@@ -192,6 +192,15 @@ static const struct gpu_pipeline *variant(struct conv_gemm *g, enum conv_gemm_va
     return g->variant[v];
 }
 
+/* Whether the CPU kernel takes its subgroup variant (shaders/gemm.glsl, GEMM_CPU_SG): shuffles in
+ * compute shaders and one subgroup size, of CPU_TM lanes or more, that divides the workgroup (so
+ * that the lanes a shuffle reads exist). */
+static bool cpu_subgroup(const struct gpu_caps *c)
+{
+    return (c->subgroup_ops & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) && c->min_subgroup_size == c->max_subgroup_size &&
+           c->subgroup_size >= CPU_TM && CPU_LX % c->subgroup_size == 0;
+}
+
 int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_desc *d, struct conv_gemm *out,
                      char *err, size_t err_len)
 {
@@ -203,7 +212,8 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
     out->f16 = f16;
     /* PPOCR_VK_GEMM_KERNEL=tiled|small|ksplit|cpu overrides the device class and the tile choice
      * (and leaves cooperative matrices out), so that the tests run every kernel on any device;
-     * "direct" is "cpu" with direct convolutions (op_conv2d.c). coopmat32x64|coopmat64x64|
+     * "cpu1" is "cpu" without its subgroup variant, "direct" and "direct1" are "cpu" and "cpu1"
+     * with direct convolutions (op_conv2d.c). coopmat32x64|coopmat64x64|
      * coopmat128x128 keep cooperative matrices where the device has them, with that tile for
      * every dispatch (tests and per-op benchmarks). */
     const char *force = getenv("PPOCR_VK_GEMM_KERNEL");
@@ -220,7 +230,8 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
         }
     }
     if (force) {
-        out->cpu_kernel = !strcmp(force, "cpu") || !strcmp(force, "direct");
+        out->cpu_kernel = !strcmp(force, "cpu") || !strcmp(force, "cpu1") || !strcmp(force, "direct") ||
+                          !strcmp(force, "direct1");
         out->tiles = !strcmp(force, "tiled")    ? 1
                      : !strcmp(force, "small")  ? 2
                      : !strcmp(force, "ksplit") ? 3
@@ -229,7 +240,8 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
     }
     out->mode = d->mode;
     if (out->cpu_kernel) {
-        snprintf(out->shader, sizeof out->shader, "%s", f16 ? "gemm_cpu_f16" : "gemm_cpu");
+        const bool sg = cpu_subgroup(caps) && !(force && (!strcmp(force, "cpu1") || !strcmp(force, "direct1")));
+        snprintf(out->shader, sizeof out->shader, "gemm_cpu%s%s", sg ? "_sg" : "", f16 ? "_f16" : "");
         out->bm = CPU_TM;
         out->bn = CPU_LX * CPU_TN;
     } else {

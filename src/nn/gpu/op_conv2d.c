@@ -178,15 +178,35 @@ static const char *forced_kernel(void)
     return force && *force ? force : NULL;
 }
 
+/* Whether PPOCR_VK_GEMM_KERNEL (the tests' switch) asks for the direct kernel with CPU tiles:
+ * "direct" (its subgroup variant where the device has one) or "direct1" (never that variant). */
+static bool force_direct_cpu(const char *force)
+{
+    return !strcmp(force, "direct") || !strcmp(force, "direct1");
+}
+
 /* The direct kernel serves CPU devices; PPOCR_VK_GEMM_KERNEL (the tests' switch) picks it
- * anywhere with "direct" (a CPU device's kernels: with the GEMM's register tiles) and leaves it
- * out with any other kernel. */
+ * anywhere with "direct" or "direct1" (a CPU device's kernels: with the GEMM's register tiles)
+ * and leaves it out with any other kernel. */
 static bool use_direct(const struct nn_gpu_config *cfg)
 {
     const char *force = forced_kernel();
     if (force)
-        return !strcmp(force, "direct");
+        return force_direct_cpu(force);
     return gpu_context_caps(cfg->ctx)->is_cpu;
+}
+
+/* Whether the direct kernel's CPU tiles take its subgroup variant (shaders/conv_direct.glsl,
+ * DIRECT_SUBGROUP): shuffles in compute shaders, one subgroup size that divides the workgroup (so
+ * that every lane a shuffle reads exists), and 64-bit integers for fp32's 8-float loads. */
+static bool direct_subgroup(const struct nn_gpu_config *cfg)
+{
+    const char *force = forced_kernel();
+    if (force && !strcmp(force, "direct1"))
+        return false;
+    const struct gpu_caps *c = gpu_context_caps(cfg->ctx);
+    return (c->subgroup_ops & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) && c->min_subgroup_size == c->max_subgroup_size &&
+           c->subgroup_size && DIRECT_LX % c->subgroup_size == 0 && (cfg->act_dtype == NN_F16 || c->shader_int64);
 }
 
 /* The depthwise kernel's tile: CPU devices' (long rows, one row per invocation) or GPUs'; the
@@ -195,7 +215,7 @@ static bool dw_cpu_tiles(const struct nn_gpu_config *cfg)
 {
     const char *force = forced_kernel();
     if (force)
-        return !strcmp(force, "cpu") || !strcmp(force, "direct");
+        return !strcmp(force, "cpu") || force_direct_cpu(force);
     return gpu_context_caps(cfg->ctx)->is_cpu;
 }
 
@@ -207,7 +227,9 @@ static const struct gpu_pipeline *direct_build(struct conv2d_state *s, const uin
 {
     if (*slot)
         return *slot;
-    struct gpu_pipeline_desc pd = {.shader = s->cfg.act_dtype == NN_F16 ? "conv_direct_f16" : "conv_direct",
+    const bool f16 = s->cfg.act_dtype == NN_F16, sg = !s->direct_gpu && direct_subgroup(&s->cfg);
+    const char *shader = sg ? (f16 ? "conv_direct_sg_f16" : "conv_direct_sg") : f16 ? "conv_direct_f16" : "conv_direct";
+    struct gpu_pipeline_desc pd = {.shader = shader,
                                    .spec = spec, .spec_count = 19, .buffer_count = 6,
                                    .push_bytes = sizeof(struct direct_push)};
     if (gpu_pipeline_get(s->cfg.ctx, &pd, slot) != GPU_OK) {
