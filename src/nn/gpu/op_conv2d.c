@@ -36,14 +36,16 @@
 
 enum conv_kind { CONV_POINTWISE, CONV_DEPTHWISE, CONV_GENERAL, CONV_DIRECT };
 
-/* Depthwise on CPU devices: 64 invocations, each 8 neighbouring outputs of a row (loads rather
- * than arithmetic bound the kernel there, and a longer row segment shares more taps). On GPUs
- * each invocation takes a block of rows as well, whose input rows it loads once for every output
- * row they reach: on the H200, rec's 5 x 5 convolutions at 32 lines took 50 us with one row of 4
- * outputs, 39 with 2 rows and 34 with 4 rows; det's fp32 3 x 3 ones 24 -> 17 us (stride 1) and
- * 24 -> 15 us (stride 2) with 2 x 2 outputs in workgroups of 128. */
+/* Depthwise on CPU devices: 64 invocations, each 16 neighbouring outputs of a row (loads rather
+ * than arithmetic bound the kernel there, and a longer row segment shares more taps: on lavapipe,
+ * rec's depthwise convolutions for one line took 91-94 ms with 8, 76-78 with 16, 74-76 with 24
+ * and 73-75 with 32; det's four largest at 960 x 960 227-232 ms with 8, 190-213 with 16). On
+ * GPUs each invocation takes a block of rows as well, whose input rows it loads once for every
+ * output row they reach: on the H200, rec's 5 x 5 convolutions at 32 lines took 50 us with one
+ * row of 4 outputs, 39 with 2 rows and 34 with 4 rows; det's fp32 3 x 3 ones 24 -> 17 us
+ * (stride 1) and 24 -> 15 us (stride 2) with 2 x 2 outputs in workgroups of 128. */
 #define DW_LX 64u
-#define DW_CPU_OUTW 8u
+#define DW_CPU_OUTW 16u
 /* Row blocks only where one row per invocation already gives this many invocations: below it
  * the GPU is not full, and longer invocations only add latency (rec's 5 x 5 convolutions for one
  * line, 57,600 invocations: 7.3 us with one row, 9.2 with 4). */
