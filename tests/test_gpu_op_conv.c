@@ -446,6 +446,11 @@ static void test_general(void **s)
         {2, 347, 1, 29, 60, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, PVK_ACT_SWISH, 0, 0, 0, 0, 0, 0, 0},
         {1, 120, 9, 11, 33, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_HARDSWISH, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
         {3, 480, 1, 40, 60, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, PVK_ACT_SWISH, 0, 0, 0, 0, 0, 0, 0},
+        /* stride 2 beside a row of a multiple of 4; a 5 x 5 kernel over 24 channels, whose GPU
+         * tiles would take more than 32 KiB of shared memory; a long kernel row, stride 2 */
+        {1, 6, 9, 24, 12, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_RELU, 0, 0, 0, 0, 0, 0, 0},
+        {2, 7, 11, 16, 24, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 1, PVK_ACT_HARDSWISH, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
+        {1, 5, 6, 28, 8, 1, 7, 1, 2, 1, 1, 0, 3, 0, 3, 1, PVK_ACT_NONE, 0, 1, 0, 0, 0, 1, 0},
     };
     RUN(cases);
 }

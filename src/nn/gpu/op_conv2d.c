@@ -118,6 +118,15 @@ static uint32_t direct_tm(int oc, bool pointwise)
 #define TILE_MIN_GROUPS 200u
 _Static_assert(DIRECT_GPU_TM == 8u, "shaders/conv_tile.glsl reads the weights in blocks of 8 channels");
 
+/* Shared memory the tile kernel declares (shaders/conv_tile.glsl: its input window and the
+ * chunk's weights, in 4-vectors): a 5 x 5 kernel over 3 blocks takes 33,024 bytes, past the
+ * 32 KiB some devices have. */
+static uint32_t tile_shared_bytes(uint32_t kh, uint32_t kw, uint32_t blocks)
+{
+    const uint32_t win_w4 = (TILE_TX * TILE_R + kw - 1u + 3u) / 4u;
+    return 16u * (TILE_ICC * (TILE_TH + kh - 1u) * win_w4 + TILE_ICC * kh * kw * blocks * 2u);
+}
+
 struct conv2d_state {
     struct nn_gpu_config cfg;
     enum conv_kind kind;
@@ -468,9 +477,11 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
                              s->direct_gpu};
         memcpy(s->direct_spec, spec, sizeof spec);
         /* the tiles read the weights as packed for GPU tiles, in blocks of DIRECT_GPU_TM (8) channels */
-        s->tile_ok = s->direct_gpu && cfg->act_dtype == NN_F32 && a->sh == 1 && a->sw == 1 && a->dh == 1 &&
-                     a->dw == 1 && !s->input_gate;
         const uint32_t blocks = ((uint32_t)s->oc + 7u) / 8u;
+        s->tile_ok = s->direct_gpu && cfg->act_dtype == NN_F32 && a->sh == 1 && a->sw == 1 && a->dh == 1 &&
+                     a->dw == 1 && !s->input_gate &&
+                     tile_shared_bytes((uint32_t)a->kh, (uint32_t)a->kw, blocks < TILE_NB ? blocks : TILE_NB) <=
+                         gpu_context_caps(cfg->ctx)->max_shared_memory;
         const uint32_t tile_spec[13] = {TILE_TX, TILE_TH, blocks < TILE_NB ? blocks : TILE_NB, (uint32_t)a->kh,
                                         (uint32_t)a->kw, TILE_R, TILE_ICC, op->act, conv_float_bits(op->act_alpha),
                                         conv_float_bits(op->act_beta), (uint32_t)a->residual, s->has_bias,
