@@ -70,13 +70,16 @@ static void dw_tile(bool cpu, enum nn_dtype dtype, const struct ref_conv_params 
  * segments hold no taps to share, gain from more output channels instead: rec at 32 lines took
  * 2.97 s with 12 x 8, 2.55 with 16 x 8, 2.46 with 20 x 8 and 2.42 with 24 x 8, so there TM is
  * the largest of 24, 16 and 12 that divides OC. Past about 192 accumulators lavapipe's compiled
- * kernel falls off a cliff (16 x 16: 8.1 s, 12 x 24: 12.9 s). */
+ * kernel falls off a cliff (16 x 16: 8.1 s, 12 x 24: 12.9 s). Where the subgroup variant shares
+ * each weight load among the lanes, every convolution takes 24 channels where they divide OC:
+ * det's 3x3 neck convolutions at 960 x 960 then took 226-278 ms against 355-421 with 12 (16 did
+ * no better than 12 for det's other convolutions). */
 #define DIRECT_LX 32u
 #define DIRECT_TN 8u
 
-static uint32_t direct_tm(int oc, bool pointwise)
+static uint32_t direct_tm(int oc, bool pointwise, bool shared_weights)
 {
-    if (pointwise && oc % 24 == 0)
+    if ((pointwise || shared_weights) && oc % 24 == 0)
         return 24u;
     if (pointwise && oc % 16 == 0)
         return 16u;
@@ -406,7 +409,7 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
         if (conv_upload(cfg, w->data[0], (size_t)s->oc * k, false, &s->weight, err, err_len))
             goto fail;
     } else if (s->kind == CONV_DIRECT) {
-        s->direct_tm = s->direct_gpu ? DIRECT_GPU_TM : direct_tm(s->oc, pointwise);
+        s->direct_tm = s->direct_gpu ? DIRECT_GPU_TM : direct_tm(s->oc, pointwise, direct_subgroup(cfg));
         if (upload_direct_weights(cfg, w->data[0], (size_t)s->oc, k, s->direct_tm, &s->weight, err, err_len))
             goto fail;
     } else {
