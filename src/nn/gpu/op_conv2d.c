@@ -224,12 +224,13 @@ static bool direct_subgroup(const struct nn_gpu_config *cfg)
 }
 
 /* The depthwise kernel's tile: CPU devices' (long rows, one row per invocation) or GPUs'; the
- * tests' PPOCR_VK_GEMM_KERNEL picks the CPU tile with "cpu" and "direct" on any device. */
+ * tests' PPOCR_VK_GEMM_KERNEL picks the CPU tile with "cpu", "cpu1", "direct" and "direct1" on
+ * any device. */
 static bool dw_cpu_tiles(const struct nn_gpu_config *cfg)
 {
     const char *force = forced_kernel();
     if (force)
-        return !strcmp(force, "cpu") || force_direct_cpu(force);
+        return !strcmp(force, "cpu") || !strcmp(force, "cpu1") || force_direct_cpu(force);
     return gpu_context_caps(cfg->ctx)->is_cpu;
 }
 
