@@ -795,6 +795,12 @@ bool gpu_prefers_fp16(const struct gpu_context *ctx)
     return c->storage_16bit && c->shader_fp16 && !c->is_cpu && !ctx->opt.force_fp32;
 }
 
+bool gpu_shuffles_fill_workgroup(const struct gpu_caps *c, uint32_t workgroup)
+{
+    return (c->subgroup_ops & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) && c->min_subgroup_size == c->max_subgroup_size &&
+           c->subgroup_size && workgroup % c->subgroup_size == 0;
+}
+
 /* --- device list -----------------------------------------------------------------------------*/
 
 static void format_driver_version(uint32_t vendor, uint32_t v, char *buf, size_t size)

@@ -100,6 +100,10 @@ const struct gpu_caps *gpu_context_caps(const struct gpu_context *ctx);
  * is not a CPU (lavapipe emulates fp16 slower than fp32) and fp16 was not forced off. */
 bool gpu_prefers_fp16(const struct gpu_context *ctx);
 
+/* Whether a kernel of `workgroup` invocations can shuffle between subgroup lanes with every lane
+ * present: shuffles in compute shaders, and one subgroup size, which divides the workgroup. */
+bool gpu_shuffles_fill_workgroup(const struct gpu_caps *caps, uint32_t workgroup);
+
 /* Raw handles, for code in this layer and for tests. */
 VkDevice gpu_context_device(const struct gpu_context *ctx);
 VkPhysicalDevice gpu_context_physical_device(const struct gpu_context *ctx);

@@ -192,13 +192,11 @@ static const struct gpu_pipeline *variant(struct conv_gemm *g, enum conv_gemm_va
     return g->variant[v];
 }
 
-/* Whether the CPU kernel takes its subgroup variant (shaders/gemm.glsl, GEMM_CPU_SG): shuffles in
- * compute shaders and one subgroup size, of CPU_TM lanes or more, that divides the workgroup (so
- * that the lanes a shuffle reads exist). */
+/* Whether the CPU kernel takes its subgroup variant (shaders/gemm.glsl, GEMM_CPU_SG): shuffles
+ * over a whole workgroup, in subgroups of CPU_TM lanes or more (one lane per A row). */
 static bool cpu_subgroup(const struct gpu_caps *c)
 {
-    return (c->subgroup_ops & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) && c->min_subgroup_size == c->max_subgroup_size &&
-           c->subgroup_size >= CPU_TM && CPU_LX % c->subgroup_size == 0;
+    return gpu_shuffles_fill_workgroup(c, CPU_LX) && c->subgroup_size >= CPU_TM;
 }
 
 int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_desc *d, struct conv_gemm *out,

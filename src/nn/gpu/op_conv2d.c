@@ -211,16 +211,15 @@ static bool use_direct(const struct nn_gpu_config *cfg)
 }
 
 /* Whether the direct kernel's CPU tiles take its subgroup variant (shaders/conv_direct.glsl,
- * DIRECT_SUBGROUP): shuffles in compute shaders, one subgroup size that divides the workgroup (so
- * that every lane a shuffle reads exists), and 64-bit integers for fp32's 8-float loads. */
+ * DIRECT_SUBGROUP): shuffles over a whole workgroup, and 64-bit integers for fp32's 8-float
+ * loads. */
 static bool direct_subgroup(const struct nn_gpu_config *cfg)
 {
     const char *force = forced_kernel();
     if (force && !strcmp(force, "direct1"))
         return false;
     const struct gpu_caps *c = gpu_context_caps(cfg->ctx);
-    return (c->subgroup_ops & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) && c->min_subgroup_size == c->max_subgroup_size &&
-           c->subgroup_size && DIRECT_LX % c->subgroup_size == 0 && (cfg->act_dtype == NN_F16 || c->shader_int64);
+    return gpu_shuffles_fill_workgroup(c, DIRECT_LX) && (cfg->act_dtype == NN_F16 || c->shader_int64);
 }
 
 /* The depthwise kernel's tile: CPU devices' (long rows, one row per invocation) or GPUs'; the
