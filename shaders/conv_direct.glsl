@@ -170,7 +170,6 @@ void main()
             vec4 wlane = vec4(0.0);
 #endif
             UNROLL for (uint kx = 0; kx < KW; kx++) {
-                const uint wk = (wbase + (ky * KW + kx) * TM) / 4;
                 UNROLL for (uint t4 = 0; t4 < TM / 4; t4++) {
 #ifdef DIRECT_SUBGROUP
                     const uint v = kx * (TM / 4) + t4;
@@ -178,7 +177,7 @@ void main()
                         wlane = vec4(w4[wrow + min(v + gl_SubgroupInvocationID, wcount - 1u)]);
                     const vec4 wv = subgroupShuffle(wlane, v % gl_SubgroupSize);
 #else
-                    const vec4 wv = vec4(w4[wk + t4]);
+                    const vec4 wv = vec4(w4[(wbase + (ky * KW + kx) * TM) / 4 + t4]);
 #endif
                     for (uint c = 0; c < 4; c++)
                         for (uint o = 0; o < TN; o++)

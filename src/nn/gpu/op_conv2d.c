@@ -145,6 +145,7 @@ struct conv2d_state {
     /* Direct with GPU tiles: always (kind CONV_DIRECT, the tests' "gpudirect"), or beside the GEMM
      * of a general convolution (kind CONV_GENERAL) for dispatches with enough tiles. */
     bool direct_gpu;
+    bool direct_sg;                    /* direct, CPU tiles: the subgroup variant (direct_subgroup) */
     struct gpu_buffer direct_weight;   /* beside the GEMM: the weights packed for the direct kernel */
     const struct gpu_pipeline *direct_split[DIRECT_SPLITS]; /* by log2 of KS, built on first use */
     uint32_t direct_spec[19];          /* direct: the specialization, for the variants built on first use */
@@ -241,8 +242,9 @@ static const struct gpu_pipeline *direct_build(struct conv2d_state *s, const uin
 {
     if (*slot)
         return *slot;
-    const bool f16 = s->cfg.act_dtype == NN_F16, sg = !s->direct_gpu && direct_subgroup(&s->cfg);
-    const char *shader = sg ? (f16 ? "conv_direct_sg_f16" : "conv_direct_sg") : f16 ? "conv_direct_f16" : "conv_direct";
+    const bool f16 = s->cfg.act_dtype == NN_F16;
+    const char *shader = s->direct_sg ? (f16 ? "conv_direct_sg_f16" : "conv_direct_sg")
+                                      : f16 ? "conv_direct_f16" : "conv_direct";
     struct gpu_pipeline_desc pd = {.shader = shader,
                                    .spec = spec, .spec_count = 19, .buffer_count = 6,
                                    .push_bytes = sizeof(struct direct_push)};
@@ -409,7 +411,8 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
         if (conv_upload(cfg, w->data[0], (size_t)s->oc * k, false, &s->weight, err, err_len))
             goto fail;
     } else if (s->kind == CONV_DIRECT) {
-        s->direct_tm = s->direct_gpu ? DIRECT_GPU_TM : direct_tm(s->oc, pointwise, direct_subgroup(cfg));
+        s->direct_sg = !s->direct_gpu && direct_subgroup(cfg);
+        s->direct_tm = s->direct_gpu ? DIRECT_GPU_TM : direct_tm(s->oc, pointwise, s->direct_sg);
         if (upload_direct_weights(cfg, w->data[0], (size_t)s->oc, k, s->direct_tm, &s->weight, err, err_len))
             goto fail;
     } else {
@@ -480,12 +483,12 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
                              s->direct_gpu};
         memcpy(s->direct_spec, spec, sizeof spec);
         /* the tiles read the weights as packed for GPU tiles, in blocks of DIRECT_GPU_TM (8) channels */
-        const uint32_t blocks = ((uint32_t)s->oc + 7u) / 8u;
+        const uint32_t blocks = ((uint32_t)s->oc + 7u) / 8u, nb = blocks < TILE_NB ? blocks : TILE_NB;
         s->tile_ok = s->direct_gpu && cfg->act_dtype == NN_F32 && a->sh == 1 && a->sw == 1 && a->dh == 1 &&
                      a->dw == 1 && !s->input_gate &&
-                     tile_shared_bytes((uint32_t)a->kh, (uint32_t)a->kw, blocks < TILE_NB ? blocks : TILE_NB) <=
+                     tile_shared_bytes((uint32_t)a->kh, (uint32_t)a->kw, nb) <=
                          gpu_context_caps(cfg->ctx)->max_shared_memory;
-        const uint32_t tile_spec[13] = {TILE_TX, TILE_TH, blocks < TILE_NB ? blocks : TILE_NB, (uint32_t)a->kh,
+        const uint32_t tile_spec[13] = {TILE_TX, TILE_TH, nb, (uint32_t)a->kh,
                                         (uint32_t)a->kw, TILE_R, TILE_ICC, op->act, conv_float_bits(op->act_alpha),
                                         conv_float_bits(op->act_beta), (uint32_t)a->residual, s->has_bias,
                                         s->post_affine};
