@@ -18,8 +18,11 @@ trap 'rm -rf "$tmp"' EXIT
 "$vk" --bench --bench-runs "$runs" "$@" > "$tmp/vk.txt"
 node "$ref/ref_ocr.mjs" --models "$ref/models" --out "$tmp/ref" --runs "$runs" --warmup 1 --quiet "$@" > /dev/null
 
-# ppocr-vk's end-to-end medians, in the order of the images.
-awk '/^[^ ].*\(([0-9]+x[0-9]+), [0-9]+ lines\)$/ {name=$1} /^  end-to-end/ {print name "\t" $2}' "$tmp/vk.txt" > "$tmp/vk.tsv"
+# ppocr-vk's end-to-end medians, in the order of the images: each image's last end-to-end line,
+# the run without timestamps where --bench made one (what a user's run costs).
+awk '/^[^ ].*\(([0-9]+x[0-9]+), [0-9]+ lines\)$/ {name=$1; order[++n]=name}
+     /^  end-to-end/ {ms[n]=$2}
+     END {for (i = 1; i <= n; i++) print order[i] "\t" ms[i]}' "$tmp/vk.txt" > "$tmp/vk.tsv"
 node -e '
 const t = require(process.argv[1]);
 for (const k of Object.keys(t.images)) { const i = t.images[k]; console.log(i.file.split("/").pop() + "\t" + i.median_ms.total); }
