@@ -7,6 +7,10 @@
 // stride and dilation are specialization constants so the tap loops unroll; bias, activation and
 // the residual add are fused. Taps and the row segment are held as MFLOAT and the epilogue
 // computes in it (fp16 in the f16a twin, halving their registers); the sum over taps stays fp32.
+// X_TEXEL (conv_dw_texel.comp, fp32, CPU devices): x is bound as RGBA32F texels. lavapipe (Mesa
+// 22.3) loads a storage buffer one SIMD lane at a time, each value passing through the stack, but
+// fetches a texel for all lanes at once; so each row segment is read as the 4-vectors that cover
+// it, and rec's depthwise convolutions take half the time.
 #extension GL_GOOGLE_include_directive : require
 #include "storage.glsl"
 #include "activation.glsl"
@@ -31,7 +35,11 @@ layout(constant_id = 12) const bool HAS_BIAS = false;
 layout(constant_id = 13) const bool POST_AFFINE = false;
 layout(constant_id = 14) const uint OUTH = 1;
 
+#ifdef X_TEXEL
+layout(binding = 0) uniform samplerBuffer x4t;
+#else
 layout(std430, binding = 0) readonly buffer BufX { SFLOAT x[]; };
+#endif
 layout(std430, binding = 1) readonly buffer BufW { SFLOAT w[]; }; // [C][KH][KW]
 layout(std430, binding = 2) writeonly buffer BufY { SFLOAT y[]; };
 layout(std430, binding = 3) readonly buffer BufBias { float bias[]; };
@@ -72,16 +80,39 @@ void main()
     const uint plane = p.x_off + img * p.x_img + ch * p.H * p.W;
     const int ix0 = int(ox0 * SW) - int(p.pad_l);
     const int iy0 = int(oy0 * SH) - int(p.pad_t);
+#ifdef X_TEXEL
+    const int last_texel = textureSize(x4t) - 1;
+    const uint NQ = (SPAN + 6u) / 4u; // texels covering SPAN elements that start anywhere in one
+#endif
     for (uint t = 0; t < RSPAN; t++) {
         const int iy = iy0 + int(t);
         if (uint(iy) >= p.H)
             continue;
         const uint row = plane + uint(iy) * p.W;
         MFLOAT seg[SPAN];
+#ifdef X_TEXEL
+        // The texels holding elements row + ix0 ... row + ix0 + SPAN - 1 (the first plane's left
+        // edge may start before the buffer: clamped texels feed only columns outside the row),
+        // then each element at the segment's offset into the first texel.
+        const int first = int(row) + ix0;
+        const int q0 = first >> 2; // rounds down
+        const uint lead = uint(first - 4 * q0);
+        float cover[NQ * 4u];
+        for (uint q = 0; q < NQ; q++) {
+            const vec4 v = texelFetch(x4t, clamp(q0 + int(q), 0, last_texel));
+            cover[4u * q] = v.x, cover[4u * q + 1u] = v.y, cover[4u * q + 2u] = v.z, cover[4u * q + 3u] = v.w;
+        }
+        for (uint s = 0; s < SPAN; s++) {
+            const int ix = ix0 + int(s);
+            const float e = lead == 0u ? cover[s] : lead == 1u ? cover[s + 1u] : lead == 2u ? cover[s + 2u] : cover[s + 3u];
+            seg[s] = uint(ix) < p.W ? MFLOAT(e) : MFLOAT(0.0);
+        }
+#else
         for (uint s = 0; s < SPAN; s++) {
             int ix = ix0 + int(s);
             seg[s] = uint(ix) < p.W ? MFLOAT(x[row + uint(ix)]) : MFLOAT(0.0);
         }
+#endif
         // output row j takes this input row as tap row ky when t = j SH + ky DH (all constants)
         for (uint j = 0; j < OUTH; j++) {
             if (t < j * SH || (t - j * SH) % DH != 0u || (t - j * SH) / DH >= KH)

@@ -1,4 +1,5 @@
-/* Recording and running dispatches: a shader against C on random data of odd sizes, a chain of
+/* Recording and running dispatches: a shader against C on random data of odd sizes, texel buffer
+ * bindings, a chain of
  * dependent dispatches recorded once and replayed, timestamps, recording errors and fence
  * timeouts. Every path runs with push descriptors (where the device has them), with descriptor
  * pools, and through staging copies as on discrete GPUs. */
@@ -117,6 +118,70 @@ static void saxpy(enum mode mode)
     gpu_context_destroy(ctx);
     assert_int_equal(gpu_validation_message_count(), 0);
 }
+
+struct gather_push {
+    uint32_t n, off;
+};
+
+/* x bound as RGBA32F texels at odd sizes (the last texel past the bytes asked for), read from odd
+ * element offsets; two texel bindings in one recording, then the recording made again. */
+static void texel_gather(enum mode mode)
+{
+    struct gpu_context *ctx = create(mode, 0);
+    const struct gpu_pipeline *p;
+    CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){
+              .shader = "selftest_texel_gather", .buffer_count = 2,
+              .push_bytes = sizeof(struct gather_push), .texel_mask = 1}, &p));
+    static const uint32_t sizes[] = {1, 5, 4099, 65537};
+    struct gpu_cmd *cmd;
+    CHECK(gpu_cmd_create(ctx, 0, &cmd));
+    for (unsigned c = 0; c < sizeof sizes / sizeof sizes[0]; c++) {
+        const uint32_t total = sizes[c];
+        struct gather_push push[2] = {{total, 0}, {total / 2 + 1, total / 2}};
+        float *x = malloc(total * sizeof *x), *got = malloc(total * sizeof *got);
+        test_fill_uniform(x, total, -4, 4);
+        struct gpu_buffer pad, bx, by[2];
+        CHECK(gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, 3, &pad));
+        CHECK(gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, total * sizeof(float), &bx));
+        assert_true(bx.offset > 0);
+        CHECK(gpu_upload(ctx, &bx, 0, x, total * sizeof(float)));
+        for (int k = 0; k < 2; k++)
+            CHECK(gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, push[k].n * sizeof(float), &by[k]));
+        for (int rec = 0; rec < 2; rec++) {
+            CHECK(gpu_cmd_begin(cmd));
+            gpu_cmd_barrier(cmd, GPU_STAGE_TRANSFER, GPU_STAGE_COMPUTE);
+            for (int k = 0; k < 2; k++) {
+                CHECK(gpu_cmd_fill(cmd, &by[k], 0, push[k].n * sizeof(float), 0x7fc00000u));
+                gpu_cmd_barrier(cmd, GPU_STAGE_TRANSFER, GPU_STAGE_COMPUTE);
+                struct gpu_binding b[2] = {gpu_bind(&bx), gpu_bind(&by[k])};
+                CHECK(gpu_cmd_dispatch(cmd, &(struct gpu_dispatch){.pipeline = p, .buffers = b, .push = &push[k],
+                                                                   .groups = {(push[k].n + 63) / 64}}));
+            }
+            gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_HOST);
+            CHECK(gpu_cmd_end(cmd));
+            CHECK(gpu_cmd_run(cmd));
+            for (int k = 0; k < 2; k++) {
+                test_fill_nan(got, total);
+                CHECK(gpu_download(ctx, &by[k], 0, got, push[k].n * sizeof(float)));
+                if (memcmp(got, x + push[k].off, push[k].n * sizeof(float)))
+                    fail_msg("texel gather of %u from %u (%s, recording %d): wrong values", push[k].n,
+                             push[k].off, mode_names[mode], rec);
+            }
+        }
+        for (int k = 0; k < 2; k++)
+            gpu_buffer_free(&by[k]);
+        gpu_buffer_free(&pad);
+        gpu_buffer_free(&bx);
+        free(x);
+        free(got);
+    }
+    gpu_cmd_destroy(cmd);
+    gpu_context_destroy(ctx);
+    assert_int_equal(gpu_validation_message_count(), 0);
+}
+
+static void test_texel_gather_push_descriptors(void **s) { (void)s; texel_gather(PUSH_DESCRIPTORS); }
+static void test_texel_gather_descriptor_pools(void **s) { (void)s; texel_gather(DESCRIPTOR_POOLS); }
 
 static void test_saxpy_push_descriptors(void **s) { (void)s; saxpy(PUSH_DESCRIPTORS); }
 static void test_saxpy_descriptor_pools(void **s) { (void)s; saxpy(DESCRIPTOR_POOLS); }
@@ -290,6 +355,19 @@ static void test_recording_errors(void **state)
     assert_int_equal(gpu_cmd_dispatch(cmd, &(struct gpu_dispatch){.pipeline = p, .buffers = bad,
                                                                   .push = &n}), GPU_ERR);
     assert_non_null(strstr(gpu_last_error(), "binding 0"));
+    const struct gpu_pipeline *gather;
+    assert_int_equal(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = "selftest_texel_gather",
+                                                                       .buffer_count = 2, .push_bytes = 8,
+                                                                       .texel_mask = 4}, &gather),
+                     GPU_ERR); /* no binding 2 */
+    assert_non_null(strstr(gpu_last_error(), "texel"));
+    CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = "selftest_texel_gather", .buffer_count = 2,
+                                                            .push_bytes = 8, .texel_mask = 1}, &gather));
+    const uint32_t gather_push[2] = {4, 0};
+    struct gpu_binding bad_texel[2] = {gpu_bind_range(&a, 4, 64), gpu_bind(&a)}; /* misaligned */
+    assert_int_equal(gpu_cmd_dispatch(cmd, &(struct gpu_dispatch){.pipeline = gather, .buffers = bad_texel,
+                                                                  .push = gather_push}), GPU_ERR);
+    assert_non_null(strstr(gpu_last_error(), "texel binding 0"));
     assert_int_equal(gpu_cmd_copy(cmd, &a, 4000, &a, 0, 200), GPU_ERR);
     assert_int_equal(gpu_cmd_end(cmd), GPU_ERR); /* the recording is unusable */
     assert_int_equal(gpu_cmd_submit(cmd), GPU_ERR);
@@ -351,6 +429,8 @@ int main(void)
         cmocka_unit_test(test_saxpy_push_descriptors),
         cmocka_unit_test(test_saxpy_descriptor_pools),
         cmocka_unit_test(test_saxpy_staging),
+        cmocka_unit_test(test_texel_gather_push_descriptors),
+        cmocka_unit_test(test_texel_gather_descriptor_pools),
         cmocka_unit_test(test_chain_push_descriptors),
         cmocka_unit_test(test_chain_descriptor_pools),
         cmocka_unit_test(test_chain_staging),

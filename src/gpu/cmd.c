@@ -8,6 +8,7 @@
 /* Descriptor pools come in fixed slabs; a recording takes as many as its dispatches need. */
 #define SETS_PER_POOL 128
 #define DESCRIPTORS_PER_POOL (SETS_PER_POOL * 4)
+#define TEXEL_DESCRIPTORS_PER_POOL SETS_PER_POOL
 
 struct gpu_cmd {
     struct gpu_context *ctx;
@@ -20,6 +21,9 @@ struct gpu_cmd {
     VkDescriptorPool *descriptor_pools;
     unsigned descriptor_pool_count, descriptor_pools_used;
     unsigned sets_left; /* in the last used pool */
+
+    VkBufferView *views; /* of the texel buffers bound since gpu_cmd_begin */
+    unsigned view_count, view_capacity;
 
     VkQueryPool queries;
     unsigned max_timings, timed;
@@ -94,6 +98,13 @@ int gpu_cmd_create(struct gpu_context *ctx, unsigned max_timings, struct gpu_cmd
     return GPU_OK;
 }
 
+static void destroy_views(struct gpu_cmd *cmd)
+{
+    for (unsigned i = 0; i < cmd->view_count; i++)
+        vkDestroyBufferView(cmd->ctx->device, cmd->views[i], NULL);
+    cmd->view_count = 0;
+}
+
 void gpu_cmd_destroy(struct gpu_cmd *cmd)
 {
     if (!cmd)
@@ -109,6 +120,8 @@ void gpu_cmd_destroy(struct gpu_cmd *cmd)
     for (unsigned i = 0; i < cmd->descriptor_pool_count; i++)
         vkDestroyDescriptorPool(dev, cmd->descriptor_pools[i], NULL);
     free(cmd->descriptor_pools);
+    destroy_views(cmd);
+    free(cmd->views);
     if (cmd->queries)
         vkDestroyQueryPool(dev, cmd->queries, NULL);
     if (cmd->fence)
@@ -138,6 +151,7 @@ int gpu_cmd_begin(struct gpu_cmd *cmd)
     }
     cmd->descriptor_pools_used = 0;
     cmd->sets_left = 0;
+    destroy_views(cmd);
     cmd->timed = 0;
     cmd->error = GPU_OK;
     cmd->recorded = false;
@@ -176,10 +190,12 @@ static int descriptor_set(struct gpu_cmd *cmd, const struct gpu_pipeline *p, VkD
             if (!pools)
                 return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "recording %s: out of memory", p->shader);
             cmd->descriptor_pools = pools;
-            VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, DESCRIPTORS_PER_POOL};
+            const VkDescriptorPoolSize sizes[] = {
+                {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, DESCRIPTORS_PER_POOL},
+                {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, TEXEL_DESCRIPTORS_PER_POOL}};
             VkDescriptorPoolCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
                                              .maxSets = SETS_PER_POOL,
-                                             .poolSizeCount = 1, .pPoolSizes = &size};
+                                             .poolSizeCount = 2, .pPoolSizes = sizes};
             r = vkCreateDescriptorPool(ctx->device, &ci, NULL,
                                        &cmd->descriptor_pools[cmd->descriptor_pool_count]);
             if (r != VK_SUCCESS)
@@ -206,6 +222,35 @@ static int descriptor_set(struct gpu_cmd *cmd, const struct gpu_pipeline *p, VkD
     return GPU_OK;
 }
 
+/* A view of binding i's range as RGBA32F texels, kept until the next gpu_cmd_begin. */
+static int texel_view(struct gpu_cmd *cmd, const struct gpu_pipeline *p, unsigned i, const struct gpu_binding *b,
+                      VkBufferView *out)
+{
+    struct gpu_context *ctx = cmd->ctx;
+    const VkDeviceSize texels = (b->range + 15) / 16;
+    if (!b->buffer || b->range == 0 || texels > ctx->caps.max_texel_buffer_elements ||
+        b->offset % ctx->caps.min_texel_buffer_offset_alignment)
+        return gpu_fail(GPU_ERR, "recording %s: texel binding %u is empty, misaligned or too large "
+                        "(offset %llu, %llu bytes)", p->shader, i, (unsigned long long)b->offset,
+                        (unsigned long long)b->range);
+    if (cmd->view_count == cmd->view_capacity) {
+        unsigned cap = cmd->view_capacity ? 2 * cmd->view_capacity : 16;
+        VkBufferView *views = realloc(cmd->views, cap * sizeof *views);
+        if (!views)
+            return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "recording %s: out of memory", p->shader);
+        cmd->views = views;
+        cmd->view_capacity = cap;
+    }
+    VkBufferViewCreateInfo vi = {.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO, .buffer = b->buffer,
+                                 .format = VK_FORMAT_R32G32B32A32_SFLOAT, .offset = b->offset,
+                                 .range = texels * 16};
+    VkResult r = vkCreateBufferView(ctx->device, &vi, NULL, out);
+    if (r != VK_SUCCESS)
+        return gpu_ctx_fail_vk(ctx, r, "recording a dispatch: creating a texel buffer view");
+    cmd->views[cmd->view_count++] = *out;
+    return GPU_OK;
+}
+
 int gpu_cmd_dispatch(struct gpu_cmd *cmd, const struct gpu_dispatch *d)
 {
     struct gpu_context *ctx = cmd->ctx;
@@ -226,8 +271,19 @@ int gpu_cmd_dispatch(struct gpu_cmd *cmd, const struct gpu_dispatch *d)
     }
     VkDescriptorBufferInfo infos[GPU_MAX_BUFFERS];
     VkWriteDescriptorSet writes[GPU_MAX_BUFFERS];
+    VkBufferView views[GPU_MAX_BUFFERS];
     for (unsigned i = 0; i < p->buffer_count; i++) {
         const struct gpu_binding *b = &d->buffers[i];
+        writes[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                           .dstBinding = i, .descriptorCount = 1};
+        if (p->texel_mask >> i & 1u) {
+            int st = texel_view(cmd, p, i, b, &views[i]);
+            if (st)
+                return record_fail(cmd, st);
+            writes[i].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+            writes[i].pTexelBufferView = &views[i];
+            continue;
+        }
         if (!b->buffer || b->range == 0 || b->range > ctx->caps.max_storage_buffer_range ||
             b->offset % ctx->caps.min_storage_buffer_offset_alignment)
             return record_fail(cmd, gpu_fail(GPU_ERR, "recording %s: binding %u is empty, "
@@ -235,10 +291,8 @@ int gpu_cmd_dispatch(struct gpu_cmd *cmd, const struct gpu_dispatch *d)
                                              p->shader, i, (unsigned long long)b->offset,
                                              (unsigned long long)b->range));
         infos[i] = (VkDescriptorBufferInfo){b->buffer, b->offset, b->range};
-        writes[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                           .dstBinding = i, .descriptorCount = 1,
-                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                           .pBufferInfo = &infos[i]};
+        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[i].pBufferInfo = &infos[i];
     }
     vkCmdBindPipeline(cmd->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
     if (p->buffer_count && p->push_descriptors) {

@@ -380,6 +380,8 @@ static void read_caps(VkInstance instance, VkPhysicalDevice pd, uint32_t api,
     caps->max_push_constants = lim->maxPushConstantsSize;
     caps->max_storage_buffer_range = lim->maxStorageBufferRange;
     caps->min_storage_buffer_offset_alignment = lim->minStorageBufferOffsetAlignment;
+    caps->max_texel_buffer_elements = lim->maxTexelBufferElements;
+    caps->min_texel_buffer_offset_alignment = lim->minTexelBufferOffsetAlignment;
     caps->non_coherent_atom_size = lim->nonCoherentAtomSize;
     caps->timestamp_period = lim->timestampPeriod;
 

@@ -69,6 +69,8 @@ struct gpu_caps {
     uint32_t max_push_constants;
     uint64_t max_storage_buffer_range;
     uint64_t min_storage_buffer_offset_alignment;
+    uint32_t max_texel_buffer_elements;
+    uint64_t min_texel_buffer_offset_alignment;
     uint64_t non_coherent_atom_size;
 
     bool timestamps;         /* the compute queue can write timestamps */

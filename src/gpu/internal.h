@@ -51,6 +51,7 @@ struct gpu_pipeline {
     uint32_t spec[32];
     unsigned spec_count, buffer_count, push_bytes;
     uint32_t subgroup_size;
+    uint32_t texel_mask;   /* gpu_pipeline_desc.texel_mask */
     bool push_descriptors; /* the set layout is a push-descriptor layout */
     VkDescriptorSetLayout set_layout;
     VkPipelineLayout layout;

@@ -9,7 +9,7 @@ static bool same_variant(const struct gpu_pipeline *p, const struct gpu_pipeline
 {
     return strcmp(p->shader, d->shader) == 0 && p->spec_count == d->spec_count &&
            p->buffer_count == d->buffer_count && p->push_bytes == d->push_bytes &&
-           p->subgroup_size == d->subgroup_size &&
+           p->subgroup_size == d->subgroup_size && p->texel_mask == d->texel_mask &&
            (d->spec_count == 0 || memcmp(p->spec, d->spec, d->spec_count * sizeof *d->spec) == 0);
 }
 
@@ -35,6 +35,9 @@ static int check_desc(const struct gpu_context *ctx, const struct gpu_pipeline_d
     if (d->buffer_count > GPU_MAX_BUFFERS)
         return gpu_fail(GPU_ERR, "building pipeline %s: %u buffers (at most %d)", name,
                         d->buffer_count, GPU_MAX_BUFFERS);
+    if (d->texel_mask >> d->buffer_count)
+        return gpu_fail(GPU_ERR, "building pipeline %s: texel buffer past its %u bindings", name,
+                        d->buffer_count);
     if (d->push_bytes % 4 || d->push_bytes > ctx->caps.max_push_constants)
         return gpu_fail(GPU_ERR, "building pipeline %s: %u push-constant bytes (a multiple of 4, "
                         "at most %u)", name, d->push_bytes, ctx->caps.max_push_constants);
@@ -58,7 +61,9 @@ static int build(struct gpu_context *ctx, const struct gpu_pipeline_desc *d,
     VkDescriptorSetLayoutBinding bindings[GPU_MAX_BUFFERS];
     for (unsigned i = 0; i < d->buffer_count; i++)
         bindings[i] = (VkDescriptorSetLayoutBinding){
-            .binding = i, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .binding = i,
+            .descriptorType = d->texel_mask >> i & 1u ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
+                                                      : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
             .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
     p->push_descriptors = ctx->push_descriptor_set != NULL;
     VkDescriptorSetLayoutCreateInfo sli = {
@@ -149,6 +154,7 @@ int gpu_pipeline_get(struct gpu_context *ctx, const struct gpu_pipeline_desc *d,
     p->buffer_count = d->buffer_count;
     p->push_bytes = d->push_bytes;
     p->subgroup_size = d->subgroup_size;
+    p->texel_mask = d->texel_mask;
     st = build(ctx, d, p);
     if (st) {
         pipeline_destroy(ctx->device, p);

@@ -1,5 +1,6 @@
 /* Compute pipelines built from the embedded SPIR-V, specialised with uint32 constants, laid out
- * as N storage buffers (set 0, bindings 0..N-1) plus one push-constant range. The context keeps
+ * as N buffers (set 0, bindings 0..N-1: storage buffers, or uniform texel buffers of RGBA32F
+ * texels where texel_mask says) plus one push-constant range. The context keeps
  * every variant it built, so asking twice for the same (shader, constants, layout) is a lookup,
  * and all of them go into one VkPipelineCache saved on disk between runs. */
 #ifndef PPOCR_GPU_PIPELINE_H
@@ -22,6 +23,12 @@ struct gpu_pipeline_desc {
     unsigned buffer_count;    /* storage buffers the shader declares */
     unsigned push_bytes;      /* size of its push-constant block, multiple of 4; 0 if none */
     uint32_t subgroup_size;   /* 0: driver's choice; else required (caps.subgroup_size_control) */
+    /* Bindings (bit i: binding i) read as uniform texel buffers of RGBA32F texels, a vec4 per
+     * texelFetch: lavapipe gathers those for all SIMD lanes at once, where it loads a storage
+     * buffer one lane at a time. The binding's range is viewed in whole texels (its size rounded
+     * up to 16 bytes, inside the pool's allocation) and must hold at most
+     * caps.max_texel_buffer_elements of them. */
+    uint32_t texel_mask;
 };
 
 /* The pipeline for `desc`, built on first use; owned by the context. */

@@ -40,6 +40,7 @@ struct gpu_pool {
 static VkDeviceSize round_up(VkDeviceSize x, VkDeviceSize a) { return (x + a - 1) / a * a; }
 
 static const VkBufferUsageFlags BLOCK_USAGE = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                              VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
                                               VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                               VK_BUFFER_USAGE_TRANSFER_DST_BIT;
 
@@ -110,6 +111,9 @@ static int pool_create(struct gpu_context *ctx, enum gpu_memory where, struct gp
                  VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) &&
                 !(where == GPU_MEMORY_DEVICE && ctx->opt.no_mapped_device_memory);
     p->alignment = ctx->caps.min_storage_buffer_offset_alignment;
+    /* every buffer can be bound as a texel buffer too (gpu_pipeline_desc.texel_mask) */
+    if (p->alignment < ctx->caps.min_texel_buffer_offset_alignment)
+        p->alignment = ctx->caps.min_texel_buffer_offset_alignment;
     if (p->alignment < MIN_ALIGNMENT)
         p->alignment = MIN_ALIGNMENT;
     if (p->mapped && ctx->caps.non_coherent_atom_size > p->alignment)

@@ -141,6 +141,8 @@ struct conv2d_state {
     const struct gpu_pipeline *dw_rows_p; /* depthwise, dw_rows rows per invocation, built on first use */
     uint32_t dw_spec[15];              /* depthwise: the specialization, for dw_rows_p */
     uint32_t dw_outw, dw_rows, dw_lx;
+    bool dw_texel;                     /* depthwise: x read as texels (dw_texel) */
+    const struct gpu_pipeline *dw_plain; /* ... and for inputs past the texel limit, built on first use */
     const struct gpu_pipeline *direct_vec4; /* direct, pointwise: row segments as 4-vectors */
     /* Direct with GPU tiles: always (kind CONV_DIRECT, the tests' "gpudirect"), or beside the GEMM
      * of a general convolution (kind CONV_GENERAL) for dispatches with enough tiles. */
@@ -232,6 +234,17 @@ static bool dw_cpu_tiles(const struct nn_gpu_config *cfg)
     if (force)
         return !strcmp(force, "cpu") || !strcmp(force, "cpu1") || force_direct_cpu(force);
     return gpu_context_caps(cfg->ctx)->is_cpu;
+}
+
+/* Whether the depthwise kernel's CPU tiles read x as texels (conv_dw_texel.comp, fp32);
+ * PPOCR_VK_GEMM_KERNEL's "cpu1" and "direct1" (the tests' CPU kernels without their lavapipe
+ * variants) keep the storage buffer. */
+static bool dw_texel(const struct nn_gpu_config *cfg, bool cpu_tiles)
+{
+    const char *force = forced_kernel();
+    if (force && (!strcmp(force, "cpu1") || !strcmp(force, "direct1")))
+        return false;
+    return cpu_tiles && cfg->act_dtype == NN_F32;
 }
 
 /* The direct kernel specialised with spec into *slot, unless already there; NULL with the
@@ -331,23 +344,25 @@ static int upload_direct_weights(const struct nn_gpu_config *cfg, const float *w
     return rc;
 }
 
-/* The depthwise kernel with dw_rows rows per invocation, built on first use. */
-static const struct gpu_pipeline *dw_rows_pipeline(struct conv2d_state *s, char *err, size_t err_len)
+/* The depthwise kernel with `rows` rows per invocation, x as texels or not, into *slot unless
+ * already there; NULL with the driver's reason in err. */
+static const struct gpu_pipeline *dw_pipeline(struct conv2d_state *s, uint32_t rows, bool texel,
+                                              const struct gpu_pipeline **slot, char *err, size_t err_len)
 {
-    if (s->dw_rows_p)
-        return s->dw_rows_p;
+    if (*slot)
+        return *slot;
     char shader[32];
-    snprintf(shader, sizeof shader, "conv_dw%s", nnh_precision_suffix(&s->cfg));
+    snprintf(shader, sizeof shader, "conv_dw%s", texel ? "_texel" : nnh_precision_suffix(&s->cfg));
     uint32_t spec[15];
     memcpy(spec, s->dw_spec, sizeof spec);
-    spec[14] = s->dw_rows;
+    spec[14] = rows;
     struct gpu_pipeline_desc pd = {.shader = shader, .spec = spec, .spec_count = 15, .buffer_count = 5,
-                                   .push_bytes = sizeof(struct dw_push)};
-    if (gpu_pipeline_get(s->cfg.ctx, &pd, &s->dw_rows_p) != GPU_OK) {
-        snprintf(err, err_len, "conv2d: depthwise kernel, %u rows: %s", s->dw_rows, gpu_last_error());
+                                   .push_bytes = sizeof(struct dw_push), .texel_mask = texel ? 1u : 0u};
+    if (gpu_pipeline_get(s->cfg.ctx, &pd, slot) != GPU_OK) {
+        snprintf(err, err_len, "conv2d: depthwise kernel, %u rows: %s", rows, gpu_last_error());
         return NULL;
     }
-    return s->dw_rows_p;
+    return *slot;
 }
 
 static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, const struct nn_gpu_weights *w,
@@ -460,19 +475,15 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
     }
 
     if (s->kind == CONV_DEPTHWISE) {
-        dw_tile(dw_cpu_tiles(cfg), cfg->act_dtype, a, &s->dw_lx, &s->dw_outw, &s->dw_rows);
+        const bool cpu_tiles = dw_cpu_tiles(cfg);
+        dw_tile(cpu_tiles, cfg->act_dtype, a, &s->dw_lx, &s->dw_outw, &s->dw_rows);
+        s->dw_texel = dw_texel(cfg, cpu_tiles);
         uint32_t spec[15] = {s->dw_lx, (uint32_t)a->kh, (uint32_t)a->kw, (uint32_t)a->sh, (uint32_t)a->sw,
                              (uint32_t)a->dh, (uint32_t)a->dw, s->dw_outw, op->act, conv_float_bits(op->act_alpha),
                              conv_float_bits(op->act_beta), (uint32_t)a->residual, s->has_bias, s->post_affine, 1};
         memcpy(s->dw_spec, spec, sizeof spec);
-        char shader[32];
-        snprintf(shader, sizeof shader, "conv_dw%s", nnh_precision_suffix(cfg));
-        struct gpu_pipeline_desc pd = {.shader = shader, .spec = spec, .spec_count = 15, .buffer_count = 5,
-                                       .push_bytes = sizeof(struct dw_push)};
-        if (gpu_pipeline_get(cfg->ctx, &pd, &s->dw) != GPU_OK) {
-            snprintf(err, err_len, "conv2d %s: %s", op->name, gpu_last_error());
+        if (!dw_pipeline(s, 1, s->dw_texel, &s->dw, err, err_len))
             goto fail;
-        }
     }
     if (s->kind == CONV_DIRECT || s->direct_gpu) {
         s->direct_flat = pointwise;
@@ -601,10 +612,13 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
         const struct gpu_pipeline *pipe = s->dw;
         uint32_t rows = 1;
         if (s->dw_rows > 1 && items >= DW_ROWS_MIN_ITEMS) {
-            if (!(pipe = dw_rows_pipeline(s, err, err_len)))
+            if (!(pipe = dw_pipeline(s, s->dw_rows, s->dw_texel, &s->dw_rows_p, err, err_len)))
                 return -1;
             rows = s->dw_rows;
         }
+        if (s->dw_texel && (x->buf->size + 15) / 16 > gpu_context_caps(s->cfg.ctx)->max_texel_buffer_elements &&
+            !(pipe = dw_pipeline(s, rows, false, &s->dw_plain, err, err_len)))
+            return -1;
         p.OHB = ((uint32_t)oh + rows - 1) / rows;
         items = (uint64_t)n * ic * p.OHB * p.OWG;
         if (items > UINT32_MAX / 2) {
