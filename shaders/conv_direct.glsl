@@ -72,6 +72,10 @@ layout(std430, binding = 0) readonly buffer BufX8 { u64vec4 x8[]; }; // 8 floats
 #endif
 layout(std430, binding = 1) readonly buffer BufW { SFLOAT4 w4[]; }; // TM a multiple of 4
 layout(std430, binding = 2) writeonly buffer BufY { SFLOAT y[]; };
+#ifdef SEG_VEC8
+layout(std430, binding = 2) writeonly buffer BufY8 { u64vec4 y8[]; }; // 8 floats, 2 per component
+layout(std430, binding = 4) readonly buffer BufR8 { u64vec4 r8[]; };
+#endif
 layout(std430, binding = 3) readonly buffer BufBias { float bias[]; };
 layout(std430, binding = 4) readonly buffer BufR { SFLOAT r[]; };
 layout(std430, binding = 5) readonly buffer BufGate { float gate[]; }; // [images][IC], with X_GATE
@@ -214,6 +218,30 @@ void main()
         const float b0 = HAS_BIAS || POST_AFFINE ? bias[oc] : 0.0;
         const uint yrow = p.y_off + img * p.y_img + (oc * p.OH + oy) * p.OW;
         const uint rrow = p.r_off + img * p.r_img + (oc * p.OH + oy) * p.OW;
+#ifdef SEG_VEC8
+        // a whole aligned group of 8 outputs (and its residual) as one 8-float store (load):
+        // lavapipe stores one lane and component at a time, so this halves the stores' cost,
+        // which is most of the kernel's where few input channels feed each output
+        if (TN == 8u && ox0 + 8u <= p.OW && ((yrow + ox0) & 7u) == 0u &&
+            (RESIDUAL == RES_NONE || ((rrow + ox0) & 7u) == 0u)) {
+            const u64vec4 res8 = RESIDUAL != RES_NONE ? r8[(rrow + ox0) / 8u] : u64vec4(0);
+            u64vec4 out8;
+            for (uint c = 0; c < 4; c++) {
+                const uvec2 res2 = unpack32(res8[c]); // the lower address in .x (little-endian)
+                uvec2 out2;
+                for (uint h = 0; h < 2; h++) {
+                    float v = acc[t][2 * c + h] + b0;
+                    v = residual_act(v, uintBitsToFloat(res2[h]), RESIDUAL, ACT, ALPHA, BETA);
+                    if (POST_AFFINE)
+                        v = fma(v, bias[p.OC + oc], bias[2 * p.OC + oc]);
+                    out2[h] = floatBitsToUint(v);
+                }
+                out8[c] = pack64(out2);
+            }
+            y8[(yrow + ox0) / 8u] = out8;
+            continue;
+        }
+#endif
         for (uint o = 0; o < TN; o++) {
             const uint ox = ox0 + o;
             if (ox >= p.OW)
