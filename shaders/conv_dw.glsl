@@ -10,7 +10,8 @@
 // X_TEXEL (conv_dw_texel.comp, fp32, CPU devices): x is bound as RGBA32F texels. lavapipe (Mesa
 // 22.3) loads a storage buffer one SIMD lane at a time, each value passing through the stack, but
 // fetches a texel for all lanes at once; so each row segment is read as the 4-vectors that cover
-// it, and rec's depthwise convolutions take half the time.
+// it, and rec's depthwise convolutions take half the time. Its stores go one lane and component
+// at a time, so an aligned group of 8 outputs (and its residual) goes as one 8-float store (load).
 #extension GL_GOOGLE_include_directive : require
 #include "storage.glsl"
 #include "activation.glsl"
@@ -36,7 +37,10 @@ layout(constant_id = 13) const bool POST_AFFINE = false;
 layout(constant_id = 14) const uint OUTH = 1;
 
 #ifdef X_TEXEL
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 layout(binding = 0) uniform samplerBuffer x4t;
+layout(std430, binding = 2) writeonly buffer BufY8 { u64vec4 y8[]; }; // 8 floats, 2 per component
+layout(std430, binding = 4) readonly buffer BufR8 { u64vec4 r8[]; };
 #else
 layout(std430, binding = 0) readonly buffer BufX { SFLOAT x[]; };
 #endif
@@ -130,10 +134,39 @@ void main()
             break;
         const uint yrow = p.y_off + img * p.y_img + (ch * p.OH + oy) * p.OW;
         const uint rrow = p.r_off + img * p.r_img + (ch * p.OH + oy) * p.OW;
+#ifdef X_TEXEL
+        bool stored[OUTW / 8u];
+        for (uint g = 0; g < OUTW / 8u; g++) {
+            const uint ox = ox0 + 8u * g;
+            stored[g] = ox + 8u <= p.OW && ((yrow + ox) & 7u) == 0u &&
+                        (RESIDUAL == RES_NONE || ((rrow + ox) & 7u) == 0u);
+            if (!stored[g])
+                continue;
+            const u64vec4 res8 = RESIDUAL != RES_NONE ? r8[(rrow + ox) / 8u] : u64vec4(0);
+            u64vec4 out8;
+            for (uint c = 0; c < 4; c++) {
+                const uvec2 res2 = unpack32(res8[c]); // the lower address in .x (little-endian)
+                uvec2 out2;
+                for (uint h = 0; h < 2; h++) {
+                    float v = residual_act(acc[j][8u * g + 2u * c + h], uintBitsToFloat(res2[h]), RESIDUAL, ACT,
+                                           ALPHA, BETA);
+                    if (POST_AFFINE)
+                        v = fma(v, bias[p.C + ch], bias[2 * p.C + ch]);
+                    out2[h] = floatBitsToUint(v);
+                }
+                out8[c] = pack64(out2);
+            }
+            y8[(yrow + ox) / 8u] = out8;
+        }
+#endif
         for (uint o = 0; o < OUTW; o++) {
             uint ox = ox0 + o;
             if (ox >= p.OW)
                 break;
+#ifdef X_TEXEL
+            if (stored[o / 8u])
+                continue;
+#endif
             MFLOAT v = MFLOAT(acc[j][o]);
             MFLOAT res = RESIDUAL != RES_NONE ? MFLOAT(r[rrow + ox]) : MFLOAT(0.0);
             v = residual_act(v, res, RESIDUAL, ACT, ALPHA, BETA);

@@ -417,6 +417,8 @@ static void test_depthwise(void **s)
         /* large enough for the GPU tiles' row blocks (4 rows at 5x5, 2 at 3x3), the last block short */
         {1, 96, 70, 90, 96, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 96, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0},
         {2, 64, 61, 75, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 64, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
+        /* at aligned offsets (index 14), rows of 24: whole groups of 8 outputs and residuals, then a tail */
+        {1, 16, 6, 24, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, PVK_ACT_RELU, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0, 0},
     };
     RUN(cases);
 }

@@ -236,7 +236,8 @@ static bool dw_cpu_tiles(const struct nn_gpu_config *cfg)
     return gpu_context_caps(cfg->ctx)->is_cpu;
 }
 
-/* Whether the depthwise kernel's CPU tiles read x as texels (conv_dw_texel.comp, fp32);
+/* Whether the depthwise kernel's CPU tiles read x as texels and store 8-float groups
+ * (conv_dw_texel.comp, fp32, 64-bit integers);
  * PPOCR_VK_GEMM_KERNEL's "cpu1" and "direct1" (the tests' CPU kernels without their lavapipe
  * variants) keep the storage buffer. */
 static bool dw_texel(const struct nn_gpu_config *cfg, bool cpu_tiles)
@@ -244,7 +245,8 @@ static bool dw_texel(const struct nn_gpu_config *cfg, bool cpu_tiles)
     const char *force = forced_kernel();
     if (force && (!strcmp(force, "cpu1") || !strcmp(force, "direct1")))
         return false;
-    return cpu_tiles && cfg->act_dtype == NN_F32;
+    return cpu_tiles && cfg->act_dtype == NN_F32 && gpu_context_caps(cfg->ctx)->shader_int64 &&
+           DW_CPU_OUTW % 8u == 0;
 }
 
 /* The direct kernel specialised with spec into *slot, unless already there; NULL with the
