@@ -10,7 +10,9 @@
 //   22.3) loads a buffer inside a loop one lane at a time, each lane's value passing through the
 //   stack, about 20 cycles per lane whether the address is uniform or not. So each weight
 //   4-vector is loaded by one lane and reaches the others by shuffle (one load per subgroup, not
-//   per lane), and an 8-input row segment loads as one 8-float vector where it is aligned.
+//   per lane; in fp32 with TM a multiple of 8, two 4-vectors per 8-float load, and only by the
+//   lanes that hold some), an 8-input row segment loads as one 8-float vector where it is
+//   aligned, and an aligned group of 8 outputs stores as one.
 //   GPUs (KS > 1): KS invocations share each output tile, each summing every KS-th input channel,
 //   and add up through shared memory; so a convolution with few outputs and long sums (det's 3x3
 //   neck convolutions to 24 channels, rec's 1x3 ones over 480 and 960 channels of one-row maps)
@@ -71,6 +73,9 @@ layout(std430, binding = 0) readonly buffer BufX4 { SFLOAT4 x4[]; };
 layout(std430, binding = 0) readonly buffer BufX8 { u64vec4 x8[]; }; // 8 floats, 2 per component
 #endif
 layout(std430, binding = 1) readonly buffer BufW { SFLOAT4 w4[]; }; // TM a multiple of 4
+#ifdef SEG_VEC8
+layout(std430, binding = 1) readonly buffer BufW8 { u64vec4 w8[]; }; // TM a multiple of 8
+#endif
 layout(std430, binding = 2) writeonly buffer BufY { SFLOAT y[]; };
 #ifdef SEG_VEC8
 layout(std430, binding = 2) writeonly buffer BufY8 { u64vec4 y8[]; }; // 8 floats, 2 per component
@@ -172,14 +177,34 @@ void main()
             // this kernel row's KW TM / 4 weight 4-vectors, a subgroup's worth at a time
             const uint wrow = (wbase + ky * KW * TM) / 4, wcount = KW * TM / 4;
             vec4 wlane = vec4(0.0);
+#ifdef SEG_VEC8
+            // TM a multiple of 8: the row's weights as 8-float units, each loaded by one lane
+            const uint wrow8 = (wbase + ky * KW * TM) / 8, wcount8 = KW * TM / 8;
+            vec4 wlo = vec4(0.0), whi = vec4(0.0);
+#endif
 #endif
             UNROLL for (uint kx = 0; kx < KW; kx++) {
                 UNROLL for (uint t4 = 0; t4 < TM / 4; t4++) {
 #ifdef DIRECT_SUBGROUP
                     const uint v = kx * (TM / 4) + t4;
-                    if (v % gl_SubgroupSize == 0u)
-                        wlane = vec4(w4[wrow + min(v + gl_SubgroupInvocationID, wcount - 1u)]);
-                    const vec4 wv = subgroupShuffle(wlane, v % gl_SubgroupSize);
+                    vec4 wv;
+#ifdef SEG_VEC8
+                    if (TM % 8u == 0u) {
+                        const uint u = v / 2u;
+                        if (v % 2u == 0u && u % gl_SubgroupSize == 0u && u + gl_SubgroupInvocationID < wcount8) {
+                            const u64vec4 q = w8[wrow8 + u + gl_SubgroupInvocationID];
+                            const uvec2 q0 = unpack32(q.x), q1 = unpack32(q.y), q2 = unpack32(q.z), q3 = unpack32(q.w);
+                            wlo = uintBitsToFloat(uvec4(q0, q1));
+                            whi = uintBitsToFloat(uvec4(q2, q3));
+                        }
+                        wv = subgroupShuffle(v % 2u == 0u ? wlo : whi, u % gl_SubgroupSize);
+                    } else
+#endif
+                    {
+                        if (v % gl_SubgroupSize == 0u)
+                            wlane = vec4(w4[wrow + min(v + gl_SubgroupInvocationID, wcount - 1u)]);
+                        wv = subgroupShuffle(wlane, v % gl_SubgroupSize);
+                    }
 #else
                     const vec4 wv = vec4(w4[(wbase + (ky * KW + kx) * TM) / 4 + t4]);
 #endif
