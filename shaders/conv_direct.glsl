@@ -26,7 +26,7 @@
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_control_flow_attributes : require
 #ifndef STORAGE_F16
-#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#include "float8.glsl"
 #define SEG_VEC8
 #endif
 // Unrolled on request: with a load under a condition inside, lavapipe left the multiply loops
@@ -146,11 +146,8 @@ void main()
             if (SEG_VEC4 && SEG_LEN == 8u && row_ok && ix0 >= 0 && uint(ix0) + 7u < p.W &&
                 ((row + uint(ix0)) & 7u) == 0u) {
                 const u64vec4 v = x8[(row + uint(ix0)) / 8u];
-                for (uint c = 0; c < 4; c++) {
-                    const uvec2 halves = unpack32(v[c]); // the lower address in .x (little-endian)
-                    seg[2 * c] = uintBitsToFloat(halves.x);
-                    seg[2 * c + 1] = uintBitsToFloat(halves.y);
-                }
+                for (uint s = 0; s < 8u; s++)
+                    seg[s] = float8_at(v, s);
             } else
 #endif
             if (SEG_VEC4) {
@@ -193,9 +190,8 @@ void main()
                         const uint u = v / 2u;
                         if (v % 2u == 0u && u % gl_SubgroupSize == 0u && u + gl_SubgroupInvocationID < wcount8) {
                             const u64vec4 q = w8[wrow8 + u + gl_SubgroupInvocationID];
-                            const uvec2 q0 = unpack32(q.x), q1 = unpack32(q.y), q2 = unpack32(q.z), q3 = unpack32(q.w);
-                            wlo = uintBitsToFloat(uvec4(q0, q1));
-                            whi = uintBitsToFloat(uvec4(q2, q3));
+                            wlo = vec4(float8_at(q, 0u), float8_at(q, 1u), float8_at(q, 2u), float8_at(q, 3u));
+                            whi = vec4(float8_at(q, 4u), float8_at(q, 5u), float8_at(q, 6u), float8_at(q, 7u));
                         }
                         wv = subgroupShuffle(v % 2u == 0u ? wlo : whi, u % gl_SubgroupSize);
                     } else
@@ -250,20 +246,13 @@ void main()
         if (TN == 8u && ox0 + 8u <= p.OW && ((yrow + ox0) & 7u) == 0u &&
             (RESIDUAL == RES_NONE || ((rrow + ox0) & 7u) == 0u)) {
             const u64vec4 res8 = RESIDUAL != RES_NONE ? r8[(rrow + ox0) / 8u] : u64vec4(0);
-            u64vec4 out8;
-            for (uint c = 0; c < 4; c++) {
-                const uvec2 res2 = unpack32(res8[c]); // the lower address in .x (little-endian)
-                uvec2 out2;
-                for (uint h = 0; h < 2; h++) {
-                    float v = acc[t][2 * c + h] + b0;
-                    v = residual_act(v, uintBitsToFloat(res2[h]), RESIDUAL, ACT, ALPHA, BETA);
-                    if (POST_AFFINE)
-                        v = fma(v, bias[p.OC + oc], bias[2 * p.OC + oc]);
-                    out2[h] = floatBitsToUint(v);
-                }
-                out8[c] = pack64(out2);
+            float out8[8];
+            for (uint o = 0; o < 8u; o++) {
+                out8[o] = residual_act(acc[t][o] + b0, float8_at(res8, o), RESIDUAL, ACT, ALPHA, BETA);
+                if (POST_AFFINE)
+                    out8[o] = fma(out8[o], bias[p.OC + oc], bias[2 * p.OC + oc]);
             }
-            y8[(yrow + ox0) / 8u] = out8;
+            y8[(yrow + ox0) / 8u] = float8_pack(out8);
             continue;
         }
 #endif

@@ -37,7 +37,7 @@ layout(constant_id = 13) const bool POST_AFFINE = false;
 layout(constant_id = 14) const uint OUTH = 1;
 
 #ifdef X_TEXEL
-#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#include "float8.glsl"
 layout(binding = 0) uniform samplerBuffer x4t;
 layout(std430, binding = 2) writeonly buffer BufY8 { u64vec4 y8[]; }; // 8 floats, 2 per component
 layout(std430, binding = 4) readonly buffer BufR8 { u64vec4 r8[]; };
@@ -143,20 +143,13 @@ void main()
             if (!stored[g])
                 continue;
             const u64vec4 res8 = RESIDUAL != RES_NONE ? r8[(rrow + ox) / 8u] : u64vec4(0);
-            u64vec4 out8;
-            for (uint c = 0; c < 4; c++) {
-                const uvec2 res2 = unpack32(res8[c]); // the lower address in .x (little-endian)
-                uvec2 out2;
-                for (uint h = 0; h < 2; h++) {
-                    float v = residual_act(acc[j][8u * g + 2u * c + h], uintBitsToFloat(res2[h]), RESIDUAL, ACT,
-                                           ALPHA, BETA);
-                    if (POST_AFFINE)
-                        v = fma(v, bias[p.C + ch], bias[2 * p.C + ch]);
-                    out2[h] = floatBitsToUint(v);
-                }
-                out8[c] = pack64(out2);
+            float out8[8];
+            for (uint o = 0; o < 8u; o++) {
+                out8[o] = residual_act(acc[j][8u * g + o], float8_at(res8, o), RESIDUAL, ACT, ALPHA, BETA);
+                if (POST_AFFINE)
+                    out8[o] = fma(out8[o], bias[p.C + ch], bias[2 * p.C + ch]);
             }
-            y8[(yrow + ox) / 8u] = out8;
+            y8[(yrow + ox) / 8u] = float8_pack(out8);
         }
 #endif
         for (uint o = 0; o < OUTW; o++) {
