@@ -16,7 +16,7 @@ struct gpu_context;
 struct gpu_pipeline;
 struct gpu_cmd;
 
-/* One storage buffer binding: a range of a pool buffer. */
+/* One buffer binding (storage, or texel where the pipeline says): a range of a pool buffer. */
 struct gpu_binding {
     VkBuffer buffer;
     VkDeviceSize offset, range;

@@ -20,7 +20,7 @@ struct gpu_pipeline_desc {
     const char *shader;       /* embedded module name: shaders/<name>.comp */
     const uint32_t *spec;     /* values of constant_id 0..spec_count-1 (floats: bit patterns) */
     unsigned spec_count;
-    unsigned buffer_count;    /* storage buffers the shader declares */
+    unsigned buffer_count;    /* buffers the shader declares (storage or, by texel_mask, texel) */
     unsigned push_bytes;      /* size of its push-constant block, multiple of 4; 0 if none */
     uint32_t subgroup_size;   /* 0: driver's choice; else required (caps.subgroup_size_control) */
     /* Bindings (bit i: binding i) read as uniform texel buffers of RGBA32F texels, a vec4 per
