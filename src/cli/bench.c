@@ -191,7 +191,7 @@ static int run_to_result(struct ocr_engine *engine, const struct cli_args *args,
         return 1;
     }
     struct cli_buf buf = {0};
-    cli_format_result(&buf, args, image->name, res);
+    cli_format_result(&buf, args, image->name, 0, res);
     cli_buf_free(&buf);
     *ms = now_ms() - t0;
     return 0;

@@ -139,7 +139,7 @@ static void process_item(struct run *run, struct ocr_engine *engine, int i)
         cli_format_tsv_header(&o->out);
     if (run->text_headers)
         cli_buf_printf(&o->out, "%s==> %s <==\n", i ? "\n" : "", file);
-    cli_format_result(&o->out, args, file, &result);
+    cli_format_result(&o->out, args, file, 0, &result);
     ocr_result_free(&result);
     if (o->out.failed) {
         cli_buf_printf(&o->errs, "ppocr-vk: %s: out of memory formatting the result\n", file);

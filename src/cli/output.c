@@ -109,7 +109,8 @@ static void format_json(struct cli_buf *b, const struct cli_args *args, const ch
     cli_buf_printf(b, "}\n");
 }
 
-void cli_format_result(struct cli_buf *b, const struct cli_args *args, const char *file, const struct ocr_result *r)
+void cli_format_result(struct cli_buf *b, const struct cli_args *args, const char *file, int page,
+                       const struct ocr_result *r)
 {
     switch (args->format) {
     case CLI_FORMAT_JSON:

@@ -19,8 +19,9 @@ void cli_buf_free(struct cli_buf *b);
 
 /* The TSV column header line. */
 void cli_format_tsv_header(struct cli_buf *b);
-/* One image's result in the chosen format. */
-void cli_format_result(struct cli_buf *b, const struct cli_args *args, const char *file,
+/* One image's result in the chosen format. page: the page's number (from 1) when the image is a
+ * page of a document (a PDF), 0 otherwise. */
+void cli_format_result(struct cli_buf *b, const struct cli_args *args, const char *file, int page,
                        const struct ocr_result *r);
 /* File extension of the format: "txt", "json" or "tsv". */
 const char *cli_format_extension(enum cli_format format);

@@ -22,6 +22,7 @@
 #include "nn/gpu/net.h"
 #include "ocr/ctc.h"
 #include "ocr/db_postprocess.h"
+#include "ocr/layout.h"
 #include "ocr/models_path.h"
 #include "ocr/pad.h"
 #include "ocr/precision.h"
@@ -1468,8 +1469,9 @@ static void unturn_boxes(struct ocr_result *r, int width)
     }
 }
 
-int ocr_engine_run(struct ocr_engine *e, const struct ocr_image *img, struct ocr_result *r, char *err,
-                   size_t err_len)
+/* The pipeline's reading of the image, before its page structure is made. */
+static int read_image(struct ocr_engine *e, const struct ocr_image *img, struct ocr_result *r, char *err,
+                      size_t err_len)
 {
     memset(r, 0, sizeof(*r));
     r->width = img->width;
@@ -1513,6 +1515,17 @@ int ocr_engine_run(struct ocr_engine *e, const struct ocr_image *img, struct ocr
     return 0;
 }
 
+int ocr_engine_run(struct ocr_engine *e, const struct ocr_image *img, struct ocr_result *r, char *err,
+                   size_t err_len)
+{
+    if (read_image(e, img, r, err, err_len))
+        return -1;
+    if ((e->opt.paddle_parity ? ocr_layout_single(r) : ocr_layout_page(r)) == 0)
+        return 0;
+    ocr_result_free(r);
+    return fail(err, err_len, "%s", "out of memory ordering the page");
+}
+
 void ocr_engine_memory(const struct ocr_engine *e, struct ocr_engine_memory *out)
 {
     struct gpu_pool_stats dev, host;
@@ -1544,9 +1557,16 @@ const char *ocr_engine_device(const struct ocr_engine *e)
 
 void ocr_result_free(struct ocr_result *r)
 {
-    for (int i = 0; i < r->n_lines; i++)
+    for (int i = 0; i < r->n_lines; i++) {
+        for (int w = 0; w < r->lines[i].n_words; w++)
+            free(r->lines[i].words[w].text);
+        free(r->lines[i].words);
         free(r->lines[i].text);
+    }
     free(r->lines);
+    free(r->paragraphs);
+    free(r->blocks);
     r->lines = NULL;
-    r->n_lines = 0;
+    r->paragraphs = r->blocks = NULL;
+    r->n_lines = r->n_paragraphs = r->n_blocks = 0;
 }

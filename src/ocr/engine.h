@@ -32,11 +32,28 @@ struct ocr_options {
 /* PaddleOCR 2.x's defaults. */
 void ocr_options_default(struct ocr_options *opt);
 
+/* A word of a line (a character for CJK text): its text, the mean probability of its CTC steps,
+ * and its box in the source image, clockwise from the top-left as the word is read. */
+struct ocr_word {
+    char *text;    /* UTF-8 */
+    float score;
+    int box[4][2];
+};
+
 struct ocr_line {
-    char *text;        /* UTF-8 */
-    float score;       /* mean probability of the kept CTC steps */
+    char *text;        /* UTF-8; the segments of one row joined by a space, or a tab across a wide gap */
+    float score;       /* mean probability of the kept CTC steps (of all its segments) */
     int box[4][2];     /* corners in the source image, clockwise from top-left */
     int upside_down;   /* the line was read turned 180 degrees from its box's orientation */
+    int n_words;
+    struct ocr_word *words; /* in reading order; NULL when n_words is 0 */
+};
+
+/* A run of consecutive items (lines of a paragraph, paragraphs of a block) and the axis-aligned
+ * box around them in the source image, x0 <= x1 and y0 <= y1 inclusive. */
+struct ocr_span {
+    int first, count;
+    int x0, y0, x1, y1;
 };
 
 enum ocr_stage {
@@ -48,6 +65,13 @@ struct ocr_result {
     int width, height;
     int n_lines;
     struct ocr_line *lines; /* reading order */
+    /* The page's structure over the lines: paragraphs are runs of lines, blocks (columns, headings,
+     * captions, table cells, sidebars) runs of paragraphs; both cover every line in order. With
+     * --paddle-parity the page is one block of one paragraph. */
+    int n_paragraphs;
+    struct ocr_span *paragraphs;
+    int n_blocks;
+    struct ocr_span *blocks;
     double wall_ms[OCR_STAGE_COUNT]; /* filled when options.profile is set */
     double gpu_ms[OCR_STAGE_COUNT];
 };
