@@ -28,8 +28,10 @@
 #define GUTTER_MIN 0.4
 /* Column text: its segments are at least this long, as a median. */
 #define COLUMN_LINE_MIN 8.0
-/* Segments of one row further apart than this are joined by a tab instead of a space. */
-#define TAB_GAP 2.0
+/* Segments of one row further apart than this are joined by a tab instead of a space: fields (a
+ * table's cells, a receipt's price). Nearer ones are words the detector split, whose boxes touch
+ * or overlap, since a DB box reaches beyond its glyphs. */
+#define TAB_GAP 0.75
 /* A block ends where the next row starts further below than this, where the text height changes by
  * more than BLOCK_HEIGHT_RATIO, or where the next row does not overlap it horizontally. */
 #define BLOCK_GAP 0.5
