@@ -17,6 +17,8 @@ void cli_print_help(const char *prog)
            "Output:\n"
            "  --boxes                  add each line's box and score to text output\n"
            "  --format text|json|tsv   text (default), JSON Lines (one object per image), or TSV\n"
+           "  --format hocr|alto       hOCR (Tesseract's form) or ALTO 4.4 XML: one document per image\n"
+           "                           (with -o, one .hocr or .xml file each)\n"
            "  -o, --output DIR         write one output file per image into DIR\n"
            "  --draw DIR               write a PNG of each image with its boxes drawn into DIR\n"
            "  --profile                per-stage timings (stderr; in JSON output too)\n"
@@ -182,7 +184,9 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
             if (!strcmp(value, "text")) args->format = CLI_FORMAT_TEXT;
             else if (!strcmp(value, "json")) args->format = CLI_FORMAT_JSON;
             else if (!strcmp(value, "tsv")) args->format = CLI_FORMAT_TSV;
-            else rc = usage_error("--format: '%s' is not text, json or tsv%s", value, "");
+            else if (!strcmp(value, "hocr")) args->format = CLI_FORMAT_HOCR;
+            else if (!strcmp(value, "alto")) args->format = CLI_FORMAT_ALTO;
+            else rc = usage_error("--format: '%s' is not text, json, tsv, hocr or alto%s", value, "");
         } else if (!strcmp(name, "-o") || !strcmp(name, "--output")) {
             args->output_dir = value;
         } else if (!strcmp(name, "--draw")) {

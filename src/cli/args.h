@@ -4,7 +4,7 @@
 
 #include "ocr/engine.h"
 
-enum cli_format { CLI_FORMAT_TEXT, CLI_FORMAT_JSON, CLI_FORMAT_TSV };
+enum cli_format { CLI_FORMAT_TEXT, CLI_FORMAT_JSON, CLI_FORMAT_TSV, CLI_FORMAT_HOCR, CLI_FORMAT_ALTO };
 enum cli_action { CLI_RUN, CLI_HELP, CLI_VERSION, CLI_LIST_DEVICES, CLI_SELF_CHECK, CLI_BENCH, CLI_BENCH_OPS };
 
 struct cli_args {

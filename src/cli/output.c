@@ -1,4 +1,5 @@
 #include "cli/output.h"
+#include "cli/format_xml.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -113,6 +114,12 @@ void cli_format_result(struct cli_buf *b, const struct cli_args *args, const cha
                        const struct ocr_result *r)
 {
     switch (args->format) {
+    case CLI_FORMAT_HOCR:
+        cli_format_hocr(b, file, page, r);
+        break;
+    case CLI_FORMAT_ALTO:
+        cli_format_alto(b, file, page, r);
+        break;
     case CLI_FORMAT_JSON:
         format_json(b, args, file, r);
         break;
@@ -142,7 +149,14 @@ void cli_format_result(struct cli_buf *b, const struct cli_args *args, const cha
 
 const char *cli_format_extension(enum cli_format format)
 {
-    return format == CLI_FORMAT_JSON ? "json" : format == CLI_FORMAT_TSV ? "tsv" : "txt";
+    switch (format) {
+    case CLI_FORMAT_JSON: return "json";
+    case CLI_FORMAT_TSV: return "tsv";
+    case CLI_FORMAT_HOCR: return "hocr";
+    case CLI_FORMAT_ALTO: return "xml"; /* Tesseract's and most tools' name for ALTO files */
+    case CLI_FORMAT_TEXT: break;
+    }
+    return "txt";
 }
 
 int cli_make_parents(char *path)

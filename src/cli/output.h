@@ -1,5 +1,5 @@
-/* Result formats (text, JSON Lines, TSV) rendered into memory, and the writers that put them on
- * stdout or, atomically, into per-image files. */
+/* Result formats (text, JSON Lines, TSV; hOCR and ALTO in format_xml.h) rendered into memory,
+ * and the writers that put them on stdout or, atomically, into per-image files. */
 #ifndef PPOCR_CLI_OUTPUT_H
 #define PPOCR_CLI_OUTPUT_H
 
@@ -23,7 +23,7 @@ void cli_format_tsv_header(struct cli_buf *b);
  * page of a document (a PDF), 0 otherwise. */
 void cli_format_result(struct cli_buf *b, const struct cli_args *args, const char *file, int page,
                        const struct ocr_result *r);
-/* File extension of the format: "txt", "json" or "tsv". */
+/* File extension of the format: "txt", "json", "tsv", "hocr" or "xml" (ALTO). */
 const char *cli_format_extension(enum cli_format format);
 
 /* Writes data to DIR/NAME.EXT through a temporary file and a rename, creating sub-folders.
