@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +118,90 @@ static int gt_from_cell(char *cell, eval_manifest_row *r, char *err, size_t err_
   return 0;
 }
 
+typedef struct { unsigned long row, seg; char *text; } seg_entry;
+
+static int cmp_seg(const void *pa, const void *pb) {
+  const seg_entry *a = pa, *b = pb;
+  if (a->row != b->row) return a->row < b->row ? -1 : 1;
+  return a->seg < b->seg ? -1 : a->seg > b->seg;
+}
+
+/* The rows of two or more segments from the side file `path` (see manifest.h). A missing file
+ * is no error: has_rows stays 0. */
+static int rows_from_file(const char *path, eval_manifest_row *r, char *err, size_t err_size) {
+  struct stat st;
+  if (stat(path, &st) || !S_ISREG(st.st_mode)) return 0;
+  size_t len;
+  char *text = eval_read_file(path, &len);
+  if (!text) {
+    snprintf(err, err_size, "%.200s: %s", path, strerror(errno));
+    return -1;
+  }
+  r->has_rows = 1;
+  seg_entry *e = NULL;
+  size_t n = 0, lineno = 0;
+  int rc = -1, c_row = -1, c_seg = -1, c_text = -1;
+  for (char *line = text, *next; line && *line; line = next) {
+    next = strchr(line, '\n');
+    if (next) *next++ = 0;
+    lineno++;
+    size_t l = strlen(line);
+    if (l && line[l - 1] == '\r') line[--l] = 0;
+    if (!l) continue;
+    char *f[32];
+    size_t nf = split(line, "\t", f, 32);
+    if (c_row < 0) {
+      for (size_t i = 0; i < nf; i++) {
+        if (!strcmp(f[i], "row")) c_row = (int)i;
+        else if (!strcmp(f[i], "segment")) c_seg = (int)i;
+        else if (!strcmp(f[i], "text")) c_text = (int)i;
+      }
+      if (c_row < 0 || c_seg < 0 || c_text < 0) {
+        snprintf(err, err_size, "%.200s: header lacks the columns \"row\", \"segment\" and \"text\"", path);
+        goto done;
+      }
+      continue;
+    }
+    char *end1, *end2;
+    if ((size_t)c_row >= nf || (size_t)c_seg >= nf || (size_t)c_text >= nf) goto bad;
+    unsigned long row = strtoul(f[c_row], &end1, 10), seg = strtoul(f[c_seg], &end2, 10);
+    if (end1 == f[c_row] || *end1 || end2 == f[c_seg] || *end2) goto bad;
+    seg_entry *ne = realloc(e, (n + 1) * sizeof *ne);
+    if (!ne) { snprintf(err, err_size, "out of memory"); goto done; }
+    e = ne;
+    e[n] = (seg_entry){row, seg, dup_n(f[c_text], strlen(f[c_text]))};
+    if (!e[n++].text) { snprintf(err, err_size, "out of memory"); goto done; }
+    continue;
+  bad:
+    snprintf(err, err_size, "%.200s:%zu: not a row (row, segment, text)", path, lineno);
+    goto done;
+  }
+  if (n) qsort(e, n, sizeof *e, cmp_seg);
+  for (size_t a = 0, b; a < n; a = b) {
+    for (b = a + 1; b < n && e[b].row == e[a].row; b++) {}
+    if (b - a < 2) continue;
+    eval_gt_row *nr = realloc(r->rows, (r->n_rows + 1) * sizeof *nr);
+    if (!nr) { snprintf(err, err_size, "out of memory"); goto done; }
+    r->rows = nr;
+    eval_gt_row *gr = &r->rows[r->n_rows];
+    gr->index = e[a].row;
+    gr->n_seg = 0;
+    gr->seg = malloc((b - a) * sizeof *gr->seg);
+    if (!gr->seg) { snprintf(err, err_size, "out of memory"); goto done; }
+    r->n_rows++;
+    for (size_t k = a; k < b; k++) {
+      gr->seg[gr->n_seg++] = e[k].text; /* the row owns it now */
+      e[k].text = NULL;
+    }
+  }
+  rc = 0;
+done:
+  for (size_t k = 0; k < n; k++) free(e[k].text);
+  free(e);
+  free(text);
+  return rc;
+}
+
 int eval_load_manifest(const char *path, eval_manifest *m, char *err, size_t err_size) {
   memset(m, 0, sizeof *m);
   size_t len;
@@ -177,6 +262,14 @@ int eval_load_manifest(const char *path, eval_manifest *m, char *err, size_t err
       snprintf(err, err_size, "%s:%zu: %s", path, lineno, msg);
       goto done;
     }
+    /* the row side file: the image's name with ".rows.tsv" for its extension */
+    const char *base = strrchr(r->file, '/'), *dot = strrchr(r->file, '.');
+    size_t stem = dot && dot > (base ? base + 1 : r->file) ? (size_t)(dot - r->file) : strlen(r->file);
+    snprintf(gt_path, sizeof gt_path, "%s/%.*s.rows.tsv", m->dir, (int)stem, r->file);
+    if (rows_from_file(gt_path, r, msg, sizeof msg)) {
+      snprintf(err, err_size, "%s:%zu: %s", path, lineno, msg);
+      goto done;
+    }
     r->group = calloc(r->n_gt ? r->n_gt : 1, sizeof *r->group);
     if (!r->group) { snprintf(err, err_size, "out of memory"); goto done; }
     if (first)
@@ -193,14 +286,32 @@ done:
   return rc;
 }
 
-void eval_manifest_free(eval_manifest *m) {
-  for (size_t i = 0; i < m->n; i++) {
-    eval_manifest_row *r = &m->rows[i];
-    for (size_t k = 0; k < r->n_gt; k++) free(r->gt[k]);
-    free(r->gt);
-    free(r->group);
-    free(r->file);
+static void row_free(eval_manifest_row *r) {
+  for (size_t k = 0; k < r->n_gt; k++) free(r->gt[k]);
+  free(r->gt);
+  free(r->group);
+  for (size_t k = 0; k < r->n_rows; k++) {
+    for (size_t j = 0; j < r->rows[k].n_seg; j++) free(r->rows[k].seg[j]);
+    free(r->rows[k].seg);
   }
+  free(r->rows);
+  free(r->file);
+}
+
+size_t eval_manifest_select(eval_manifest *m, const char *const *globs, size_t n_globs) {
+  size_t kept = 0;
+  for (size_t i = 0; i < m->n; i++) {
+    int match = 0;
+    for (size_t g = 0; g < n_globs && !match; g++) match = fnmatch(globs[g], m->rows[i].file, 0) == 0;
+    if (match) m->rows[kept++] = m->rows[i];
+    else row_free(&m->rows[i]);
+  }
+  m->n = kept;
+  return kept;
+}
+
+void eval_manifest_free(eval_manifest *m) {
+  for (size_t i = 0; i < m->n; i++) row_free(&m->rows[i]);
   free(m->rows);
   free(m->dir);
   memset(m, 0, sizeof *m);

@@ -156,6 +156,35 @@ static int ends_with(const char *s, const char *suffix) {
   return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+int eval_page_from_text(char *text, const char *file, eval_page *page) {
+  memset(page, 0, sizeof *page);
+  page->width = page->height = -1;
+  size_t cap = 1;
+  for (const char *p = text; *p; p++) cap += *p == '\n';
+  page->file = dup_str(file);
+  page->lines = calloc(cap, sizeof *page->lines);
+  if (!page->file || !page->lines) {
+    eval_page_free(page);
+    return -1;
+  }
+  for (char *line = text, *next; line && *line; line = next) {
+    next = strchr(line, '\n');
+    if (next) *next++ = 0;
+    size_t n = strlen(line);
+    while (n && (line[n - 1] == '\r' || line[n - 1] == '\f')) line[--n] = 0;
+    while (*line == '\f') line++, n--;
+    if (strspn(line, " \t") == n) continue;
+    eval_line *l = &page->lines[page->n_lines];
+    l->score = -1.0;
+    if (!(l->text = dup_str(line))) {
+      eval_page_free(page);
+      return -1;
+    }
+    page->n_lines++;
+  }
+  return 0;
+}
+
 static int cmp_names(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -200,13 +229,26 @@ static int load_dir(const char *root, const char *rel, eval_pageset *set, char *
       rc = load_dir(root, sub, set, err, err_size);
       continue;
     }
-    if (!S_ISREG(st.st_mode) || !ends_with(names[i], ".json")) continue;
+    int is_text = ends_with(names[i], ".txt");
+    if (!S_ISREG(st.st_mode) || !(is_text || ends_with(names[i], ".json"))) continue;
     size_t len;
     char *text = eval_read_file(full, &len);
     if (!text) {
       snprintf(err, err_size, "%s: %s", full, strerror(errno));
       rc = -1;
       break;
+    }
+    if (is_text) {
+      sub[strlen(sub) - 4] = 0; /* "<rel>.txt" names the image <rel> */
+      eval_page page;
+      int bad = eval_page_from_text(text, sub, &page) || push_page(set, &page);
+      free(text);
+      if (bad) {
+        if (page.file) eval_page_free(&page);
+        snprintf(err, err_size, "out of memory");
+        rc = -1;
+      }
+      continue;
     }
     json_value v;
     char jerr[200];

@@ -20,11 +20,18 @@ int eval_page_from_json(const json_value *v, const char *fallback_file, eval_pag
                         size_t err_size);
 void eval_page_free(eval_page *page);
 
+/* One page from plain text, one output line per text line (another OCR tool's text output, such
+ * as Tesseract's): blank lines and form feeds are dropped, lines keep their order and have no
+ * box (all zero) and score -1. text is modified. Returns 0, or -1 when out of memory. */
+int eval_page_from_text(char *text, const char *file, eval_page *page);
+
 /* path is either a file of JSON Lines (one page object per line, as `ppocr-vk --format json`
  * writes) or a folder searched recursively for *.json files, each one page (goldens:
  * {"file":...,"lines":[...]}; the reference's bare arrays are named by their path relative to the
- * folder without ".json"). JSON files that are not pages (the reference's timings.json) are
- * skipped. Returns 0 or -1 with a message in err. */
+ * folder without ".json"), and *.txt files, each one page of plain text (eval_page_from_text),
+ * named by their path without ".txt" (so "x.jpg.txt" is the page of x.jpg; "x.txt" matches it
+ * by stem, which fails when the stem holds a dot). JSON files that are not pages (the reference's
+ * timings.json) are skipped. Returns 0 or -1 with a message in err. */
 int eval_load_results(const char *path, eval_pageset *set, char *err, size_t err_size);
 void eval_pageset_free(eval_pageset *set);
 

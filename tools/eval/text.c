@@ -97,6 +97,11 @@ size_t text_normalize(const uint32_t *in, size_t n, const text_norm *opt, uint32
     }
     if (pending_space) { out[k++] = ' '; pending_space = 0; }
     if (opt->fold_case && ((c >= 'A' && c <= 'Z') || (c >= 0xC0 && c <= 0xDE && c != 0xD7))) c += 0x20;
+    if (c >= 0xFB00 && c <= 0xFB06) {
+      static const char lig[7][4] = {"ff", "fi", "fl", "ffi", "ffl", "st", "st"};
+      for (const char *l = lig[c - 0xFB00]; *l; l++) out[k++] = (uint32_t)*l;
+      continue;
+    }
     if (c == 0x2103) { /* ℃ -> °C; "°℃" (as PP-OCR often reads it) -> °C too */
       if (k == 0 || out[k - 1] != 0xB0) out[k++] = 0xB0;
       c = opt->fold_case ? 'c' : 'C';
@@ -110,7 +115,7 @@ size_t text_normalized_utf8(const char *s, const text_norm *opt, uint32_t **out)
   uint32_t *raw;
   size_t n = text_utf8_decode(s, strlen(s), &raw);
   if (n == (size_t)-1) return n;
-  uint32_t *norm = malloc((2 * n + 1) * sizeof *norm);
+  uint32_t *norm = malloc((3 * n + 1) * sizeof *norm);
   if (!norm) { free(raw); return (size_t)-1; }
   size_t k = text_normalize(raw, n, opt, norm);
   free(raw);

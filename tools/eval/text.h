@@ -28,10 +28,12 @@ typedef struct {
 /* The corpus README's normalisation, applied to ground truth and OCR output alike:
  *   - full-width ASCII forms U+FF01..U+FF5E fold to ASCII (，->, ：->: ...), U+3000 to a space;
  *   - U+2103 ℃ becomes °C, and so does °℃ (a common reading of it);
+ *   - the Latin ligatures U+FB00..U+FB06 (ﬀ ﬁ ﬂ ﬃ ﬄ ﬅ ﬆ) become their letters, as NFKC has
+ *     them: PDF text layers (the DocBank pages) keep them, a recogniser reads letters;
  *   - arrows U+2190..U+21FF are dropped (the lab table's 58.9↓: "allow it to be dropped");
  *   - whitespace and case as `opt` says.
- * Writes to out (capacity 2*n: ℃ grows to two code points; out must not alias in) and returns the
- * new length. */
+ * Writes to out (capacity 3*n: ℃ grows to two code points, ﬃ to three; out must not alias in)
+ * and returns the new length. */
 size_t text_normalize(const uint32_t *in, size_t n, const text_norm *opt, uint32_t *out);
 
 /* Decodes and normalises a UTF-8 string in one step (*out: free() it). (size_t)-1 on OOM. */
