@@ -7,7 +7,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 
 packages="cmake gcc libc6-dev pkgconf libvulkan-dev vulkan-validationlayers mesa-vulkan-drivers
-glslang-tools libstb-dev libjpeg62-turbo-dev libcmocka-dev ca-certificates clang libxml2-utils"
+glslang-tools libstb-dev libjpeg62-turbo-dev libcmocka-dev ca-certificates clang libxml2-utils
+poppler-utils ocrmypdf"
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

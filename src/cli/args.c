@@ -1,4 +1,5 @@
 #include "cli/args.h"
+#include "cli/pdf.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -11,8 +12,9 @@ void cli_print_help(const char *prog)
     printf("Usage: %s [options] INPUT...\n"
            "OCR with PaddleOCR's PP-OCR models on any Vulkan GPU.\n"
            "\n"
-           "INPUT is an image file, a directory (images found recursively, in sorted order),\n"
-           "'-' for image bytes on stdin, or @FILE for a list of paths (one per line; @- reads it from stdin).\n"
+           "INPUT is an image file, a PDF (each page read; needs pdftoppm, Debian package poppler-utils),\n"
+           "a directory (images and PDFs found recursively, in sorted order), '-' for image bytes on\n"
+           "stdin, or @FILE for a list of paths (one per line; @- reads it from stdin).\n"
            "\n"
            "Output:\n"
            "  --boxes                  add each line's box and score to text output\n"
@@ -26,6 +28,7 @@ void cli_print_help(const char *prog)
            "  -j, --jobs N             images in flight at once, one engine each (default: one\n"
            "                           per CPU core, 2 to 16, on a discrete GPU, 2 on another GPU,\n"
            "                           1 on a CPU device); output keeps the input order\n"
+           "  --pdf-dpi N              resolution PDF pages are rasterised at (300)\n"
            "\n"
            "Pipeline (PaddleOCR's names and defaults):\n"
            "  --det-limit-side-len N   longest side given to detection (960)\n"
@@ -121,6 +124,7 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
     ocr_options_default(&args->ocr);
     args->action = CLI_RUN;
     args->shard_index = args->shard_count = 1;
+    args->pdf_dpi = CLI_PDF_DEFAULT_DPI;
     args->inputs = calloc((size_t)argc + 1, sizeof(char *));
     if (!args->inputs)
         return usage_error("out of memory%s%s", "", "");
@@ -167,7 +171,7 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
         static const char *const valued[] = {
             "--format", "-o", "--output", "--draw", "--shard", "--det-limit-side-len",
             "--det-db-thresh", "--det-db-box-thresh", "--det-db-unclip-ratio", "--drop-score",
-            "--cls-thresh", "--rec-batch-num", "--models", "--device", "--bench-runs", "-j", "--jobs", NULL};
+            "--cls-thresh", "--rec-batch-num", "--models", "--device", "--bench-runs", "-j", "--jobs", "--pdf-dpi", NULL};
         int known = 0;
         for (int k = 0; valued[k]; k++)
             known |= strcmp(name, valued[k]) == 0;
@@ -213,6 +217,8 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
             rc = parse_int(name, value, 1, 10000, &args->bench_runs);
         } else if (!strcmp(name, "-j") || !strcmp(name, "--jobs")) {
             rc = parse_int(name, value, 1, 64, &args->jobs);
+        } else if (!strcmp(name, "--pdf-dpi")) {
+            rc = parse_double(name, value, 10, 2400, &args->pdf_dpi);
         } else if (!strcmp(name, "--device")) {
             rc = parse_int(name, value, 0, 1024, &args->ocr.device_index);
         }

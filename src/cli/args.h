@@ -16,6 +16,7 @@ struct cli_args {
     int shard_index, shard_count; /* --shard K/N, 1-based K; 1/1 when not given */
     int bench_runs;               /* --bench-runs: timed runs per image (10) */
     int jobs;                     /* -j/--jobs: engines working at once; 0 = by device */
+    double pdf_dpi;               /* --pdf-dpi: resolution PDF pages are rasterised at */
     struct ocr_options ocr;
     int n_inputs;
     char **inputs; /* points into argv */

@@ -1,4 +1,5 @@
 #include "cli/inputs.h"
+#include "cli/pdf.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -31,6 +32,7 @@ static int push_item(struct cli_item_list *list, const char *path, const char *n
     it->path = dup_str(path);
     it->name = dup_str(name);
     it->error = error ? dup_str(error) : NULL;
+    it->page = 0;
     if (!it->path || !it->name || (error && !it->error)) {
         free(it->path);
         free(it->name);
@@ -52,6 +54,32 @@ int cli_is_image_name(const char *name)
         if (strcasecmp(dot + 1, exts[i]) == 0)
             return 1;
     return 0;
+}
+
+/* A file: a PDF (by its signature) becomes one item per page, anything else one image. Returns
+ * the number of items added or -1. */
+static int push_file(struct cli_item_list *list, const char *path, const char *name)
+{
+    if (!cli_pdf_is_pdf(path))
+        return push_item(list, path, name, NULL) ? -1 : 1;
+    char err[512];
+    int pages;
+    if (cli_pdf_page_count(path, &pages, err, sizeof(err)))
+        return push_item(list, path, name, err) ? -1 : 1;
+    size_t len = strlen(name) + 16;
+    char *page_name = malloc(len);
+    if (!page_name)
+        return -1;
+    for (int p = 1; p <= pages; p++) {
+        snprintf(page_name, len, "%s-p%d", name, p);
+        if (push_item(list, path, page_name, NULL)) {
+            free(page_name);
+            return -1;
+        }
+        list->items[list->n - 1].page = p;
+    }
+    free(page_name);
+    return pages;
 }
 
 static const char *base_name(const char *path)
@@ -120,10 +148,11 @@ static int scan_dir(const char *dir, const char *rel, struct cli_item_list *list
                     int sub = scan_dir(path, relpath, list, depth + 1);
                     added = sub < 0 ? -1 : added + sub;
                 }
-            } else if (S_ISREG(st.st_mode) && cli_is_image_name(names[i])) {
-                added = push_item(list, path, relpath, NULL) ? -1 : added + 1;
+            } else if (S_ISREG(st.st_mode) && (cli_is_image_name(names[i]) || cli_pdf_is_pdf_name(names[i]))) {
+                int sub = push_file(list, path, relpath);
+                added = sub < 0 ? -1 : added + sub;
             }
-        } else if (cli_is_image_name(names[i])) {
+        } else if (cli_is_image_name(names[i]) || cli_pdf_is_pdf_name(names[i])) {
             /* an image name that cannot be looked at (a dangling link): reported, not skipped */
             char msg[512];
             snprintf(msg, sizeof(msg), "%s", errno == ENOENT ? "no such file (a dangling link?)" : strerror(errno));
@@ -202,7 +231,9 @@ static int expand_one(const char *input, struct cli_item_list *list, int from_li
             return push_item(list, input, base_name(input), "directory holds no images");
         return 0;
     }
-    return push_item(list, input, base_name(input), NULL);
+    if (!S_ISREG(st.st_mode)) /* a pipe (<(...)) is not sniffed: its bytes would be gone */
+        return push_item(list, input, base_name(input), NULL);
+    return push_file(list, input, base_name(input)) < 0 ? -1 : 0;
 }
 
 int cli_expand_inputs(char *const *inputs, int n_inputs, const volatile sig_atomic_t *stop,

@@ -10,6 +10,7 @@ struct cli_item {
     char *path;  /* "-" for image bytes on stdin */
     char *name;  /* relative name for per-image output files */
     char *error; /* non-NULL: this input failed before decoding */
+    int page;    /* from 1: this page of the PDF `path` (name: NAME-pN); 0: an image */
 };
 
 struct cli_item_list {
@@ -25,7 +26,8 @@ int cli_expand_inputs(char *const *inputs, int n_inputs, const volatile sig_atom
 /* Keeps only the K-th (1-based) of N contiguous slices, so shard outputs concatenate in order. */
 void cli_keep_shard(struct cli_item_list *list, int k, int n);
 void cli_free_items(struct cli_item_list *list);
-/* Whether the file name has an image extension that directory scans pick up. */
+/* Whether the file name has an image extension that directory scans pick up (they pick up
+ * ".pdf" names too: cli/pdf.h). */
 int cli_is_image_name(const char *name);
 
 #endif

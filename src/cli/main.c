@@ -11,6 +11,7 @@
 #include "cli/draw.h"
 #include "cli/inputs.h"
 #include "cli/output.h"
+#include "cli/pdf.h"
 #include "cli/stream.h"
 #include "cli/workers.h"
 #include "ocr/engine.h"
@@ -65,6 +66,11 @@ static int load_item(const struct cli_item *item, int parity, struct ocr_image *
                              err, err_len);
     if (rc)
         return rc;
+    if (size >= 5 && memcmp(data, "%PDF-", 5) == 0) { /* pdftoppm reads its pages from a file */
+        snprintf(err, err_len, "stdin: a PDF is read from its file, not from stdin: give its path");
+        free(data);
+        return -1;
+    }
     rc = ocr_image_load_memory(data, size, "stdin", alpha, img, err, err_len) == OCR_IMAGE_OK ? 0 : -1;
     free(data);
     return rc;
@@ -100,14 +106,19 @@ static void process_item(struct run *run, struct ocr_engine *engine, int i)
     const struct cli_item *item = &run->items.items[i];
     struct outcome *o = &run->outcomes[i];
     const char *file = item->path;
-    char err[1024];
+    char err[1024], page_label[1024];
+    if (item->page) { /* messages name the page, results carry its number apart */
+        snprintf(page_label, sizeof(page_label), "%s page %d", item->path, item->page);
+        file = page_label;
+    }
     if (item->error) {
         cli_buf_printf(&o->errs, "ppocr-vk: %s: %s\n", file, item->error);
         o->failed = 1;
         return;
     }
     struct ocr_image img;
-    int loaded = load_item(item, args->ocr.paddle_parity, &img, err, sizeof(err));
+    int loaded = item->page ? cli_pdf_load_page(item->path, item->page, args->pdf_dpi, file, &img, err, sizeof(err))
+                            : load_item(item, args->ocr.paddle_parity, &img, err, sizeof(err));
     if (loaded > 0) {
         o->stopped = 1;
         return;
@@ -139,7 +150,7 @@ static void process_item(struct run *run, struct ocr_engine *engine, int i)
         cli_format_tsv_header(&o->out);
     if (run->text_headers)
         cli_buf_printf(&o->out, "%s==> %s <==\n", i ? "\n" : "", file);
-    cli_format_result(&o->out, args, file, 0, &result);
+    cli_format_result(&o->out, args, item->path, item->page, &result);
     ocr_result_free(&result);
     if (o->out.failed) {
         cli_buf_printf(&o->errs, "ppocr-vk: %s: out of memory formatting the result\n", file);

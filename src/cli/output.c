@@ -86,10 +86,13 @@ void cli_format_tsv_header(struct cli_buf *b)
     cli_buf_printf(b, "file\tline\tscore\tx1\ty1\tx2\ty2\tx3\ty3\tx4\ty4\ttext\n");
 }
 
-static void format_json(struct cli_buf *b, const struct cli_args *args, const char *file, const struct ocr_result *r)
+static void format_json(struct cli_buf *b, const struct cli_args *args, const char *file, int page,
+                        const struct ocr_result *r)
 {
     cli_buf_printf(b, "{\"file\":");
     put_json_string(b, file);
+    if (page)
+        cli_buf_printf(b, ",\"page\":%d", page);
     cli_buf_printf(b, ",\"width\":%d,\"height\":%d,\"lines\":[", r->width, r->height);
     for (int i = 0; i < r->n_lines; i++) {
         const struct ocr_line *l = &r->lines[i];
@@ -121,12 +124,14 @@ void cli_format_result(struct cli_buf *b, const struct cli_args *args, const cha
         cli_format_alto(b, file, page, r);
         break;
     case CLI_FORMAT_JSON:
-        format_json(b, args, file, r);
+        format_json(b, args, file, page, r);
         break;
     case CLI_FORMAT_TSV:
         for (int i = 0; i < r->n_lines; i++) {
             const struct ocr_line *l = &r->lines[i];
             put_tsv_field(b, file);
+            if (page) /* a page of a PDF: "doc.pdf#3", the number after the last '#' */
+                cli_buf_printf(b, "#%d", page);
             cli_buf_printf(b, "\t%d\t%.5f", i + 1, l->score);
             for (int k = 0; k < 4; k++)
                 cli_buf_printf(b, "\t%d\t%d", l->box[k][0], l->box[k][1]);
