@@ -592,6 +592,9 @@ static void resolve_options(const struct gpu_options *in, struct gpu_options *o)
     const char *cap = getenv("PPOCR_VK_POOL_CAP");
     if (o->pool_cap == 0 && cap && *cap)
         o->pool_cap = strtoull(cap, NULL, 0);
+    const char *range = getenv("PPOCR_VK_MAX_BUFFER_RANGE");
+    if (o->max_buffer_range == 0 && range && *range)
+        o->max_buffer_range = strtoull(range, NULL, 0);
     const char *timeout = getenv("PPOCR_VK_TIMEOUT_MS");
     if (o->timeout_ms == 0 && timeout && *timeout)
         o->timeout_ms = (uint32_t)strtoul(timeout, NULL, 0);
@@ -720,6 +723,8 @@ static int create_device(struct gpu_context *ctx)
         ctx->caps.shader_fp16 = false;
         ctx->caps.storage_16bit = false;
     }
+    if (ctx->opt.max_buffer_range && ctx->opt.max_buffer_range < ctx->caps.max_storage_buffer_range)
+        ctx->caps.max_storage_buffer_range = ctx->opt.max_buffer_range;
     return GPU_OK;
 }
 

@@ -24,6 +24,9 @@ struct gpu_options {
     bool no_mapped_device_memory; /* also PPOCR_VK_NO_MAPPED_DEVICE=1: never map device memory,
                                    * so the staging path of discrete GPUs runs everywhere */
     uint64_t pool_cap;       /* bytes each pool may hand out; 0: PPOCR_VK_POOL_CAP or none */
+    uint64_t max_buffer_range; /* act as if maxStorageBufferRange were at most this, so that work
+                                * cut to fit a small device is cut (and tested) on any device;
+                                * 0: PPOCR_VK_MAX_BUFFER_RANGE or the device's own */
     const char *cache_dir;   /* pipeline cache folder; NULL: PPOCR_CACHE_DIR, XDG, ~/.cache;
                               * "": no disk cache */
     uint32_t timeout_ms;     /* longest fence wait before GPU_ERR_TIMEOUT; 0: PPOCR_VK_TIMEOUT_MS,
