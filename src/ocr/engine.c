@@ -22,6 +22,7 @@
 #include "nn/gpu/net.h"
 #include "ocr/ctc.h"
 #include "ocr/db_postprocess.h"
+#include "ocr/fit.h"
 #include "ocr/layout.h"
 #include "ocr/models_path.h"
 #include "ocr/pad.h"
@@ -317,12 +318,43 @@ static uint64_t place_plans(struct nn_gpu_plan *const *plans, int n, uint64_t *a
     return need;
 }
 
+/* The most activation memory the engine binds at once: one buffer, which the device must bind
+ * whole (maxStorageBufferRange), and at most a quarter of its memory, which the image, the weights
+ * and sibling engines share. Work that needs more is cut to fit (fit.h). */
+static uint64_t act_limit(const struct ocr_engine *e)
+{
+    const struct gpu_caps *c = gpu_context_caps(e->ctx);
+    uint64_t limit = c->max_storage_buffer_range;
+    if (c->device_local_bytes && c->device_local_bytes / 4 < limit)
+        limit = c->device_local_bytes / 4;
+    return limit;
+}
+
+/* The activation bytes of s's plan for `shape`, made and dropped (not cached: the sizes of cuts
+ * that were tried); UINT64_MAX when the net cannot be planned for it. */
+static uint64_t plan_bytes(struct net_slot *s, const int64_t shape[4])
+{
+    const struct nn_gpu_plan_options opt = {.external_memory = true, .leave_final_softmax = s->leave_softmax};
+    struct nn_gpu_plan *plan;
+    char why[256];
+    if (nn_gpu_plan_create(s->net, shape, &opt, &plan, why, sizeof(why)))
+        return UINT64_MAX;
+    uint64_t bytes = nn_gpu_plan_arena_bytes(plan);
+    nn_gpu_plan_destroy(plan);
+    return bytes;
+}
+
 /* Places plans side by side at the start of the engine's activation memory, growing it first if
  * they need more. When the device is out of memory, the pool's free blocks go back to the driver
  * and it is tried once more. */
 static int bind_plans(struct ocr_engine *e, struct nn_gpu_plan *const *plans, int n, char *err, size_t err_len)
 {
     uint64_t at[GROUP_PLANS_MAX], need = place_plans(plans, n, at);
+    if (need > act_limit(e)) {
+        snprintf(err, err_len, "activation memory (%llu bytes): more than the device takes at once (%llu)",
+                 (unsigned long long)need, (unsigned long long)act_limit(e));
+        return -1;
+    }
     if (!e->act.block || e->act.size < need) {
         gpu_buffer_free(&e->act);
         e->act_generation++;
@@ -695,13 +727,53 @@ static int submit(struct gpu_cmd *cmd, char *err, size_t err_len)
     return finish_recording(cmd, err, err_len) || run_recording(cmd, err, err_len) ? -1 : 0;
 }
 
+struct det_fit {
+    struct ocr_engine *e;
+    const struct ocr_image *img;
+};
+
+/* fit_need_fn of the detector's input for img at a longest side of 32 k. */
+static uint64_t det_need(void *ctx, int k)
+{
+    const struct det_fit *f = ctx;
+    int w, h;
+    ocr_det_resize_dims(f->img->width, f->img->height, 32 * k, &w, &h);
+    const int64_t shape[4] = {1, 3, h, w};
+    return plan_bytes(&f->e->det, shape);
+}
+
+/* The det plan for img at det_limit_side_len, or, where its activations would not fit the device,
+ * at the longest side that fits (a multiple of 32, as the detector's input sides are). */
+static struct nn_gpu_plan *det_plan(struct ocr_engine *e, const struct ocr_image *img, int *det_w, int *det_h,
+                                    char *err, size_t err_len)
+{
+    ocr_det_resize_dims(img->width, img->height, e->opt.det_limit_side_len, det_w, det_h);
+    int64_t shape[4] = {1, 3, *det_h, *det_w};
+    struct nn_gpu_plan *plan = slot_plan(&e->det, shape, err, err_len);
+    if (!plan || nn_gpu_plan_arena_bytes(plan) <= act_limit(e))
+        return plan;
+    struct det_fit f = {e, img};
+    const int k = fit_most(e->opt.det_limit_side_len / 32, act_limit(e), det_need, &f);
+    if (k == 0) {
+        snprintf(err, err_len, "detection needs more activation memory than the device takes at once (%llu bytes)",
+                 (unsigned long long)act_limit(e));
+        return NULL;
+    }
+    ocr_det_resize_dims(img->width, img->height, 32 * k, det_w, det_h);
+    shape[2] = *det_h;
+    shape[3] = *det_w;
+    return slot_plan(&e->det, shape, err, err_len);
+}
+
 /* Detection: resize + normalise, the det net, the probability map back, DB boxes. */
 static int run_det(struct ocr_engine *e, const struct ocr_image *img, struct db_boxes *boxes, struct ocr_result *r,
                    char *err, size_t err_len)
 {
     double t0 = now_ms();
     int det_w, det_h;
-    ocr_det_resize_dims(img->width, img->height, e->opt.det_limit_side_len, &det_w, &det_h);
+    struct nn_gpu_plan *plan = det_plan(e, img, &det_w, &det_h, err, err_len);
+    if (!plan)
+        return -1;
     int key[5] = {img->width, img->height, det_w, det_h, e->image_margin};
     if (!e->det_job || memcmp(key, e->det_job_key, sizeof(key))) {
         image_det_job_destroy(e->det_job);
@@ -711,9 +783,7 @@ static int run_det(struct ocr_engine *e, const struct ocr_image *img, struct db_
             return -1;
         memcpy(e->det_job_key, key, sizeof(key));
     }
-    const int64_t shape[4] = {1, 3, det_h, det_w};
-    struct nn_gpu_plan *plan = slot_plan(&e->det, shape, err, err_len);
-    if (!plan || bind_plans(e, &plan, 1, err, err_len))
+    if (bind_plans(e, &plan, 1, err, err_len))
         return -1;
     const struct nn_gpu_tensor *out = nn_gpu_plan_output(plan);
     const int map_w = (int)out->shape.d[3], map_h = (int)out->shape.d[2];
@@ -858,18 +928,40 @@ static int read_directions(struct ocr_engine *e, const struct nn_gpu_tensor *out
     return 0;
 }
 
+/* fit_need_fn of a classifier batch of n lines (ctx: the cls slot). */
+static uint64_t cls_need(void *ctx, int n)
+{
+    const int64_t shape[4] = {n, 3, REC_HEIGHT, OCR_CLS_WIDTH};
+    return plan_bytes(ctx, shape);
+}
+
+/* The classifier's plan for a batch of *n lines, or for the most of them that fit the device
+ * (*n is then that many). */
+static struct nn_gpu_plan *cls_plan(struct ocr_engine *e, int *n, char *err, size_t err_len)
+{
+    int64_t shape[4] = {*n, 3, REC_HEIGHT, OCR_CLS_WIDTH};
+    struct nn_gpu_plan *plan = slot_plan(&e->cls, shape, err, err_len);
+    if (!plan || nn_gpu_plan_arena_bytes(plan) <= act_limit(e))
+        return plan;
+    if (!(shape[0] = *n = fit_most(*n, act_limit(e), cls_need, &e->cls))) {
+        snprintf(err, err_len, "the direction classifier needs more activation memory than the device takes at "
+                 "once (%llu bytes)", (unsigned long long)act_limit(e));
+        return NULL;
+    }
+    return slot_plan(&e->cls, shape, err, err_len);
+}
+
 /* Direction: crops at 48x192 through cls; a line whose best label is 180 degrees with a score above
  * cls_thresh is turned over before recognition. */
 static int run_cls(struct ocr_engine *e, const struct ocr_image *img, struct line *lines, int n_lines,
                    struct ocr_result *r, char *err, size_t err_len)
 {
-    for (int start = 0; start < n_lines; start += CLS_BATCH_MAX) {
-        int n = n_lines - start < CLS_BATCH_MAX ? n_lines - start : CLS_BATCH_MAX;
+    for (int start = 0, n; start < n_lines; start += n) {
+        n = n_lines - start < CLS_BATCH_MAX ? n_lines - start : CLS_BATCH_MAX;
         struct line *batch[CLS_BATCH_MAX];
         for (int i = 0; i < n; i++)
             batch[i] = &lines[start + i];
-        const int64_t shape[4] = {n, 3, REC_HEIGHT, OCR_CLS_WIDTH};
-        struct nn_gpu_plan *plan = slot_plan(&e->cls, shape, err, err_len);
+        struct nn_gpu_plan *plan = cls_plan(e, &n, err, err_len);
         if (!plan || bind_plans(e, &plan, 1, err, err_len))
             return -1;
         if (gpu_cmd_begin(e->cmd))
@@ -1002,6 +1094,68 @@ struct cls_beside {
     bool *turn; /* out: the classifier turns line i over */
 };
 
+/* fit_need_fn of a recognition batch placed after `base` bytes of plans: `count` lines at `width`,
+ * or with width 0 one line at a width of REC_MIN_WIDTH + (count - 1) REC_WIDTH_STEP. */
+struct rec_fit {
+    struct net_slot *s;
+    uint64_t base, align;
+    int width;
+};
+
+static uint64_t rec_need(void *ctx, int count)
+{
+    const struct rec_fit *f = ctx;
+    const int64_t shape[4] = {f->width ? count : 1, 3, REC_HEIGHT,
+                              f->width ? f->width : REC_MIN_WIDTH + (int64_t)(count - 1) * REC_WIDTH_STEP};
+    const uint64_t bytes = plan_bytes(f->s, shape);
+    return bytes == UINT64_MAX ? bytes : (f->base + f->align - 1) / f->align * f->align + bytes;
+}
+
+/* Cuts batch b, the first of its group (after the classifier's plan all[0] when with_cls), to what
+ * the activation memory holds: the most of its lines that fit, or, where one line alone does not
+ * fit at its width, the batch's lines narrowed to the widest input that does (they are squeezed
+ * into it). Sets b and its plan all[with_cls]; returns 1, 0 when not one line fits beside the
+ * classifier, or -1. */
+static int cut_rec_batch(struct ocr_engine *e, struct nn_gpu_plan **all, int with_cls, struct line **order,
+                         struct rec_batch *b, char *err, size_t err_len)
+{
+    const uint64_t limit = act_limit(e);
+    uint64_t at[1];
+    struct rec_fit f = {&e->rec, with_cls ? place_plans(all, 1, at) : 0, nn_gpu_plan_align(all[with_cls]), b->width};
+    int rows = fit_most(b->n, limit, rec_need, &f);
+    if (rows == 0 && with_cls)
+        return 0;
+    if (rows == 0) {
+        struct rec_fit one = {&e->rec, 0, 1, 0};
+        const int steps = fit_most((b->width - REC_MIN_WIDTH) / REC_WIDTH_STEP + 1, limit, rec_need, &one);
+        if (steps > 0) {
+            f.width = b->width = REC_MIN_WIDTH + (steps - 1) * REC_WIDTH_STEP;
+            for (int i = 0; i < b->n; i++)
+                order[b->start + i]->width = b->width;
+            rows = fit_most(b->n, limit, rec_need, &f);
+        }
+    }
+    if (rows == 0)
+        return fail(err, err_len, "%s", "a text line needs more activation memory than the device takes at once");
+    b->n = rows;
+    const int64_t shape[4] = {b->n, 3, REC_HEIGHT, b->width};
+    return (all[with_cls] = slot_plan(&e->rec, shape, err, err_len)) ? 1 : -1;
+}
+
+/* The classifier's verdicts on its lines apart from recognition, where they do not fit beside it. */
+static int cls_apart(struct ocr_engine *e, const struct ocr_image *img, const struct cls_beside *cls,
+                     struct ocr_result *r, char *err, size_t err_len)
+{
+    struct line copy[CLS_BATCH_MAX];
+    for (int i = 0; i < cls->n; i++)
+        copy[i] = *cls->lines[i];
+    if (run_cls(e, img, copy, cls->n, r, err, err_len))
+        return -1;
+    for (int i = 0; i < cls->n; i++)
+        cls->turn[i] = copy[i].crop.flip;
+    return 0;
+}
+
 /* Recognition: lines grouped by input width, rec_batch_num at a time, and up to REC_GROUP (or
  * REC_GROUP_GROWN) such batches recorded in lockstep into one submission (a page's lines fall
  * into many widths, and one batch alone leaves the GPU waiting on its chain of barriers); argmax
@@ -1022,11 +1176,12 @@ static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct lin
      * then binds its rows alone, and the batches' argmaxes run side by side without barriers. */
     const size_t align = (size_t)gpu_context_caps(e->ctx)->min_storage_buffer_offset_alignment,
                  value_size = nn_dtype_size(e->cfg.act_dtype), row_align = align > value_size ? align / value_size : 1;
+    bool cls_read = false;
     for (int start = 0; start < n_lines && rc == 0;) {
         struct rec_batch g[REC_GROUP_GROWN];
         /* the classifier's plan first (this submission only), then one per batch */
         struct nn_gpu_plan *all[GROUP_PLANS_MAX], **plans = all;
-        const int with_cls = cls && start == 0;
+        int with_cls = cls && !cls_read;
         int ng = 0;
         size_t rows = 0;
         double t0 = now_ms();
@@ -1050,9 +1205,25 @@ static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct lin
                 rc = -1;
                 break;
             }
-            uint64_t at[GROUP_PLANS_MAX];
+            uint64_t at[GROUP_PLANS_MAX], need = place_plans(all, with_cls + ng + 1, at);
+            if (need > act_limit(e) && ng > 0)
+                break; /* the device takes no more at once: the batch waits for the next submission */
+            if (need > act_limit(e)) {
+                int cut = cut_rec_batch(e, all, with_cls, order, b, err, err_len);
+                if (cut == 0) { /* the classifier runs first, apart */
+                    cls_read = true;
+                    with_cls = 0;
+                    plans = all;
+                    cut = cls_apart(e, img, cls, r, err, err_len) ? -1 : cut_rec_batch(e, all, 0, order, b, err, err_len);
+                }
+                if (cut < 0) {
+                    rc = -1;
+                    break;
+                }
+                need = place_plans(all, with_cls + ng + 1, at);
+            }
             const uint64_t room = e->act.size > REC_GROUP_MEMORY ? e->act.size : REC_GROUP_MEMORY;
-            if (ng >= REC_GROUP && place_plans(all, with_cls + ng + 1, at) > room)
+            if (ng >= REC_GROUP && need > room)
                 break; /* the batch waits for the next submission rather than grow the memory further */
             b->entry = slot_entry(&e->rec, plans[ng]);
             b->entry->pinned = true;
@@ -1134,8 +1305,10 @@ static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct lin
         }
         for (int k = 0; k < ng; k++)
             g[k].entry->pinned = false;
-        if (rc == 0 && with_cls)
+        if (rc == 0 && with_cls) {
             rc = read_directions(e, nn_gpu_plan_output(all[0]), cls->n, cls->turn, err, err_len);
+            cls_read = true;
+        }
         if (rc)
             break;
         r->gpu_ms[OCR_STAGE_REC] += gpu_ms;

@@ -1,0 +1,170 @@
+/* The engine on a device made to look small (gpu_options.max_buffer_range through
+ * PPOCR_VK_MAX_BUFFER_RANGE, read when an engine's context is made), so that the cuts of fit.h run
+ * on the sample page without big images:
+ *  - at 22 MiB the sample's recognition group (and by default a batch of four lines, with
+ *    --paddle-parity a batch of six) no longer fits: the cut reading must be the whole reading,
+ *    line for line, score for score, box for box, in less memory;
+ *  - at 12 MiB one line of the sample's first line four times over does not fit even alone: it is
+ *    narrowed and still read;
+ *  - at 4 MiB detection does not fit (it runs smaller) and the classifier does not fit beside one
+ *    line (it runs apart): the page is still read. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ocr/engine.h"
+#include "ocr/image.h"
+#include "support/test_env.h"
+
+#define MIB (1024 * 1024)
+
+static struct ocr_image sample;
+
+static int setup(void **state)
+{
+    (void)state;
+    char path[1024], err[512];
+    snprintf(path, sizeof(path), "%s/data/sample.png", test_data_dir());
+    if (ocr_image_load_file(path, OCR_ALPHA_FLATTEN, &sample, err, sizeof(err)) != OCR_IMAGE_OK) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    ocr_image_free(&sample);
+    return 0;
+}
+
+/* Reads img with an engine on a device whose buffers hold at most `range` bytes (0: the device's
+ * own); *peak_out, when given, is the engine's device memory peak. */
+static void read_with_range(uint64_t range, int parity, const struct ocr_image *img, struct ocr_result *r,
+                            uint64_t *peak_out)
+{
+    char value[32], err[512];
+    snprintf(value, sizeof(value), "%llu", (unsigned long long)range);
+    if (range)
+        setenv("PPOCR_VK_MAX_BUFFER_RANGE", value, 1);
+    else
+        unsetenv("PPOCR_VK_MAX_BUFFER_RANGE");
+    struct ocr_options opt;
+    ocr_options_default(&opt);
+    opt.models_dir = test_models_dir();
+    opt.paddle_parity = parity;
+    int kind;
+    struct ocr_engine *e = ocr_engine_create(&opt, &kind, err, sizeof(err));
+    unsetenv("PPOCR_VK_MAX_BUFFER_RANGE");
+    if (!e)
+        fail_msg("engine (buffers of %s bytes): %s", range ? value : "the device's", err);
+    if (ocr_engine_run(e, img, r, err, sizeof(err))) {
+        ocr_engine_destroy(e);
+        fail_msg("buffers of %s bytes: %s", range ? value : "the device's", err);
+    }
+    struct ocr_engine_memory mem;
+    ocr_engine_memory(e, &mem);
+    if (peak_out)
+        *peak_out = mem.device_peak;
+    ocr_engine_destroy(e);
+}
+
+static void assert_same_reading(const struct ocr_result *a, const struct ocr_result *b)
+{
+    assert_int_equal(a->n_lines, b->n_lines);
+    for (int i = 0; i < a->n_lines; i++) {
+        if (strcmp(a->lines[i].text, b->lines[i].text) || a->lines[i].score != b->lines[i].score)
+            fail_msg("line %d: '%s' %.9g whole, '%s' %.9g cut", i, a->lines[i].text, (double)a->lines[i].score,
+                     b->lines[i].text, (double)b->lines[i].score);
+        assert_memory_equal(a->lines[i].box, b->lines[i].box, sizeof(a->lines[i].box));
+    }
+}
+
+static void cut_reads_as_whole(int parity)
+{
+    struct ocr_result whole, cut;
+    uint64_t whole_peak, cut_peak;
+    read_with_range(0, parity, &sample, &whole, &whole_peak);
+    read_with_range(22 * MIB, parity, &sample, &cut, &cut_peak);
+    assert_true(whole.n_lines == 8);
+    assert_same_reading(&whole, &cut);
+    /* the whole group took more than the cut one may: the cut did happen */
+    if (cut_peak + 8 * MIB > whole_peak)
+        fail_msg("device peak %llu bytes cut, %llu whole: nothing was cut", (unsigned long long)cut_peak,
+                 (unsigned long long)whole_peak);
+    ocr_result_free(&whole);
+    ocr_result_free(&cut);
+}
+
+static void test_cut_reads_as_whole(void **state)
+{
+    (void)state;
+    cut_reads_as_whole(0);
+}
+
+static void test_cut_reads_as_whole_parity(void **state)
+{
+    (void)state;
+    cut_reads_as_whole(1);
+}
+
+static int count_of(const char *text, const char *word)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, word)); p += strlen(word))
+        n++;
+    return n;
+}
+
+/* The sample's first line (rows 86-123, columns 30-584) four times side by side, on white. */
+static void test_too_wide_line_is_narrowed(void **state)
+{
+    (void)state;
+    const int x0 = 30, y0 = 86, lw = 555, lh = 38, copies = 4, pad = 32;
+    struct ocr_image img = {.width = copies * lw + 2 * pad, .height = lh + pad};
+    img.bgr = malloc((size_t)img.width * img.height * 3);
+    assert_non_null(img.bgr);
+    memset(img.bgr, 255, (size_t)img.width * img.height * 3);
+    for (int y = 0; y < lh; y++)
+        for (int c = 0; c < copies; c++)
+            memcpy(img.bgr + ((size_t)(y + pad / 2) * img.width + pad + c * lw) * 3,
+                   sample.bgr + ((size_t)(y + y0) * sample.width + x0) * 3, (size_t)lw * 3);
+    struct ocr_result r;
+    read_with_range(12 * MIB, 0, &img, &r, NULL);
+    assert_int_equal(r.n_lines, 1);
+    if (count_of(r.lines[0].text, "point text") < 3)
+        fail_msg("narrowed line read as '%s'", r.lines[0].text);
+    ocr_result_free(&r);
+    free(img.bgr);
+}
+
+static void test_detection_and_classifier_cut(void **state)
+{
+    (void)state;
+    struct ocr_result r;
+    read_with_range(4 * MIB, 0, &sample, &r, NULL);
+    assert_true(r.n_lines >= 6);
+    int found = 0;
+    for (int i = 0; i < r.n_lines; i++)
+        found += count_of(r.lines[i].text, "quick brown");
+    assert_true(found >= 3);
+    ocr_result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cut_reads_as_whole),
+        cmocka_unit_test(test_cut_reads_as_whole_parity),
+        cmocka_unit_test(test_too_wide_line_is_narrowed),
+        cmocka_unit_test(test_detection_and_classifier_cut),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
