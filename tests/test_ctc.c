@@ -122,6 +122,59 @@ static void test_score_is_numpy_float32_mean(void **state)
     ctc_text_free(&t);
 }
 
+/* Each kept character: the steps its class holds, the probability its score counts, its bytes. */
+static void test_kept_characters_and_their_steps(void **state)
+{
+    (void)state;
+    const int32_t cls[] = {0, 1, 1, 0, 3, 3, 3, 4, 2, 0, 2};
+    const float prob[] = {0.9f, 0.5f, 0.99f, 0.8f, 0.7f, 0.1f, 0.1f, 0.6f, 0.4f, 0.9f, 0.3f};
+    struct ctc_text t = decode(cls, prob, 11);
+    assert_string_equal(t.text, "a\xe4\xb8\xad bb");
+    assert_int_equal(t.steps, 11);
+    assert_int_equal(t.n_chars, 5);
+    const struct ctc_char want[5] = {
+        {1, 2, 0.5f, 0, 1}, {4, 6, 0.7f, 1, 3}, {7, 7, 0.6f, 4, 1}, {8, 8, 0.4f, 5, 1}, {10, 10, 0.3f, 6, 1},
+    };
+    for (int k = 0; k < 5; k++) {
+        assert_int_equal(t.chars[k].first, want[k].first);
+        assert_int_equal(t.chars[k].last, want[k].last);
+        assert_true(t.chars[k].prob == want[k].prob);
+        assert_int_equal(t.chars[k].at, want[k].at);
+        assert_int_equal(t.chars[k].len, want[k].len);
+    }
+    ctc_text_free(&t);
+    assert_null(t.chars);
+    const int32_t none[] = {0, 0};
+    t = decode(none, prob, 2);
+    assert_int_equal(t.n_chars, 0);
+    assert_null(t.chars);
+    ctc_text_free(&t);
+}
+
+/* The mean over all kept characters is the score, bit for bit, at every length (numpy's pairwise
+ * blocks start at 8 and 128); over a part it is that part's float32 mean. */
+static void test_mean_prob_of_characters(void **state)
+{
+    (void)state;
+    enum { T = 700 };
+    int32_t cls[T];
+    float prob[T];
+    for (size_t n = 1; n <= T; n = n < 20 ? n + 1 : n * 3 / 2) {
+        for (size_t t = 0; t < n; t++) {
+            cls[t] = (int32_t)(test_rand_u32() % (N_DICT + 1));
+            prob[t] = test_rand_uniform(0.3f, 1.0f);
+        }
+        struct ctc_text t = decode(cls, prob, n);
+        assert_true(ctc_mean_prob(t.chars, t.n_chars) == t.score);
+        if (t.n_chars >= 3) {
+            float want = ((0.0f + t.chars[1].prob) + t.chars[2].prob) / 2.0f;
+            assert_true(ctc_mean_prob(t.chars + 1, 2) == want);
+        }
+        ctc_text_free(&t);
+    }
+    assert_true(ctc_mean_prob(NULL, 0) == 0.0f);
+}
+
 static void test_decode_from_probability_rows(void **state)
 {
     (void)state;
@@ -151,6 +204,8 @@ int main(void)
         cmocka_unit_test(test_all_blank_is_empty_with_score_zero),
         cmocka_unit_test(test_out_of_range_class_is_an_error),
         cmocka_unit_test(test_score_is_numpy_float32_mean),
+        cmocka_unit_test(test_kept_characters_and_their_steps),
+        cmocka_unit_test(test_mean_prob_of_characters),
         cmocka_unit_test(test_decode_from_probability_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
