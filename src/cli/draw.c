@@ -17,8 +17,11 @@
 #include <stb_image_write.h>
 #pragma GCC diagnostic pop
 
-/* Boxes are drawn in red, `thickness` pixels wide, so they show on black and white pages. */
-static void plot(uint8_t *rgb, int w, int h, int x, int y, int thickness)
+/* Line boxes are drawn in red, `thickness` pixels wide, so they show on black and white pages;
+ * word boxes inside them in a thin blue. */
+static const uint8_t line_colour[3] = {255, 0, 0}, word_colour[3] = {0, 110, 255};
+
+static void plot(uint8_t *rgb, int w, int h, int x, int y, int thickness, const uint8_t colour[3])
 {
     for (int dy = -thickness / 2; dy <= thickness / 2; dy++)
         for (int dx = -thickness / 2; dx <= thickness / 2; dx++) {
@@ -26,17 +29,18 @@ static void plot(uint8_t *rgb, int w, int h, int x, int y, int thickness)
             if (px < 0 || py < 0 || px >= w || py >= h)
                 continue;
             uint8_t *p = rgb + ((size_t)py * w + px) * 3;
-            p[0] = 255;
-            p[1] = 0;
-            p[2] = 0;
+            p[0] = colour[0];
+            p[1] = colour[1];
+            p[2] = colour[2];
         }
 }
 
-static void line(uint8_t *rgb, int w, int h, int x0, int y0, int x1, int y1, int thickness)
+static void line(uint8_t *rgb, int w, int h, int x0, int y0, int x1, int y1, int thickness,
+                 const uint8_t colour[3])
 {
     int dx = abs(x1 - x0), sx = x0 < x1 ? 1 : -1, dy = -abs(y1 - y0), sy = y0 < y1 ? 1 : -1, e = dx + dy;
     for (;;) {
-        plot(rgb, w, h, x0, y0, thickness);
+        plot(rgb, w, h, x0, y0, thickness, colour);
         if (x0 == x1 && y0 == y1)
             return;
         int e2 = 2 * e;
@@ -70,9 +74,15 @@ int cli_draw_boxes(const char *dir, const char *name, const struct ocr_image *im
     }
     int thickness = (img->width > img->height ? img->width : img->height) > 1500 ? 3 : 1;
     for (int i = 0; i < r->n_lines; i++)
+        for (int w = 0; w < r->lines[i].n_words; w++)
+            for (int k = 0; k < 4; k++) {
+                const int *a = r->lines[i].words[w].box[k], *b = r->lines[i].words[w].box[(k + 1) % 4];
+                line(rgb, img->width, img->height, a[0], a[1], b[0], b[1], 1, word_colour);
+            }
+    for (int i = 0; i < r->n_lines; i++)
         for (int k = 0; k < 4; k++) {
             const int *a = r->lines[i].box[k], *b = r->lines[i].box[(k + 1) % 4];
-            line(rgb, img->width, img->height, a[0], a[1], b[0], b[1], thickness);
+            line(rgb, img->width, img->height, a[0], a[1], b[0], b[1], thickness, line_colour);
         }
     snprintf(path, plen, "%s/%s.png", dir, name);
     snprintf(tmp, plen, "%s.tmp%ld", path, (long)getpid());

@@ -29,6 +29,7 @@
 #include "ocr/precision.h"
 #include "ocr/preprocess.h"
 #include "ocr/workers.h"
+#include "ocr/word_boxes.h"
 
 #define REC_HEIGHT 48
 #define REC_MIN_WIDTH 320 /* PaddleOCR's rec_image_shape width: shorter lines are padded to it */
@@ -1335,6 +1336,7 @@ static int run_rec(struct ocr_engine *e, const struct ocr_image *img, struct lin
                 size_t at = g[k].row0 + (size_t)i * (size_t)g[k].steps;
                 rc = ctc_decode_argmax(index + at, prob + at, (size_t)g[k].steps, e->rec.model.dict,
                                        e->rec.model.n_dict, &order[g[k].start + i]->text, err, err_len);
+                order[g[k].start + i]->text.input_width = g[k].width;
             }
         r->wall_ms[OCR_STAGE_CTC] += now_ms() - t1;
     }
@@ -1434,6 +1436,20 @@ static int read_beside_cls(struct ocr_engine *e, const struct ocr_image *img, st
     return 0;
 }
 
+/* The words of a line's reading (word_boxes.h), boxes in the image the pipeline sees: the crop
+ * turned as that reading was (crop.flip follows the text kept), at its input width. */
+static int line_words(const struct line *l, struct ocr_line *o)
+{
+    const struct image_crop *c = &l->crop;
+    const int input_w = l->text.input_width;
+    struct word_geometry g = {.crop_w = c->width, .crop_h = c->height, .rotate = c->rotate, .flip = c->flip,
+                              .input_w = input_w};
+    memcpy(g.src_from_dst, c->src_from_dst, sizeof(g.src_from_dst));
+    g.resized_w = c->rotate ? image_resized_width(c->height, c->width, REC_HEIGHT, input_w)
+                            : image_resized_width(c->width, c->height, REC_HEIGHT, input_w);
+    return ocr_words_make(&l->text, &g, &o->words, &o->n_words);
+}
+
 /* OCR of src framed by `margin` pixels of its border colour (upload_image): the image the
  * pipeline sees. */
 static int run_image(struct ocr_engine *e, const struct ocr_image *src, int margin, struct ocr_result *r, char *err,
@@ -1507,6 +1523,8 @@ static int run_image(struct ocr_engine *e, const struct ocr_image *src, int marg
             o->score = l->text.score;
             o->upside_down = l->crop.flip;
             memcpy(o->box, boxes.boxes[l->box].pts, sizeof(o->box));
+            if (line_words(l, o))
+                rc = fail(err, err_len, "%s", "out of memory");
             l->text.text = NULL;
         }
         ctc_text_free(&l->text);
@@ -1551,6 +1569,15 @@ static struct prepare detection_prepare(const struct ocr_engine *e, const struct
     return p;
 }
 
+/* A point of the prepared image back in img, clipped to it. */
+static void unprepare_point(int pt[2], struct prepare p, double sx, double sy, const struct ocr_image *img)
+{
+    long x = lround((pt[0] - p.margin) / sx);
+    long y = lround((pt[1] - p.margin) / sy);
+    pt[0] = (int)(x < 0 ? 0 : x >= img->width ? img->width - 1 : x);
+    pt[1] = (int)(y < 0 ? 0 : y >= img->height ? img->height - 1 : y);
+}
+
 static int run_prepared(struct ocr_engine *e, const struct ocr_image *img, struct ocr_result *r, char *err,
                         size_t err_len)
 {
@@ -1582,10 +1609,9 @@ static int run_prepared(struct ocr_engine *e, const struct ocr_image *img, struc
     /* Back to the caller's image: unscale, and clip what reaches into the margin. */
     for (int i = 0; rc == 0 && i < r->n_lines; i++)
         for (int k = 0; k < 4; k++) {
-            long x = lround((r->lines[i].box[k][0] - p.margin) / sx);
-            long y = lround((r->lines[i].box[k][1] - p.margin) / sy);
-            r->lines[i].box[k][0] = (int)(x < 0 ? 0 : x >= img->width ? img->width - 1 : x);
-            r->lines[i].box[k][1] = (int)(y < 0 ? 0 : y >= img->height ? img->height - 1 : y);
+            unprepare_point(r->lines[i].box[k], p, sx, sy, img);
+            for (int w = 0; w < r->lines[i].n_words; w++)
+                unprepare_point(r->lines[i].words[w].box[k], p, sx, sy, img);
         }
     r->width = img->width;
     r->height = img->height;
@@ -1639,6 +1665,13 @@ static void unturn_boxes(struct ocr_result *r, int width)
             b[k][0] = t[(first + k) % 4][0];
             b[k][1] = t[(first + k) % 4][1];
         }
+        /* a word's corners keep their order: its first is where its reading starts */
+        for (int w = 0; w < r->lines[i].n_words; w++)
+            for (int k = 0; k < 4; k++) {
+                int *q = r->lines[i].words[w].box[k], x = q[0];
+                q[0] = width - 1 - q[1];
+                q[1] = x;
+            }
     }
 }
 
