@@ -1,6 +1,7 @@
 // Text-box crops, second dispatch: each turned crop in scratch resized to the target height as
 // cv2.resize INTER_LINEAR (bit-exact with ocr_resize_linear), normalised (v/255 - 0.5) / 0.5 and
 // written into its batch slot of the cls or rec input [N][3][H][W], zero right of the resized width.
+// Workgroup row y is crop y; its pixels run along x and wrap onto z as crop_warp.glsl's do.
 #extension GL_GOOGLE_include_directive : require
 #include "storage.glsl"
 
@@ -27,7 +28,7 @@ uvec3 pix(uint x, uint yy)
 void main()
 {
     uint c = gl_WorkGroupID.y;
-    uint i = gl_WorkGroupID.x * WG_SIZE + gl_LocalInvocationID.x;
+    uint i = (gl_WorkGroupID.z * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WG_SIZE + gl_LocalInvocationID.x;
     if (c >= p.n_crops || i >= p.target_w * p.target_h)
         return;
     uint base = c * CROP_WORDS;

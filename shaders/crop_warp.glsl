@@ -1,7 +1,8 @@
 // Text-box crops, first dispatch: cv2.warpPerspective(INTER_CUBIC, BORDER_REPLICATE) of each box of
 // one image into its own scratch region (one uint per pixel, B | G << 8 | R << 16), turned 90
 // degrees counter-clockwise for tall boxes and optionally 180 degrees (lines the classifier turned
-// over). All crops of an image are one dispatch: workgroup row y of the grid is crop y.
+// over). All crops of an image are one dispatch: workgroup row y of the grid is crop y, its pixels
+// run along x and wrap onto z (Vulkan guarantees only 65535 workgroups an axis; see nnh_grid_1d).
 // Arithmetic as OpenCV: coordinates in 1/32 pixel computed in float-float (OpenCV uses double;
 // see float2.glsl), 15-bit fixed-point 4x4 weights from a host-built table identical to OpenCV's,
 // so the crops match ocr_warp_perspective_cubic. Coordinates that land within a hair of a rounding
@@ -111,7 +112,7 @@ void main()
     uint c = gl_WorkGroupID.y;
     uint base = c * CROP_WORDS;
     uint w = prm[base + CP_WARP_W], h = prm[base + CP_WARP_H];
-    uint i = gl_WorkGroupID.x * WG_SIZE + gl_LocalInvocationID.x;
+    uint i = (gl_WorkGroupID.z * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WG_SIZE + gl_LocalInvocationID.x;
     if (c >= p.n_crops || i >= w * h)
         return;
     uint x = i % w, yy = i / w;

@@ -7,7 +7,9 @@
  *  - at 12 MiB one line of the sample's first line four times over does not fit even alone: it is
  *    narrowed and still read;
  *  - at 4 MiB detection does not fit (it runs smaller) and the classifier does not fit beside one
- *    line (it runs apart): the page is still read. */
+ *    line (it runs apart): the page is still read;
+ *  - on the device as it is, a text line so large that its crop has more pixels than 65535
+ *    workgroups of the crop kernels cover (Vulkan's least maxComputeWorkGroupCount) is read. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -50,8 +52,9 @@ static int teardown(void **state)
 static void read_with_range(uint64_t range, int parity, const struct ocr_image *img, struct ocr_result *r,
                             uint64_t *peak_out)
 {
-    char value[32], err[512];
+    char value[32], what[64], err[512];
     snprintf(value, sizeof(value), "%llu", (unsigned long long)range);
+    snprintf(what, sizeof(what), range ? "buffers of %s bytes" : "the device's own buffers", value);
     if (range)
         setenv("PPOCR_VK_MAX_BUFFER_RANGE", value, 1);
     else
@@ -64,10 +67,10 @@ static void read_with_range(uint64_t range, int parity, const struct ocr_image *
     struct ocr_engine *e = ocr_engine_create(&opt, &kind, err, sizeof(err));
     unsetenv("PPOCR_VK_MAX_BUFFER_RANGE");
     if (!e)
-        fail_msg("engine (buffers of %s bytes): %s", range ? value : "the device's", err);
+        fail_msg("engine (%s): %s", what, err);
     if (ocr_engine_run(e, img, r, err, sizeof(err))) {
         ocr_engine_destroy(e);
-        fail_msg("buffers of %s bytes: %s", range ? value : "the device's", err);
+        fail_msg("%s: %s", what, err);
     }
     struct ocr_engine_memory mem;
     ocr_engine_memory(e, &mem);
@@ -158,6 +161,28 @@ static void test_detection_and_classifier_cut(void **state)
     ocr_result_free(&r);
 }
 
+/* The sample's first line scaled up 22 times: a crop of about 12000 x 500 pixels. */
+static void test_huge_crop(void **state)
+{
+    (void)state;
+    const int x0 = 30, y0 = 86, lw = 555, lh = 38, scale = 22, pad = 200;
+    struct ocr_image img = {.width = lw * scale + 2 * pad, .height = lh * scale + pad};
+    img.bgr = malloc((size_t)img.width * img.height * 3);
+    assert_non_null(img.bgr);
+    memset(img.bgr, 255, (size_t)img.width * img.height * 3);
+    for (int y = 0; y < lh * scale; y++)
+        for (int x = 0; x < lw * scale; x++)
+            memcpy(img.bgr + ((size_t)(y + pad / 2) * img.width + pad + x) * 3,
+                   sample.bgr + ((size_t)(y / scale + y0) * sample.width + x / scale + x0) * 3, 3);
+    struct ocr_result r;
+    read_with_range(0, 0, &img, &r, NULL);
+    assert_int_equal(r.n_lines, 1);
+    if (!strstr(r.lines[0].text, "12 point text"))
+        fail_msg("the huge line read as '%s'", r.lines[0].text);
+    ocr_result_free(&r);
+    free(img.bgr);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -165,6 +190,7 @@ int main(void)
         cmocka_unit_test(test_cut_reads_as_whole_parity),
         cmocka_unit_test(test_too_wide_line_is_narrowed),
         cmocka_unit_test(test_detection_and_classifier_cut),
+        cmocka_unit_test(test_huge_crop),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

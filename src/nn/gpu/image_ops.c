@@ -365,6 +365,9 @@ static int reserve(struct gpu_context *ctx, struct gpu_buffer *b, size_t *cap, s
     gpu_buffer_free(b);
     *cap = 0;
     size_t want = bytes + bytes / 2;
+    const uint64_t range = gpu_context_caps(ctx)->max_storage_buffer_range;
+    if (want > range && bytes <= range)
+        want = (size_t)range; /* the room to grow stops where a buffer no longer binds */
     if (gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, want, b) != GPU_OK)
         return nnh_fail(err, err_len, "%s (%zu bytes): %s", what, want, gpu_last_error());
     *cap = want;
@@ -514,7 +517,10 @@ int image_crop_record_many(struct image_ops *ops, struct image_crop_batch *const
         gpu_cmd_barrier(cmd, GPU_STAGE_TRANSFER, GPU_STAGE_COMPUTE);
     }
     for (int i = 0; i < n_batches; i++) {
-        uint32_t wg[3] = {(batches[i]->max_pixels + IMAGE_WG - 1) / IMAGE_WG, (uint32_t)batches[i]->n, 1};
+        uint32_t wg[3]; /* a crop's pixels along x, wrapping onto z (crop_warp.glsl), crops along y */
+        nnh_grid_1d(batches[i]->max_pixels, IMAGE_WG, wg);
+        wg[2] = wg[1];
+        wg[1] = (uint32_t)batches[i]->n;
         if (dispatch_warp_pass(ops, ops->warp, batches[i], cmd, bgr, src_w, src_h, margin, fill_word, wg, "crop_warp",
                                err, err_len))
             return -1;
@@ -534,8 +540,10 @@ int image_crop_record_many(struct image_ops *ops, struct image_crop_batch *const
         struct crop_resize_push rp = {(uint32_t)batch->n, (uint32_t)batch->target_h, (uint32_t)batch->target_w,
                                       dst->elem_offset};
         struct gpu_binding rb[3] = {gpu_bind(&batch->scratch), gpu_bind(&batch->params), gpu_bind(dst->buf)};
-        uint32_t rg[3] = {((uint32_t)(batch->target_w * batch->target_h) + IMAGE_WG - 1) / IMAGE_WG,
-                          (uint32_t)batch->n, 1};
+        uint32_t rg[3];
+        nnh_grid_1d((uint64_t)batch->target_w * (uint64_t)batch->target_h, IMAGE_WG, rg);
+        rg[2] = rg[1];
+        rg[1] = (uint32_t)batch->n;
         if (nnh_dispatch(cmd, ops->crop_resize, rb, &rp, rg, "crop_resize", err, err_len))
             return -1;
     }
