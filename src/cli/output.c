@@ -86,6 +86,12 @@ void cli_format_tsv_header(struct cli_buf *b)
     cli_buf_printf(b, "file\tline\tscore\tx1\ty1\tx2\ty2\tx3\ty3\tx4\ty4\ttext\n");
 }
 
+static void put_json_quad(struct cli_buf *b, const int q[4][2])
+{
+    cli_buf_printf(b, "[[%d,%d],[%d,%d],[%d,%d],[%d,%d]]", q[0][0], q[0][1], q[1][0], q[1][1], q[2][0], q[2][1], q[3][0],
+                   q[3][1]);
+}
+
 static void format_json(struct cli_buf *b, const struct cli_args *args, const char *file, int page,
                         const struct ocr_result *r)
 {
@@ -98,9 +104,32 @@ static void format_json(struct cli_buf *b, const struct cli_args *args, const ch
         const struct ocr_line *l = &r->lines[i];
         cli_buf_printf(b, "%s{\"text\":", i ? "," : "");
         put_json_string(b, l->text);
-        cli_buf_printf(b, ",\"score\":%.5f,\"box\":[[%d,%d],[%d,%d],[%d,%d],[%d,%d]]}", l->score,
-                       l->box[0][0], l->box[0][1], l->box[1][0], l->box[1][1], l->box[2][0], l->box[2][1],
-                       l->box[3][0], l->box[3][1]);
+        cli_buf_printf(b, ",\"score\":%.5f,\"box\":", l->score);
+        put_json_quad(b, l->box);
+        cli_buf_printf(b, ",\"words\":[");
+        for (int w = 0; w < l->n_words; w++) {
+            cli_buf_printf(b, "%s{\"text\":", w ? "," : "");
+            put_json_string(b, l->words[w].text);
+            cli_buf_printf(b, ",\"score\":%.5f,\"box\":", l->words[w].score);
+            put_json_quad(b, l->words[w].box);
+            cli_buf_printf(b, "}");
+        }
+        cli_buf_printf(b, "]}");
+    }
+    /* the structure over the lines: blocks of paragraphs of lines, by their index in "lines" */
+    cli_buf_printf(b, "],\"blocks\":[");
+    for (int k = 0; k < r->n_blocks; k++) {
+        const struct ocr_span *bl = &r->blocks[k];
+        cli_buf_printf(b, "%s{\"bbox\":[%d,%d,%d,%d],\"paragraphs\":[", k ? "," : "", bl->x0, bl->y0, bl->x1, bl->y1);
+        for (int p = bl->first; p < bl->first + bl->count; p++) {
+            const struct ocr_span *par = &r->paragraphs[p];
+            cli_buf_printf(b, "%s{\"bbox\":[%d,%d,%d,%d],\"lines\":[", p > bl->first ? "," : "", par->x0, par->y0,
+                           par->x1, par->y1);
+            for (int i = par->first; i < par->first + par->count; i++)
+                cli_buf_printf(b, "%s%d", i > par->first ? "," : "", i);
+            cli_buf_printf(b, "]}");
+        }
+        cli_buf_printf(b, "]}");
     }
     cli_buf_printf(b, "]");
     if (args->ocr.profile) {
@@ -141,8 +170,13 @@ void cli_format_result(struct cli_buf *b, const struct cli_args *args, const cha
         }
         break;
     case CLI_FORMAT_TEXT:
-        for (int i = 0; i < r->n_lines; i++) {
+        for (int i = 0, par = 0; i < r->n_lines; i++) {
             const struct ocr_line *l = &r->lines[i];
+            /* plain text: a blank line between paragraphs (and so between blocks); with --boxes
+             * every output line stays one record */
+            for (; par < r->n_paragraphs && i >= r->paragraphs[par].first + r->paragraphs[par].count; par++)
+                if (!args->boxes)
+                    cli_buf_printf(b, "\n");
             if (args->boxes)
                 cli_buf_printf(b, "%d,%d %d,%d %d,%d %d,%d\t%.4f\t", l->box[0][0], l->box[0][1], l->box[1][0],
                                l->box[1][1], l->box[2][0], l->box[2][1], l->box[3][0], l->box[3][1], l->score);

@@ -1640,18 +1640,20 @@ static double reading_weight(const struct ocr_result *r)
 }
 
 /* A page turned 90 degrees counter-clockwise back in the caller's frame: (x', y') -> (W-1-y', x'),
- * corners restarted at the top-left so they stay clockwise from there. When most lines were read
- * upside down the page needed the other quarter turn, so its reading order is reversed too. */
+ * corners restarted at the top-left so they stay clockwise from there. Its reading order was made
+ * in the turned frame, where its lines run across (the other quarter turn included: the layout
+ * reads a page whose lines were read upside down from its far end). */
 static void unturn_boxes(struct ocr_result *r, int width)
 {
-    int upside_down = 0;
-    for (int i = 0; i < r->n_lines; i++)
-        upside_down += r->lines[i].upside_down;
-    if (2 * upside_down > r->n_lines)
-        for (int i = 0, j = r->n_lines - 1; i < j; i++, j--) {
-            struct ocr_line t = r->lines[i];
-            r->lines[i] = r->lines[j];
-            r->lines[j] = t;
+    struct ocr_span *spans[2] = {r->paragraphs, r->blocks};
+    int n_spans[2] = {r->n_paragraphs, r->n_blocks};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < n_spans[k]; i++) {
+            struct ocr_span *s = &spans[k][i], t = *s;
+            s->x0 = width - 1 - t.y1;
+            s->x1 = width - 1 - t.y0;
+            s->y0 = t.x0;
+            s->y1 = t.x1;
         }
     for (int i = 0; i < r->n_lines; i++) {
         int(*b)[2] = r->lines[i].box, t[4][2], first = 0;
@@ -1675,9 +1677,20 @@ static void unturn_boxes(struct ocr_result *r, int width)
     }
 }
 
-/* The pipeline's reading of the image, before its page structure is made. */
-static int read_image(struct ocr_engine *e, const struct ocr_image *img, struct ocr_result *r, char *err,
-                      size_t err_len)
+/* The page's structure and reading order (layout.h); PaddleOCR's order with --paddle-parity. On
+ * failure the result is freed. */
+static int lay_out(const struct ocr_engine *e, struct ocr_result *r, char *err, size_t err_len)
+{
+    if ((e->opt.paddle_parity ? ocr_layout_single(r) : ocr_layout_page(r)) == 0)
+        return 0;
+    ocr_result_free(r);
+    return fail(err, err_len, "%s", "out of memory ordering the page");
+}
+
+/* OCR of an image: its lines, their words, and the page's structure. A page whose lines mostly
+ * run up or down is read turned a quarter too, and the better reading kept. */
+int ocr_engine_run(struct ocr_engine *e, const struct ocr_image *img, struct ocr_result *r, char *err,
+                   size_t err_len)
 {
     memset(r, 0, sizeof(*r));
     r->width = img->width;
@@ -1686,7 +1699,10 @@ static int read_image(struct ocr_engine *e, const struct ocr_image *img, struct 
         return fail(err, err_len, "%s", "empty image");
     if (run_prepared(e, img, r, err, err_len))
         return -1;
-    if (e->opt.paddle_parity || !mostly_vertical(r))
+    int on_its_side = !e->opt.paddle_parity && mostly_vertical(r);
+    if (lay_out(e, r, err, err_len))
+        return -1;
+    if (!on_its_side)
         return 0;
 
     /* A page on its side: the detector, trained on horizontal text, misses lines of it. Read the
@@ -1699,7 +1715,7 @@ static int read_image(struct ocr_engine *e, const struct ocr_image *img, struct 
     char why[256];
     int rc = run_prepared(e, &turned, &second, why, sizeof(why));
     ocr_image_free(&turned);
-    if (rc)
+    if (rc || lay_out(e, &second, why, sizeof(why)))
         return 0; /* the first reading stands */
     unturn_boxes(&second, img->width);
     second.width = img->width;
@@ -1719,17 +1735,6 @@ static int read_image(struct ocr_engine *e, const struct ocr_image *img, struct 
         ocr_result_free(&second);
     }
     return 0;
-}
-
-int ocr_engine_run(struct ocr_engine *e, const struct ocr_image *img, struct ocr_result *r, char *err,
-                   size_t err_len)
-{
-    if (read_image(e, img, r, err, err_len))
-        return -1;
-    if ((e->opt.paddle_parity ? ocr_layout_single(r) : ocr_layout_page(r)) == 0)
-        return 0;
-    ocr_result_free(r);
-    return fail(err, err_len, "%s", "out of memory ordering the page");
 }
 
 void ocr_engine_memory(const struct ocr_engine *e, struct ocr_engine_memory *out)
