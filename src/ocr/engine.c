@@ -22,6 +22,7 @@
 #include "nn/gpu/net.h"
 #include "ocr/ctc.h"
 #include "ocr/db_postprocess.h"
+#include "ocr/det_tiles.h"
 #include "ocr/fit.h"
 #include "ocr/layout.h"
 #include "ocr/models_path.h"
@@ -743,18 +744,18 @@ static uint64_t det_need(void *ctx, int k)
     return plan_bytes(&f->e->det, shape);
 }
 
-/* The det plan for img at det_limit_side_len, or, where its activations would not fit the device,
- * at the longest side that fits (a multiple of 32, as the detector's input sides are). */
-static struct nn_gpu_plan *det_plan(struct ocr_engine *e, const struct ocr_image *img, int *det_w, int *det_h,
-                                    char *err, size_t err_len)
+/* The det plan for img at `limit` (its longer side), or, where its activations would not fit the
+ * device, at the longest side that fits (a multiple of 32, as the detector's input sides are). */
+static struct nn_gpu_plan *det_plan(struct ocr_engine *e, const struct ocr_image *img, int limit, int *det_w,
+                                    int *det_h, char *err, size_t err_len)
 {
-    ocr_det_resize_dims(img->width, img->height, e->opt.det_limit_side_len, det_w, det_h);
+    ocr_det_resize_dims(img->width, img->height, limit, det_w, det_h);
     int64_t shape[4] = {1, 3, *det_h, *det_w};
     struct nn_gpu_plan *plan = slot_plan(&e->det, shape, err, err_len);
     if (!plan || nn_gpu_plan_arena_bytes(plan) <= act_limit(e))
         return plan;
     struct det_fit f = {e, img};
-    const int k = fit_most(e->opt.det_limit_side_len / 32, act_limit(e), det_need, &f);
+    const int k = fit_most(limit / 32, act_limit(e), det_need, &f);
     if (k == 0) {
         snprintf(err, err_len, "detection needs more activation memory than the device takes at once (%llu bytes)",
                  (unsigned long long)act_limit(e));
@@ -766,13 +767,13 @@ static struct nn_gpu_plan *det_plan(struct ocr_engine *e, const struct ocr_image
     return slot_plan(&e->det, shape, err, err_len);
 }
 
-/* Detection: resize + normalise, the det net, the probability map back, DB boxes. */
-static int run_det(struct ocr_engine *e, const struct ocr_image *img, struct db_boxes *boxes, struct ocr_result *r,
-                   char *err, size_t err_len)
+/* Detection at `limit`: resize + normalise, the det net, the probability map back, DB boxes. */
+static int run_det(struct ocr_engine *e, const struct ocr_image *img, int limit, struct db_boxes *boxes,
+                   struct ocr_result *r, char *err, size_t err_len)
 {
     double t0 = now_ms();
     int det_w, det_h;
-    struct nn_gpu_plan *plan = det_plan(e, img, &det_w, &det_h, err, err_len);
+    struct nn_gpu_plan *plan = det_plan(e, img, limit, &det_w, &det_h, err, err_len);
     if (!plan)
         return -1;
     int key[5] = {img->width, img->height, det_w, det_h, e->image_margin};
@@ -1452,6 +1453,71 @@ static int line_words(const struct line *l, struct ocr_line *o)
 
 /* OCR of src framed by `margin` pixels of its border colour (upload_image): the image the
  * pipeline sees. */
+/* Small print on a large page (det_tiles.h): the framed page read again in strips where the first
+ * pass found its smallest text near the detector's floor, the strips' boxes merged into `boxes`,
+ * and the whole image uploaded again for the crops. Each strip is src's rows framed by `margin`
+ * as the page is: a strip's row y' is the page's row y' + (its first row in src). */
+static int read_strips(struct ocr_engine *e, const struct ocr_image *src, int margin, struct db_boxes *boxes,
+                       struct ocr_result *r, char *err, size_t err_len)
+{
+    const int page_w = src->width + 2 * margin, page_h = src->height + 2 * margin;
+    const int long_side = page_w > page_h ? page_w : page_h;
+    struct det_tiling t;
+    det_tiling_plan(page_w, page_h, fmin(1.0, (double)e->opt.det_limit_side_len / long_side), boxes,
+                    e->opt.det_limit_side_len, &t);
+    if (!t.n)
+        return 0;
+    struct db_boxes found = {0};
+    struct ocr_image strip = {.width = src->width, .had_alpha = src->had_alpha};
+    int rc = 0;
+    for (int i = 0; i < t.n && rc == 0; i++) {
+        int a = t.strips[i].y0 - margin, b = t.strips[i].y1 - margin;
+        a = a < 0 ? 0 : a;
+        b = b > src->height ? src->height : b;
+        strip.height = b - a;
+        strip.bgr = (uint8_t *)src->bgr + (size_t)a * src->width * 3; /* read only */
+        struct ocr_result times = {0};
+        struct db_boxes sb = {0};
+        double t0 = now_ms();
+        rc = upload_image(e, &strip, margin, err, err_len);
+        r->wall_ms[OCR_STAGE_UPLOAD] += now_ms() - t0;
+        const struct ocr_image framed = {.width = page_w, .height = strip.height + 2 * margin};
+        if (rc == 0)
+            rc = run_det(e, &framed, t.limit, &sb, &times, err, err_len);
+        for (int s = OCR_STAGE_DET; s <= OCR_STAGE_DB; s++) {
+            r->wall_ms[s] += times.wall_ms[s];
+            r->gpu_ms[s] += times.gpu_ms[s];
+        }
+        if (rc)
+            break;
+        for (size_t k = 0; k < sb.count; k++)
+            for (int c = 0; c < 4; c++) {
+                int y = sb.boxes[k].pts[c][1] + a;
+                sb.boxes[k].pts[c][1] = y < 0 ? 0 : y >= page_h ? page_h - 1 : y;
+            }
+        det_strip_keep_whole(&t, i, &sb);
+        struct db_box *grown = realloc(found.boxes, (found.count + sb.count + 1) * sizeof(*grown));
+        if (!grown) {
+            rc = fail(err, err_len, "%s", "out of memory");
+        } else {
+            found.boxes = grown;
+            memcpy(found.boxes + found.count, sb.boxes, sb.count * sizeof(*sb.boxes));
+            found.count += sb.count;
+        }
+        db_boxes_free(&sb);
+    }
+    if (rc == 0 && det_tiles_merge(boxes, &found))
+        rc = fail(err, err_len, "%s", "out of memory");
+    db_boxes_free(&found);
+    if (rc)
+        return rc;
+    db_boxes_sort(boxes);
+    double t0 = now_ms();
+    rc = upload_image(e, src, margin, err, err_len);
+    r->wall_ms[OCR_STAGE_UPLOAD] += now_ms() - t0;
+    return rc;
+}
+
 static int run_image(struct ocr_engine *e, const struct ocr_image *src, int margin, struct ocr_result *r, char *err,
                      size_t err_len)
 {
@@ -1466,8 +1532,12 @@ static int run_image(struct ocr_engine *e, const struct ocr_image *src, int marg
     r->wall_ms[OCR_STAGE_UPLOAD] = now_ms() - t0;
 
     struct db_boxes boxes = {0};
-    if (run_det(e, img, &boxes, r, err, err_len))
+    if (run_det(e, img, e->opt.det_limit_side_len, &boxes, r, err, err_len))
         return -1;
+    if (!e->opt.paddle_parity && read_strips(e, src, margin, &boxes, r, err, err_len)) {
+        db_boxes_free(&boxes);
+        return -1;
+    }
 
     /* Room for a second reading of every line (see add_turned_readings). */
     struct line *lines = calloc(2 * boxes.count + 1, sizeof(*lines));
