@@ -30,7 +30,8 @@
 #define COLUMN_LINE_MIN 8.0
 /* Segments of one row further apart than this are joined by a tab instead of a space: fields (a
  * table's cells, a receipt's price). Nearer ones are words the detector split, whose boxes touch
- * or overlap, since a DB box reaches beyond its glyphs. */
+ * or overlap, since a DB box reaches beyond its glyphs; but a segment of one character is a field
+ * wherever it stands. */
 #define TAB_GAP 0.75
 /* A block ends where the next row starts further below than this, where the text height changes by
  * more than BLOCK_HEIGHT_RATIO, or where the next row does not overlap it horizontally. */
@@ -590,19 +591,22 @@ static void join_row(const struct frame *f, const struct cut_ctx *c, const struc
     char *text = out->text;
     double score = 0, weight = 0;
     int upside_down = 0;
-    size_t at = 0;
+    size_t at = 0, prev_chars = 0;
     out->n_words = 0;
     for (int i = 0; i < rw->count; i++) {
         const struct seg *s = &segs[order[i]];
         struct ocr_line *l = &lines[s->line];
         if (i) {
             const struct seg *prev = &segs[order[i - 1]];
-            text[at++] = s->x0 - prev->x1 > TAB_GAP * fmax(s->h, prev->h) ? '\t' : ' ';
+            /* a lone character is a field of its own: a mark, a checkbox, a count in a column */
+            int lone = code_points(l->text) == 1 || prev_chars == 1;
+            text[at++] = lone || s->x0 - prev->x1 > TAB_GAP * fmax(s->h, prev->h) ? '\t' : ' ';
         }
         size_t n = strlen(l->text);
         memcpy(text + at, l->text, n);
         at += n;
-        double w = (double)code_points(l->text);
+        prev_chars = code_points(l->text);
+        double w = (double)prev_chars;
         score += l->score * w;
         weight += w;
         upside_down += l->upside_down != 0;
