@@ -495,8 +495,25 @@ static void test_corpus_manifest_and_goldens(void **state) {
   eval_manifest_free(&m);
 }
 
+/* Order-free matching takes a row's tab-separated fields one by one. */
+static void test_fields_split_at_tabs(void **state) {
+  (void)state;
+  const char *out[] = {"ALT\t\xe8\xb0\xb7\t25.6 0--40 U/L", "no tab", ""};
+  char **f;
+  size_t n;
+  assert_int_equal(eval_split_fields(out, 3, &f, &n), 0);
+  assert_int_equal(n, 5);
+  assert_string_equal(f[0], "ALT");
+  assert_string_equal(f[1], "\xe8\xb0\xb7");
+  assert_string_equal(f[2], "25.6 0--40 U/L");
+  assert_string_equal(f[3], "no tab");
+  assert_string_equal(f[4], "");
+  eval_fields_free(f, n);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_fields_split_at_tabs),
       cmocka_unit_test(test_utf8_decode),
       cmocka_unit_test(test_levenshtein),
       cmocka_unit_test(test_normalisation),

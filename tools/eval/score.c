@@ -391,3 +391,38 @@ int eval_golden_pass(const eval_golden_totals *t, const eval_golden_opts *opt) {
   if (!t->golden_chars && t->edits) return 0;
   return 1;
 }
+
+int eval_split_fields(const char *const *out, size_t n_out, char ***fields, size_t *n_fields) {
+  size_t n = 0;
+  for (size_t i = 0; i < n_out; i++) {
+    n++;
+    for (const char *c = out[i]; *c; c++) n += *c == '\t';
+  }
+  char **f = calloc(n ? n : 1, sizeof *f);
+  if (!f) return -1;
+  size_t k = 0;
+  for (size_t i = 0; i < n_out; i++) {
+    const char *s = out[i];
+    for (;;) {
+      const char *tab = strchr(s, '\t');
+      size_t len = tab ? (size_t)(tab - s) : strlen(s);
+      f[k] = malloc(len + 1);
+      if (!f[k]) {
+        eval_fields_free(f, k);
+        return -1;
+      }
+      memcpy(f[k], s, len);
+      f[k++][len] = 0;
+      if (!tab) break;
+      s = tab + 1;
+    }
+  }
+  *fields = f;
+  *n_fields = k;
+  return 0;
+}
+
+void eval_fields_free(char **fields, size_t n_fields) {
+  for (size_t i = 0; i < n_fields; i++) free(fields[i]);
+  free(fields);
+}

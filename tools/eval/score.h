@@ -78,6 +78,13 @@ void eval_gt_totals_add(eval_gt_totals *acc, const eval_gt_totals *t);
 /* edits / gt_chars (0 when there are no GT characters). */
 double eval_cer(const eval_gt_totals *t);
 
+/* The order-free matching's output lines: each line cut at its tabs, which ppocr-vk writes between
+ * the fields of one row (a table's cells, a receipt's item and price), so that a row is matched
+ * cell by cell as its segments were before they were joined. *fields (free with
+ * eval_fields_free) holds *n_fields strings. Returns 0, or -1 when out of memory. */
+int eval_split_fields(const char *const *out, size_t n_out, char ***fields, size_t *n_fields);
+void eval_fields_free(char **fields, size_t n_fields);
+
 /* ------------------------------------------------------------------------ goldens */
 
 typedef struct {
