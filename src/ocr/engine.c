@@ -1751,7 +1751,10 @@ static void unturn_boxes(struct ocr_result *r, int width)
  * failure the result is freed. */
 static int lay_out(const struct ocr_engine *e, struct ocr_result *r, char *err, size_t err_len)
 {
-    if ((e->opt.paddle_parity ? ocr_layout_single(r) : ocr_layout_page(r)) == 0)
+    double t0 = now_ms();
+    int rc = e->opt.paddle_parity ? ocr_layout_single(r) : ocr_layout_page(r);
+    r->wall_ms[OCR_STAGE_LAYOUT] += now_ms() - t0;
+    if (rc == 0)
         return 0;
     ocr_result_free(r);
     return fail(err, err_len, "%s", "out of memory ordering the page");

@@ -19,6 +19,6 @@ void ocr_options_default(struct ocr_options *opt)
 const char *ocr_stage_name(enum ocr_stage stage)
 {
     static const char *const names[OCR_STAGE_COUNT] = {
-        "upload", "det_pre", "det", "db_post", "cls", "rec", "ctc"};
+        "upload", "det_pre", "det", "db_post", "cls", "rec", "ctc", "layout"};
     return (unsigned)stage < OCR_STAGE_COUNT ? names[stage] : "?";
 }
