@@ -199,6 +199,46 @@ static void test_two_columns_read_column_by_column(void **state)
     }
 }
 
+/* A line of the left column that the detector joined with its neighbour across the gutter, in
+ * the middle of both columns: it is read with the left column, not taken for a title that cuts
+ * the columns into bands. */
+static void test_a_line_run_into_the_gutter_stays_in_its_column(void **state)
+{
+    (void)state;
+    struct page p;
+    page_init(&p, 1700, 2200);
+    char text[64];
+    for (int i = 0; i < 12; i++) {
+        int y = 300 + i * 40;
+        snprintf(text, sizeof(text), "left column line number %02d of the text", i);
+        if (i == 6) {
+            add(&p, 150, y, 1530, y + 32, "left 06 joined with right 06");
+            continue;
+        }
+        add(&p, 150, y, 820, y + 32, text);
+        snprintf(text, sizeof(text), "right column line number %02d of the text", i);
+        add(&p, 860, y, 1530, y + 32, text);
+    }
+    scramble(&p, 4);
+    char *t = laid_out(&p);
+    char want[4096] = "";
+    for (int side = 0; side < 2; side++)
+        for (int i = 0; i < 12; i++) {
+            if (i == 6 && side)
+                continue;
+            if (i == 6)
+                snprintf(text, sizeof(text), "left 06 joined with right 06");
+            else
+                snprintf(text, sizeof(text), "%s column line number %02d of the text", side ? "right" : "left", i);
+            if (*want)
+                strcat(want, "\n");
+            strcat(want, text);
+        }
+    assert_string_equal(t, want);
+    free(t);
+    ocr_result_free(&p.r);
+}
+
 static void test_skewed_two_columns(void **state)
 {
     (void)state;
@@ -428,6 +468,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_columns_read_column_by_column),
+        cmocka_unit_test(test_a_line_run_into_the_gutter_stays_in_its_column),
         cmocka_unit_test(test_skewed_two_columns),
         cmocka_unit_test(test_upside_down_page_reads_first_line_first),
         cmocka_unit_test(test_receipt_rows_join_item_and_price),

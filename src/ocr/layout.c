@@ -25,7 +25,7 @@
  * height either side of the centre, since neighbouring lines' boxes touch or overlap. */
 #define CORE_HALF 0.25
 /* The narrowest column gutter. */
-#define GUTTER_MIN 0.4
+#define GUTTER_MIN 0.25
 /* Column text: its segments are at least this long, as a median. */
 #define COLUMN_LINE_MIN 8.0
 /* Segments of one row further apart than this are joined by a tab instead of a space: fields (a
@@ -429,6 +429,61 @@ static int cut_at_crossings(struct cut_ctx *c, int *idx, int n, int *tmp, int nl
     return 1;
 }
 
+/* Whether a segment crossing a gutter has both columns' text close above and below it: a line of
+ * one column that runs into the gutter, or that the detector joined with its neighbour across it,
+ * not a title or a footnote over both. */
+static int inside_columns(const struct seg *segs, const int *side, int n_side, const struct seg *s)
+{
+    int above = 0, below = 0;
+    for (int i = 0; i < n_side && !(above && below); i++) {
+        const struct seg *t = &segs[side[i]];
+        double reach = 1.5 * fmax(s->h, t->h);
+        above |= t->cy < s->cy && s->y0 - t->y1 < reach;
+        below |= t->cy > s->cy && t->y0 - s->y1 < reach;
+    }
+    return above && below;
+}
+
+/* tmp: *nl segments left of a gutter at x = a, *nc crossing it, nr right of it. The crossing
+ * segments that sit inside the columns' text join the column they start in: tmp is sorted into
+ * left, still crossing, right again, with *nl and *nc updated. */
+static void keep_crossing_bands(const struct seg *segs, int *tmp, int *nl_io, int *nc_io, int nr, double a)
+{
+    const int nl = *nl_io, nc = *nc_io, n = nl + nc + nr;
+    const int *left = tmp, *cross = tmp + nl, *right = tmp + nl + nc;
+    int *sorted = malloc((size_t)n * sizeof(*sorted)), *joins = malloc((size_t)nc * sizeof(*joins));
+    if (!sorted || !joins) {
+        free(sorted);
+        free(joins);
+        return; /* all stay bands: that is still a reading order */
+    }
+    for (int i = 0; i < nc; i++) {
+        const struct seg *s = &segs[cross[i]];
+        joins[i] = inside_columns(segs, left, nl, s) && inside_columns(segs, right, nr, s) ? (s->x0 < a ? 1 : 2) : 0;
+    }
+    int at = 0;
+    for (int i = 0; i < nl; i++)
+        sorted[at++] = left[i];
+    for (int kind = 1; kind >= 0; kind--) /* joining the left column, then still crossing */
+        for (int i = 0; i < nc; i++)
+            if (joins[i] == kind)
+                sorted[at++] = cross[i];
+    *nc_io = at;
+    for (int i = 0; i < nc; i++)
+        if (joins[i] == 2)
+            sorted[at++] = cross[i];
+    for (int i = 0; i < nr; i++)
+        sorted[at++] = right[i];
+    int joined_left = 0;
+    for (int i = 0; i < nc; i++)
+        joined_left += joins[i] == 1;
+    *nl_io = nl + joined_left;
+    *nc_io -= *nl_io;
+    memcpy(tmp, sorted, (size_t)n * sizeof(*tmp));
+    free(sorted);
+    free(joins);
+}
+
 /* Splits at a gutter that a few segments cross: those cut the region into bands, read top to
  * bottom (each band split into its columns in turn); 0 when there is no such gutter. */
 static int cut_bands(struct cut_ctx *c, int *idx, int n, double hm, int *tmp, double *scratch,
@@ -460,7 +515,14 @@ static int cut_bands(struct cut_ctx *c, int *idx, int n, double hm, int *tmp, do
             int fewer = nl < nr ? nl : nr;
             if (!nc || 2 * nc > fewer || !columns_apart(segs, tmp, nl, &tmp[nl + nc], nr, scratch))
                 continue;
-            return cut_at_crossings(c, idx, n, tmp, nl, nc, column);
+            keep_crossing_bands(segs, tmp, &nl, &nc, nr, runs[g].a);
+            if (nc)
+                return cut_at_crossings(c, idx, n, tmp, nl, nc, column);
+            /* every crossing segment belonged to a column: the gutter splits the region */
+            memcpy(idx, tmp, (size_t)n * sizeof(*idx));
+            cut(c, idx, nl, c->n_columns++);
+            cut(c, idx + nl, n - nl, c->n_columns++);
+            return 1;
         }
     }
     return 0;
