@@ -9,10 +9,7 @@
  * The corpus stays outside the project (DocBank's pages may not be copied into it): it is
  * ../shared/corpus beside the source tree, or $PPOCR_LAYOUT_CORPUS; without it the test is
  * skipped. ppocr-vk is $PPOCR_VK or <build>/ppocr-vk; its JSON Lines are kept in
- * <build>/eval-layout.jsonl for ppocr-eval by hand (tools/eval/README.md).
- *
- * It lives outside tests/'s glob until the reading-order step is in: tools/eval/README.md says
- * how to enable it. */
+ * <build>/eval-layout.jsonl for ppocr-eval by hand (tools/eval/README.md). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
