@@ -154,10 +154,13 @@ static char *laid_out(struct page *p)
 }
 
 /* Two columns of 12 lines under a full-width title and above a full-width footnote; the columns'
- * lines share their baselines, as a two-column paper's do. */
-static void two_column_page(struct page *p)
+ * lines share their baselines, as a two-column paper's do. Scanned turned by `angle`, and upside
+ * down when asked. */
+static void two_column_page(struct page *p, double angle, int upside_down)
 {
     page_init(p, 1700, 2200);
+    p->angle = angle;
+    p->upside_down = upside_down;
     add(p, 300, 100, 1400, 140, "A Title Over Both Columns Of The Page");
     char text[64];
     for (int i = 0; i < 12; i++) {
@@ -188,7 +191,7 @@ static void test_two_columns_read_column_by_column(void **state)
     (void)state;
     for (unsigned seed = 1; seed <= 5; seed++) {
         struct page p;
-        two_column_page(&p);
+        two_column_page(&p, 0, 0);
         scramble(&p, seed);
         char *t = laid_out(&p);
         check_two_columns(t);
@@ -244,17 +247,7 @@ static void test_skewed_two_columns(void **state)
     (void)state;
     for (int sign = -1; sign <= 1; sign += 2) {
         struct page p;
-        two_column_page(&p);
-        ocr_result_free(&p.r);
-        page_init(&p, 1700, 2200);
-        p.angle = sign * 0.05; /* about 3 degrees */
-        struct page upright;
-        two_column_page(&upright);
-        for (int i = 0; i < upright.r.n_lines; i++) {
-            const int(*b)[2] = upright.r.lines[i].box;
-            add(&p, b[0][0], b[0][1], b[2][0], b[2][1], upright.r.lines[i].text);
-        }
-        ocr_result_free(&upright.r);
+        two_column_page(&p, sign * 0.05, 0); /* about 3 degrees */
         scramble(&p, 7);
         char *t = laid_out(&p);
         check_two_columns(t);
@@ -267,15 +260,7 @@ static void test_upside_down_page_reads_first_line_first(void **state)
 {
     (void)state;
     struct page p;
-    page_init(&p, 1700, 2200);
-    p.upside_down = 1;
-    struct page upright;
-    two_column_page(&upright);
-    for (int i = 0; i < upright.r.n_lines; i++) {
-        const int(*b)[2] = upright.r.lines[i].box;
-        add(&p, b[0][0], b[0][1], b[2][0], b[2][1], upright.r.lines[i].text);
-    }
-    ocr_result_free(&upright.r);
+    two_column_page(&p, 0, 1);
     scramble(&p, 3);
     char *t = laid_out(&p);
     check_two_columns(t);
@@ -450,7 +435,7 @@ static void test_single_keeps_order(void **state)
 {
     (void)state;
     struct page p;
-    two_column_page(&p);
+    two_column_page(&p, 0, 0);
     int n = p.r.n_lines;
     char *before = page_text(&p.r);
     assert_int_equal(ocr_layout_single(&p.r), 0);
