@@ -234,18 +234,18 @@ struct gutter {
 };
 
 /* Runs of x at least GUTTER_MIN text heights wide that at most k segments cover at any point,
- * with segments on both sides; left to right, at most max_runs. by_x0: idx sorted by x0. */
-static int low_runs(const struct seg *segs, const int *by_x0, int n, double hm, int k, struct gutter *runs,
+ * with segments on both sides; left to right, at most max_runs. sorted: idx sorted by x0. */
+static int low_runs(const struct seg *segs, const int *sorted, int n, double hm, int k, struct gutter *runs,
                     int max_runs, double *ends)
 {
     for (int i = 0; i < n; i++)
-        ends[i] = segs[by_x0[i]].x1;
+        ends[i] = segs[sorted[i]].x1;
     qsort(ends, (size_t)n, sizeof(*ends), compare_doubles);
     int i = 0, j = 0, cover = 0, n_runs = 0;
     double run_start = NAN;
     while (j < n) {
-        int starts = i < n && segs[by_x0[i]].x0 < ends[j];
-        double x = starts ? segs[by_x0[i]].x0 : ends[j];
+        int starts = i < n && segs[sorted[i]].x0 < ends[j];
+        double x = starts ? segs[sorted[i]].x0 : ends[j];
         cover += starts ? 1 : -1;
         starts ? i++ : j++;
         if (cover <= k) {
