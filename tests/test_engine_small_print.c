@@ -1,7 +1,7 @@
-/* Small print on a large page, end to end on the real models: three copies of the sample page on a
- * white page large enough that detection at the det limit sees its text about 11 pixels high,
+/* Small print on a large page, end to end on the real models: three copies of the sample page, at 0.7 of its size, on a
+ * white page large enough that detection at the det limit sees its text under 10 pixels high,
  * which takes the page to the strips of det_tiles.h. One copy lies across the cut between the
- * first two strips. Every line of every copy must come out once, with its text. */
+ * strips. Every line of every copy must come out once, with its text. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +14,7 @@
 
 #include "ocr/engine.h"
 #include "ocr/image.h"
+#include "ocr/preprocess.h"
 #include "support/test_env.h"
 
 static const char *const sample_lines[] = {
@@ -24,6 +25,27 @@ static const char *const sample_lines[] = {
 };
 enum { N_SAMPLE = 8, COPIES = 3 };
 
+/* Levenshtein distance in bytes (the sample is ASCII). */
+static size_t edits(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b), row[128];
+    assert_true(nb < 128);
+    for (size_t j = 0; j <= nb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= na; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= nb; j++) {
+            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            best = up + 1 < best ? up + 1 : best;
+            best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[nb];
+}
+
 static void test_small_print_read_in_strips(void **state)
 {
     (void)state;
@@ -32,11 +54,18 @@ static void test_small_print_read_in_strips(void **state)
     struct ocr_image sample;
     if (ocr_image_load_file(path, OCR_ALPHA_FLATTEN, &sample, err, sizeof(err)) != OCR_IMAGE_OK)
         fail_msg("%s", err);
-    struct ocr_image page = {.width = 1900, .height = 2450};
+    /* the sample's text at 0.7 of its size */
+    struct ocr_image small = {.width = sample.width * 7 / 10, .height = sample.height * 7 / 10};
+    small.bgr = malloc((size_t)small.width * small.height * 3);
+    assert_non_null(small.bgr);
+    assert_int_equal(ocr_resize_linear(sample.bgr, sample.width, sample.height, small.bgr, small.width, small.height, 3), 0);
+    ocr_image_free(&sample);
+    sample = small;
+    struct ocr_image page = {.width = 2000, .height = 3400};
     page.bgr = malloc((size_t)page.width * page.height * 3);
     assert_non_null(page.bgr);
     memset(page.bgr, 255, (size_t)page.width * page.height * 3);
-    const int at[COPIES][2] = {{100, 30}, {1200, 470}, {600, 1900}};
+    const int at[COPIES][2] = {{100, 30}, {1200, 1400}, {600, 2800}};
     for (int c = 0; c < COPIES; c++)
         for (int y = 0; y < sample.height; y++)
             memcpy(page.bgr + ((size_t)(at[c][1] + y) * page.width + at[c][0]) * 3,
@@ -53,7 +82,7 @@ static void test_small_print_read_in_strips(void **state)
     if (ocr_engine_run(engine, &page, &r, err, sizeof(err)))
         fail_msg("%s", err);
 
-    /* each copy's lines, in order, as a block of its own; nothing else */
+    /* each copy's lines, once each; nothing else */
     int found[COPIES * N_SAMPLE] = {0};
     for (int i = 0; i < r.n_lines; i++) {
         int hit = -1;
@@ -62,8 +91,10 @@ static void test_small_print_read_in_strips(void **state)
                 int x = r.lines[i].box[0][0], y = r.lines[i].box[0][1];
                 int inside = x >= at[c][0] && x < at[c][0] + sample.width && y >= at[c][1] &&
                              y < at[c][1] + sample.height;
-                /* the last line's full stop is faint: a line may lack it */
-                if (inside && !strncmp(r.lines[i].text, sample_lines[k], strlen(sample_lines[k]) - 1))
+                /* read as well as a page at the det limit reads: a slip or two (a space, a full
+                 * stop), none of the line missing */
+                size_t e = inside ? edits(r.lines[i].text, sample_lines[k]) : SIZE_MAX;
+                if (e <= 1 || (e != SIZE_MAX && 10 * e <= strlen(sample_lines[k])))
                     hit = c * N_SAMPLE + k;
             }
         if (hit < 0)

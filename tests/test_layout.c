@@ -315,7 +315,8 @@ static void test_receipt_rows_join_item_and_price(void **state)
     receipt(-0.05);
 }
 
-/* Words split by the detector join with a space; the columns of a table stay one row each. */
+/* Words split by the detector join with a space, and a segment read as nothing but a space adds
+ * none. */
 static void test_near_segments_join_with_a_space(void **state)
 {
     (void)state;
@@ -323,6 +324,7 @@ static void test_near_segments_join_with_a_space(void **state)
     page_init(&p, 1000, 400);
     add(&p, 100, 100, 300, 130, "the quick");
     add(&p, 320, 101, 600, 131, "brown fox jumps");
+    add(&p, 602, 100, 640, 130, " "); /* a space read alone: nothing to join */
     add(&p, 100, 140, 600, 170, "over the lazy dog, quickly and then");
     p.r.lines[0].score = 1.0f;
     p.r.lines[1].score = 0.5f;

@@ -6,10 +6,17 @@
 
 /* Text heights in det pixels of a box (a DB box, grown beyond its glyphs): where the lowest tenth
  * of the first pass's boxes is below SMALL_TEXT, small print is likely missed; the strips scale it
- * to TARGET_TEXT. A second pass that would scale by less than MIN_GAIN is not worth its time. */
-#define SMALL_TEXT 14.0
-#define TARGET_TEXT 24.0
+ * to TARGET_TEXT, the height at which a paper page at the det limit reads well. Scaled further,
+ * the detector's boxes fit the glyphs more tightly than the recogniser was trained on, and it
+ * loses spaces between words. A second pass that would scale by less than MIN_GAIN is not worth
+ * its time. */
+#define SMALL_TEXT 11.0
+#define TARGET_TEXT 16.0
 #define MIN_GAIN 1.25
+/* At the strips' scale the detector's text regions fit the glyphs more tightly than at the first
+ * pass's: their boxes grow this much more, to the margins the recogniser was trained on (without
+ * it, it reads the words of a line run together). */
+#define STRIP_UNCLIP_GAIN 1.33
 /* Neighbouring strips share OVERLAP_DET det pixels, and at least OVERLAP_LINES median lines. */
 #define OVERLAP_DET 96
 #define OVERLAP_LINES 4
@@ -75,6 +82,7 @@ void det_tiling_plan(int page_w, int page_h, double first_scale, const struct db
         int n = rows >= page_h ? 1 : (int)ceil((page_h - overlap) / (rows - overlap));
         if (rows >= 3.0 * overlap && n <= DET_STRIPS_MAX) {
             out->scale = scale;
+            out->unclip_gain = STRIP_UNCLIP_GAIN;
             out->overlap = n > 1 ? overlap : 0;
             out->n = n;
             double step = (double)(page_h - out->overlap) / n;

@@ -24,6 +24,7 @@ struct det_tiling {
     double scale;      /* det pixels per page pixel in the strips */
     int limit;         /* det limit of every strip: its longer side at `scale`, rounded up */
     int overlap;       /* rows shared by neighbouring strips */
+    double unclip_gain; /* the strips' DB boxes grow by the unclip ratio times this */
     int n;             /* 0: the first pass stands */
     struct det_strip strips[DET_STRIPS_MAX];
 };

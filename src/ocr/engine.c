@@ -767,9 +767,10 @@ static struct nn_gpu_plan *det_plan(struct ocr_engine *e, const struct ocr_image
     return slot_plan(&e->det, shape, err, err_len);
 }
 
-/* Detection at `limit`: resize + normalise, the det net, the probability map back, DB boxes. */
-static int run_det(struct ocr_engine *e, const struct ocr_image *img, int limit, struct db_boxes *boxes,
-                   struct ocr_result *r, char *err, size_t err_len)
+/* Detection at `limit`: resize + normalise, the det net, the probability map back, DB boxes grown
+ * by `unclip_ratio`. */
+static int run_det(struct ocr_engine *e, const struct ocr_image *img, int limit, double unclip_ratio,
+                   struct db_boxes *boxes, struct ocr_result *r, char *err, size_t err_len)
 {
     double t0 = now_ms();
     int det_w, det_h;
@@ -831,7 +832,7 @@ static int run_det(struct ocr_engine *e, const struct ocr_image *img, int limit,
     db_params_default(&p);
     p.thresh = e->opt.det_db_thresh;
     p.box_thresh = e->opt.det_db_box_thresh;
-    p.unclip_ratio = e->opt.det_db_unclip_ratio;
+    p.unclip_ratio = unclip_ratio;
     p.workers = e->helpers;
     int rc = db_postprocess(map, (int8_t *)e->db_work.buf.mapped, map_w, map_h, img->width, img->height, &p, boxes, err,
                             err_len);
@@ -1483,7 +1484,7 @@ static int read_strips(struct ocr_engine *e, const struct ocr_image *src, int ma
         r->wall_ms[OCR_STAGE_UPLOAD] += now_ms() - t0;
         const struct ocr_image framed = {.width = page_w, .height = strip.height + 2 * margin};
         if (rc == 0)
-            rc = run_det(e, &framed, t.limit, &sb, &times, err, err_len);
+            rc = run_det(e, &framed, t.limit, e->opt.det_db_unclip_ratio * t.unclip_gain, &sb, &times, err, err_len);
         for (int s = OCR_STAGE_DET; s <= OCR_STAGE_DB; s++) {
             r->wall_ms[s] += times.wall_ms[s];
             r->gpu_ms[s] += times.gpu_ms[s];
@@ -1532,7 +1533,7 @@ static int run_image(struct ocr_engine *e, const struct ocr_image *src, int marg
     r->wall_ms[OCR_STAGE_UPLOAD] = now_ms() - t0;
 
     struct db_boxes boxes = {0};
-    if (run_det(e, img, e->opt.det_limit_side_len, &boxes, r, err, err_len))
+    if (run_det(e, img, e->opt.det_limit_side_len, e->opt.det_db_unclip_ratio, &boxes, r, err, err_len))
         return -1;
     if (!e->opt.paddle_parity && read_strips(e, src, margin, &boxes, r, err, err_len)) {
         db_boxes_free(&boxes);

@@ -593,11 +593,11 @@ int ocr_layout_single(struct ocr_result *r)
 
 /* ---- rows into lines ----------------------------------------------------------------------- */
 
-static size_t code_points(const char *s)
+static size_t code_points(const char *s, size_t len)
 {
     size_t n = 0;
-    for (; *s; s++)
-        n += ((unsigned char)*s & 0xc0) != 0x80;
+    for (size_t i = 0; i < len; i++)
+        n += ((unsigned char)s[i] & 0xc0) != 0x80;
     return n;
 }
 
@@ -648,6 +648,12 @@ static void join_row(const struct frame *f, const struct cut_ctx *c, const struc
     if (rw->count == 1) {
         *out = lines[segs[order[0]].line];
         memset(&lines[segs[order[0]].line], 0, sizeof(*lines));
+        /* without the spaces the recogniser may read at its ends, as a joined row */
+        size_t n = strlen(out->text), skip = strspn(out->text, " ");
+        while (n > skip && out->text[n - 1] == ' ')
+            n--;
+        memmove(out->text, out->text + skip, n - skip);
+        out->text[n - skip] = 0;
         return;
     }
     char *text = out->text;
@@ -658,17 +664,27 @@ static void join_row(const struct frame *f, const struct cut_ctx *c, const struc
     for (int i = 0; i < rw->count; i++) {
         const struct seg *s = &segs[order[i]];
         struct ocr_line *l = &lines[s->line];
-        if (i) {
+        /* the segment's text without the spaces the recogniser may read at its ends */
+        const char *from = l->text;
+        size_t n = strlen(from);
+        while (n && *from == ' ') {
+            from++;
+            n--;
+        }
+        while (n && from[n - 1] == ' ')
+            n--;
+        if (n && at) {
             const struct seg *prev = &segs[order[i - 1]];
             /* a lone character is a field of its own: a mark, a checkbox, a count in a column */
-            int lone = code_points(l->text) == 1 || prev_chars == 1;
+            int lone = code_points(from, n) == 1 || prev_chars == 1;
             text[at++] = lone || s->x0 - prev->x1 > TAB_GAP * fmax(s->h, prev->h) ? '\t' : ' ';
         }
-        size_t n = strlen(l->text);
-        memcpy(text + at, l->text, n);
+        memcpy(text + at, from, n);
         at += n;
-        prev_chars = code_points(l->text);
-        double w = (double)prev_chars;
+        size_t chars = code_points(from, n);
+        if (n)
+            prev_chars = chars;
+        double w = (double)chars;
         score += l->score * w;
         weight += w;
         upside_down += l->upside_down != 0;
