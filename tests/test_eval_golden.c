@@ -32,16 +32,11 @@ static double overall_cer(const eval_manifest *m, const eval_pageset *set) {
     const char **out = calloc(p && p->n_lines ? p->n_lines : 1, sizeof *out);
     assert_non_null(out);
     for (size_t k = 0; p && k < p->n_lines; k++) out[k] = p->lines[k].text;
-    /* a row's tab-separated fields are matched one by one, as ppocr-eval does */
-    char **fields;
-    size_t n_fields;
-    assert_int_equal(eval_split_fields(out, p ? p->n_lines : 0, &fields, &n_fields), 0);
     eval_gt_result res;
     assert_int_equal(eval_score_gt((const char *const *)row->gt, row->n_gt, row->group, row->fold_case,
-                                   (const char *const *)fields, n_fields, &opt, &res), 0);
+                                   out, p ? p->n_lines : 0, &opt, &res), 0);
     eval_gt_totals_add(&total, &res.group[0]);
     eval_gt_result_free(&res);
-    eval_fields_free(fields, n_fields);
     free(out);
   }
   return 100.0 * eval_cer(&total);

@@ -220,13 +220,8 @@ static int run_gt(int argc, char **argv) {
       if (!out) { rc = 2; goto out; }
       size_t n_out = p ? p->n_lines : 0;
       for (size_t k = 0; k < n_out; k++) out[k] = p->lines[k].text;
-      char **fields = NULL;
-      size_t n_fields = 0;
-      int e = eval_split_fields(out, n_out, &fields, &n_fields);
-      if (!e)
-        e = eval_score_gt((const char *const *)row->gt, row->n_gt, row->group, row->fold_case,
-                          (const char *const *)fields, n_fields, &opt, &res[c]);
-      eval_fields_free(fields, n_fields);
+      int e = eval_score_gt((const char *const *)row->gt, row->n_gt, row->group, row->fold_case,
+                            out, n_out, &opt, &res[c]);
       if (!e)
         e = eval_score_ordered((const char *const *)row->gt, row->n_gt, out, n_out, row->fold_case,
                                opt.remove_spaces, &ord[c].gt_chars, &ord[c].edits);

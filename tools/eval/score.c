@@ -73,9 +73,9 @@ static size_t join_assigned(const out_norm *outs, const size_t *assigned, size_t
   return k;
 }
 
-int eval_score_gt(const char *const *gt, size_t n_gt, const int *group_of, int fold_case,
-                  const char *const *out, size_t n_out, const eval_gt_opts *opt,
-                  eval_gt_result *res) {
+static int score_fields(const char *const *gt, size_t n_gt, const int *group_of, int fold_case,
+                        const char *const *out, size_t n_out, const eval_gt_opts *opt,
+                        eval_gt_result *res) {
   memset(res, 0, sizeof *res);
   int rc = -1;
   cpstr *g = calloc(n_gt ? n_gt : 1, sizeof *g);
@@ -425,4 +425,16 @@ int eval_split_fields(const char *const *out, size_t n_out, char ***fields, size
 void eval_fields_free(char **fields, size_t n_fields) {
   for (size_t i = 0; i < n_fields; i++) free(fields[i]);
   free(fields);
+}
+
+int eval_score_gt(const char *const *gt, size_t n_gt, const int *group_of, int fold_case,
+                  const char *const *out, size_t n_out, const eval_gt_opts *opt,
+                  eval_gt_result *res) {
+  char **fields;
+  size_t n_fields;
+  memset(res, 0, sizeof *res);
+  if (eval_split_fields(out, n_out, &fields, &n_fields)) return -1;
+  int rc = score_fields(gt, n_gt, group_of, fold_case, (const char *const *)fields, n_fields, opt, res);
+  eval_fields_free(fields, n_fields);
+  return rc;
 }

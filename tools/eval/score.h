@@ -55,7 +55,8 @@ typedef struct {
   size_t noise_lines, noise_chars; /* output that matched no GT line at all */
 } eval_gt_result;
 
-/* Scores output lines (in the producer's order) against GT lines (in reading order).
+/* Scores output lines (in the producer's order) against GT lines (in reading order). Each output
+ * line is first cut at its tabs (eval_split_fields): its fields are matched one by one.
  *
  * Matching, independent of reading order so that rotated pages and table cells are scored by
  * content:
