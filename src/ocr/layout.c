@@ -496,22 +496,16 @@ static int cut_bands(struct cut_ctx *c, int *idx, int n, double hm, int *tmp, do
         int n_runs = low_runs(segs, idx, n, hm, k, runs, max_runs, scratch);
         for (int g = 0; g < n_runs; g++) {
             /* idx: left of the run, crossing it, right of it */
-            int nl = 0, nc = 0, nr = 0;
-            for (int pass = 0; pass < 3; pass++)
+            int count[3] = {0}, at = 0;
+            for (int side = 0; side < 3; side++)
                 for (int i = 0; i < n; i++) {
                     const struct seg *s = &segs[idx[i]];
-                    int side = s->x1 <= runs[g].a ? 0 : s->x0 >= runs[g].b ? 2 : 1;
-                    if (side == pass)
-                        tmp[nl + nc + nr++] = idx[i];
+                    if ((s->x1 <= runs[g].a ? 0 : s->x0 >= runs[g].b ? 2 : 1) == side) {
+                        tmp[at++] = idx[i];
+                        count[side]++;
+                    }
                 }
-            (void)nr;
-            nl = nc = 0;
-            for (int i = 0; i < n; i++) {
-                const struct seg *s = &segs[tmp[i]];
-                nl += s->x1 <= runs[g].a;
-                nc += s->x1 > runs[g].a && s->x0 < runs[g].b;
-            }
-            nr = n - nl - nc;
+            int nl = count[0], nc = count[1], nr = count[2];
             int fewer = nl < nr ? nl : nr;
             if (!nc || 2 * nc > fewer || !columns_apart(segs, tmp, nl, &tmp[nl + nc], nr, scratch))
                 continue;
