@@ -1,4 +1,4 @@
-/* DB's bitmap on the GPU (src/nn/gpu/db_bitmap.h) against the host's work image
+/* DB's bitmap on the GPU (src/ocr/gpu/db_bitmap.h) against the host's work image
  * (contour_work_above in src/ocr/contour.h): random maps in fp32 and fp16 storage, odd sizes,
  * maps placed at odd offsets in NaN-filled buffers, many values exactly at the threshold and one
  * float above it, several thresholds. The work image must match byte for byte, the bytes up to
@@ -19,7 +19,7 @@
 #include "gpu/context.h"
 #include "gpu/error.h"
 #include "gpu/validation.h"
-#include "nn/gpu/db_bitmap.h"
+#include "ocr/gpu/db_bitmap.h"
 #include "ocr/contour.h"
 #include "support/gpu_op_harness.h"
 #include "support/test_env.h"

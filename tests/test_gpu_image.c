@@ -1,4 +1,4 @@
-/* The GPU image kernels (src/nn/gpu/image_ops.h) against the CPU reference preprocessing
+/* The GPU image kernels (src/ocr/gpu/image_ops.h) against the CPU reference preprocessing
  * (src/ocr/preprocess.h, OpenCV's fixed-point arithmetic): the det input (resize + normalise) for
  * a downscale, an upscale, OpenCV's exact-2x path and a same-size copy, and batches of text-box
  * crops (perspective warps, tall boxes turned, lines turned over, cls 48x192 and rec 48xW inputs,
@@ -22,7 +22,7 @@
 #include "gpu/error.h"
 #include "gpu/transfer.h"
 #include "gpu/validation.h"
-#include "nn/gpu/image_ops.h"
+#include "ocr/gpu/image_ops.h"
 #include "ocr/image.h"
 #include "ocr/preprocess.h"
 #include "support/gpu_op_harness.h"

@@ -20,7 +20,7 @@
 #include "gpu/validation.h"
 #include "nn/cpu/ref_ops.h"
 #include "nn/gpu/op_se.h"
-#include "nn/gpu/image_ops.h"
+#include "ocr/gpu/image_ops.h"
 #include "ocr/preprocess.h"
 #include "support/gpu_op_harness.h"
 #include "support/test_env.h"

@@ -18,7 +18,7 @@ struct contour_list {
 
 /* The work image the border following labels in place: (w + 2) x (h + 2) bytes, row-major, the
  * w x h bitmap (1 foreground, 0 background) inside a one-pixel border of background. The GPU
- * builds the same from det's map (src/nn/gpu/db_bitmap.h). */
+ * builds the same from det's map (src/ocr/gpu/db_bitmap.h). */
 size_t contour_work_bytes(int w, int h);
 /* Fills work (contour_work_bytes(w, h)) with map > thresh of a w x h float map. */
 void contour_work_above(const float *map, int w, int h, float thresh, int8_t *work);

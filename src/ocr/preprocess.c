@@ -18,8 +18,10 @@ void ocr_det_resize_dims(int width, int height, int limit_side_len, int *out_w, 
     *out_w = rw > 32 ? rw : 32;
 }
 
+const float ocr_det_mean[3] = {0.485f, 0.456f, 0.406f}, ocr_det_std[3] = {0.229f, 0.224f, 0.225f};
+
 void ocr_det_normalize(const uint8_t *bgr, int width, int height, float *out) {
-    const float scale = 1.f / 255.f, mean[3] = {0.485f, 0.456f, 0.406f}, std[3] = {0.229f, 0.224f, 0.225f};
+    const float scale = 1.f / 255.f, *mean = ocr_det_mean, *std = ocr_det_std;
     size_t plane = (size_t)width * height;
     for (size_t p = 0; p < plane; p++)
         for (int c = 0; c < 3; c++) {

@@ -37,9 +37,12 @@ int ocr_resize_linear(const uint8_t *src, int src_w, int src_h, uint8_t *dst, in
  * limit_side_len (never up), then round each side to a multiple of 32 (half to even, at least 32). */
 void ocr_det_resize_dims(int width, int height, int limit_side_len, int *out_w, int *out_h);
 
-/* (x/255 - mean) / std in float32, channels in the image's BGR order with PaddleOCR's mean
- * (0.485, 0.456, 0.406) and std (0.229, 0.224, 0.225) (its quirk: RGB constants on BGR data),
- * written as planar CHW: out[c*w*h + y*w + x]. */
+/* The detector's input normalisation, PaddleOCR's ImageNet mean and std, applied to the B, G, R
+ * channels in that order (its quirk: RGB constants on BGR data). The GPU kernel takes them too. */
+extern const float ocr_det_mean[3], ocr_det_std[3];
+
+/* (x/255 - mean) / std in float32 with ocr_det_mean and ocr_det_std, channels in the image's BGR
+ * order, written as planar CHW: out[c*w*h + y*w + x]. */
 void ocr_det_normalize(const uint8_t *bgr, int width, int height, float *out);
 
 /* Resize (ocr_det_resize_dims) + normalise: out must hold 3*out_h*out_w floats, where out_w/out_h

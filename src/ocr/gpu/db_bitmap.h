@@ -2,8 +2,8 @@
  * contour follower (src/ocr/contour.h) labels in place, so that the host neither reads the whole
  * fp32 map nor compares it pixel by pixel. The work image of a w x h map is (w + 2) x (h + 2)
  * bytes, row-major: 1 where prob > thresh (fp32), 0 elsewhere and on a one-pixel border. */
-#ifndef PPOCR_NN_GPU_DB_BITMAP_H
-#define PPOCR_NN_GPU_DB_BITMAP_H
+#ifndef PPOCR_OCR_GPU_DB_BITMAP_H
+#define PPOCR_OCR_GPU_DB_BITMAP_H
 
 #include <stddef.h>
 

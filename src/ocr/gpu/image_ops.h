@@ -20,8 +20,8 @@
  * `margin` from every edge, (w - 2 margin) x (h - 2 margin), followed by one word with the colour of
  * the rest (image_framed_buffer_bytes): the engine's margin around every image then costs neither a
  * padded copy on the host nor its upload. */
-#ifndef PPOCR_NN_GPU_IMAGE_OPS_H
-#define PPOCR_NN_GPU_IMAGE_OPS_H
+#ifndef PPOCR_OCR_GPU_IMAGE_OPS_H
+#define PPOCR_OCR_GPU_IMAGE_OPS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -29,6 +29,7 @@
 #include "gpu/cmd.h"
 #include "gpu/pool.h"
 #include "nn/gpu/gpu_op.h"
+#include "ocr/gpu/crop.h"
 
 struct gpu_context;
 struct image_ops;
@@ -58,21 +59,13 @@ int image_det_job_create(struct image_ops *ops, int src_w, int src_h, int dst_w,
 void image_det_job_destroy(struct image_det_job *job);
 
 /* Records one dispatch: bgr (the job's source size, framed by `margin`) -> dst [1][3][dst_h][dst_w]
- * (dense; its elem_offset honoured). PaddleOCR's mean (0.485, 0.456, 0.406) and std (0.229, 0.224,
- * 0.225) apply to the B, G, R channels in that order. */
+ * (dense; its elem_offset honoured). ocr_det_mean and ocr_det_std (ocr/preprocess.h) apply. */
 int image_det_record(struct image_ops *ops, const struct image_det_job *job, struct gpu_cmd *cmd,
                      const struct gpu_buffer *bgr, int margin, const struct nn_gpu_tensor *dst, char *err,
                      size_t err_len);
 
 /* ---- text-box crops -------------------------------------------------------------------------- */
 
-struct image_crop {
-    double src_from_dst[9]; /* ocr_crop_plan.src_from_dst */
-    int width, height;      /* ocr_crop_plan.width / height: the size the warp produces */
-    int rotate;             /* ocr_crop_plan.rotate: turn 90 degrees counter-clockwise */
-    int flip;               /* then turn 180 degrees */
-    int slot;               /* batch index in the destination */
-};
 
 int image_crop_batch_create(struct image_ops *ops, struct image_crop_batch **out, char *err, size_t err_len);
 void image_crop_batch_destroy(struct image_crop_batch *batch);
@@ -98,10 +91,5 @@ int image_crop_record(struct image_ops *ops, struct image_crop_batch *batch, str
 int image_crop_record_many(struct image_ops *ops, struct image_crop_batch *const *batches,
                            const struct nn_gpu_tensor *const *dsts, int n_batches, struct gpu_cmd *cmd,
                            const struct gpu_buffer *bgr, int src_w, int src_h, int margin, char *err, size_t err_len);
-
-/* ---- shared with the tests ------------------------------------------------------------------- */
-
-/* PaddleOCR's resize_norm_img width: ceil(target_h w / h), at most target_w. */
-int image_resized_width(int width, int height, int target_h, int target_w);
 
 #endif

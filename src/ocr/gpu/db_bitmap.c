@@ -1,4 +1,4 @@
-#include "nn/gpu/db_bitmap.h"
+#include "ocr/gpu/db_bitmap.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* Storage precision of each net on a device, shared by the engine and --bench-ops.
+/* Storage precision of each net on a device, shared by the net session and --bench-ops.
  *
  * cls and rec use fp16 storage where the device computes fp16 natively (gpu_prefers_fp16): their
  * labels and argmax sequences are the same as in fp32 (test_gpu_parity). Detection stays fp32
@@ -13,19 +13,19 @@
  * (rec 32 lines 2.88 against 2.80 ms, cls 0.52 against 0.50 ms) and moved one corpus line's
  * score by 0.027 against PaddleOCR's; GPUs whose fp16 ALUs run at twice the fp32 rate are where
  * it may pay. */
-#ifndef PPOCR_OCR_PRECISION_H
-#define PPOCR_OCR_PRECISION_H
+#ifndef PPOCR_NN_PRECISION_H
+#define PPOCR_NN_PRECISION_H
 
 #include "gpu/context.h"
 #include "nn/gpu/gpu_op.h"
 
-static inline struct nn_gpu_config ocr_line_nets_config(struct gpu_context *ctx, bool fp16_math)
+static inline struct nn_gpu_config nn_line_nets_config(struct gpu_context *ctx, bool fp16_math)
 {
     const bool fp16 = gpu_prefers_fp16(ctx);
     return (struct nn_gpu_config){.ctx = ctx, .act_dtype = fp16 ? NN_F16 : NN_F32, .fp16_math = fp16 && fp16_math};
 }
 
-static inline struct nn_gpu_config ocr_det_config(struct gpu_context *ctx)
+static inline struct nn_gpu_config nn_det_config(struct gpu_context *ctx)
 {
     return (struct nn_gpu_config){.ctx = ctx, .act_dtype = NN_F32};
 }

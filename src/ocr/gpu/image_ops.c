@@ -1,4 +1,4 @@
-#include "nn/gpu/image_ops.h"
+#include "ocr/gpu/image_ops.h"
 
 #include <float.h>
 #include <math.h>
@@ -9,6 +9,7 @@
 #include "gpu/error.h"
 #include "gpu/transfer.h"
 #include "nn/gpu/op_helpers.h"
+#include "ocr/preprocess.h"
 
 /* crop_params.glsl */
 #define CROP_WORDS 48u
@@ -329,7 +330,9 @@ int image_det_record(struct image_ops *ops, const struct image_det_job *job, str
         return -1;
     struct det_push pc = {(uint32_t)job->src_w, (uint32_t)job->src_h, (uint32_t)margin, fill_word,
                           (uint32_t)job->dst_w, (uint32_t)job->dst_h, job->mode, dst->elem_offset,
-                          {0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}};
+                          {0}, {0}};
+    memcpy(pc.mean, ocr_det_mean, sizeof(pc.mean));
+    memcpy(pc.std, ocr_det_std, sizeof(pc.std));
     struct gpu_binding b[3] = {gpu_bind(bgr), gpu_bind(&job->table), gpu_bind(dst->buf)};
     /* DET_WG x 1 workgroups over (x, y): rows of the output stay contiguous per workgroup */
     uint32_t groups[3] = {((uint32_t)job->dst_w + DET_WG - 1) / DET_WG, (uint32_t)job->dst_h, 1};

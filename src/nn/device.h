@@ -1,0 +1,49 @@
+/* The device the nets run on, as the OCR pipeline sees it: opened once per process (or per
+ * --device), shared by the net sessions of sibling engines, and described for the user. A
+ * backend implements these calls (src/nn/gpu/device.c: a Vulkan context).
+ *
+ * Threads: open, close, list and self-check run on one thread; info and memory may be called
+ * from any thread while sessions run on the device. */
+#ifndef PPOCR_NN_DEVICE_H
+#define PPOCR_NN_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct nn_device;
+
+struct nn_device_options {
+    int index;       /* -1: the best device */
+    bool force_fp32; /* never use fp16 storage or arithmetic */
+};
+
+enum nn_device_class { NN_DEVICE_CPU, NN_DEVICE_DISCRETE_GPU, NN_DEVICE_OTHER_GPU };
+
+struct nn_device_info {
+    char description[320]; /* "<name> (<kind>), <fp16 (det fp32)|fp32>" */
+    enum nn_device_class device_class;
+    uint64_t max_buffer_bytes; /* the largest tensor or image the device binds at once */
+};
+
+/* Returns 0, or -1 with a one-line reason. */
+int nn_device_open(const struct nn_device_options *opt, struct nn_device **out, char *err, size_t err_len);
+void nn_device_close(struct nn_device *dev);
+void nn_device_info(const struct nn_device *dev, struct nn_device_info *out);
+
+/* Device memory the process holds on it, from the buffer pools: now and at the most so far. */
+struct nn_device_memory {
+    uint64_t device_in_use, device_peak; /* device-local */
+    uint64_t host_in_use, host_peak;     /* host-visible (staging, readbacks) */
+};
+void nn_device_memory(const struct nn_device *dev, struct nn_device_memory *out);
+
+/* Prints every device with its index (what nn_device_options.index takes). Returns the count, or
+ * -1 with a one-line reason (also when there is none). */
+int nn_list_devices(FILE *out, char *err, size_t err_len);
+/* Opens the device opt chooses, prints it and its capabilities, runs a small computation on it
+ * and compares with plain C. Returns 0, or -1 with a one-line reason. */
+int nn_self_check(const struct nn_device_options *opt, FILE *out, char *err, size_t err_len);
+
+#endif

@@ -1,0 +1,115 @@
+/* nn_device on Vulkan: a gpu_context. */
+#include "nn/device.h"
+
+#include <stdlib.h>
+
+#include "gpu/context.h"
+#include "gpu/error.h"
+#include "gpu/pool.h"
+#include "gpu/selftest.h"
+#include "nn/gpu/session_gpu.h"
+
+struct nn_device {
+    struct gpu_context *ctx;
+};
+
+static struct gpu_options options_of(const struct nn_device_options *opt)
+{
+    struct gpu_options g;
+    gpu_options_default(&g);
+    g.device_index = opt->index;
+    g.force_fp32 = opt->force_fp32;
+    return g;
+}
+
+int nn_device_open(const struct nn_device_options *opt, struct nn_device **out, char *err, size_t err_len)
+{
+    *out = NULL;
+    struct nn_device *d = calloc(1, sizeof(*d));
+    if (!d) {
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    const struct gpu_options g = options_of(opt);
+    if (gpu_context_create(&g, &d->ctx)) {
+        snprintf(err, err_len, "%s", gpu_last_error());
+        free(d);
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
+
+void nn_device_close(struct nn_device *d)
+{
+    if (!d)
+        return;
+    gpu_context_destroy(d->ctx);
+    free(d);
+}
+
+struct gpu_context *nn_gpu_device_context(const struct nn_device *d)
+{
+    return d->ctx;
+}
+
+void nn_device_info(const struct nn_device *d, struct nn_device_info *out)
+{
+    const struct gpu_caps *caps = gpu_context_caps(d->ctx);
+    snprintf(out->description, sizeof(out->description), "%s (%s), %s", caps->device_name,
+             gpu_device_kind_name(caps->kind), gpu_prefers_fp16(d->ctx) ? "fp16 (det fp32)" : "fp32");
+    out->device_class = caps->is_cpu                        ? NN_DEVICE_CPU
+                        : caps->kind == GPU_DEVICE_DISCRETE ? NN_DEVICE_DISCRETE_GPU
+                                                            : NN_DEVICE_OTHER_GPU;
+    out->max_buffer_bytes = caps->max_storage_buffer_range;
+}
+
+void nn_device_memory(const struct nn_device *d, struct nn_device_memory *out)
+{
+    struct gpu_pool_stats dev, host;
+    gpu_pool_stats(d->ctx, GPU_MEMORY_DEVICE, &dev);
+    gpu_pool_stats(d->ctx, GPU_MEMORY_HOST, &host);
+    out->device_in_use = dev.in_use;
+    out->device_peak = dev.peak;
+    out->host_in_use = host.in_use;
+    out->host_peak = host.peak;
+}
+
+int nn_list_devices(FILE *out, char *err, size_t err_len)
+{
+    int n = gpu_list_devices(out);
+    if (n < 0) {
+        snprintf(err, err_len, "%s", gpu_last_error());
+        return -1;
+    }
+    if (n == 0) {
+        snprintf(err, err_len, "no Vulkan device found (install a GPU driver, or mesa-vulkan-drivers for lavapipe)");
+        return -1;
+    }
+    return n;
+}
+
+int nn_self_check(const struct nn_device_options *opt, FILE *out, char *err, size_t err_len)
+{
+    const struct gpu_options g = options_of(opt);
+    struct gpu_context *ctx = NULL;
+    if (gpu_context_create(&g, &ctx)) {
+        snprintf(err, err_len, "%s", gpu_last_error());
+        return -1;
+    }
+    const struct gpu_caps *c = gpu_context_caps(ctx);
+    fprintf(out, "device: %s (%s), driver %s %s\n", c->device_name, gpu_device_kind_name(c->kind), c->driver_name,
+            c->driver_info);
+    fprintf(out, "precision: %s; subgroup %u; shared memory %u KiB; cooperative matrix %s\n",
+            gpu_prefers_fp16(ctx) ? "fp16" : "fp32", c->subgroup_size, c->max_shared_memory / 1024,
+            c->coopmat_khr ? "KHR" : c->coopmat_nv ? "NV" : "none");
+    int rc = 0;
+    if (gpu_selftest(ctx)) {
+        snprintf(err, err_len, "%s", gpu_last_error());
+        rc = -1;
+    } else {
+        fprintf(out, "self-check: ok\n");
+    }
+    gpu_context_destroy(ctx);
+    return rc;
+}

@@ -1,0 +1,48 @@
+/* The text-box crops of a batch: each line's crop (its warp, turns and size) packed for the GPU's
+ * crop kernels. */
+#include <stdlib.h>
+
+#include "ocr/engine_internal.h"
+#include "ocr/gpu/ocr_gpu.h"
+#include "ocr/workers.h"
+
+int ocr_set_crops(struct ocr_engine *e, int batch, struct line *const *lines, int n, int target_w, int use_flip,
+                  char *err, size_t err_len)
+{
+    struct image_crop *crops = malloc((size_t)n * sizeof(*crops) + 1);
+    if (!crops)
+        return ocr_fail(err, err_len, "%s", "out of memory");
+    for (int i = 0; i < n; i++) {
+        crops[i] = lines[i]->crop;
+        crops[i].slot = i;
+        if (!use_flip)
+            crops[i].flip = 0;
+    }
+    int rc = ocr_gpu_set_crops(e->gpu, batch, crops, n, REC_HEIGHT, target_w, err, err_len);
+    free(crops);
+    return rc;
+}
+
+struct crop_set_job {
+    struct ocr_engine *e;
+    struct crop_set *sets;
+};
+
+static void crop_set_task(void *arg, int i)
+{
+    struct crop_set_job *j = arg;
+    struct crop_set *c = &j->sets[i];
+    c->rc = ocr_set_crops(j->e, c->batch, c->lines, c->n, c->target_w, c->use_flip, c->err, sizeof(c->err));
+}
+
+/* On the helpers too: a page's batches are packed before recognition's first run, the GPU
+ * waiting. */
+int ocr_set_crops_all(struct ocr_engine *e, struct crop_set *sets, int n, char *err, size_t err_len)
+{
+    struct crop_set_job job = {e, sets};
+    ocr_workers_run(e->helpers, n, crop_set_task, &job);
+    for (int i = 0; i < n; i++)
+        if (sets[i].rc)
+            return ocr_fail(err, err_len, "%s", sets[i].err);
+    return 0;
+}

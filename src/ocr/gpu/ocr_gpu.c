@@ -1,0 +1,220 @@
+/* The OCR pipeline's GPU work around the nets (ocr_gpu.h) on the image kernels of image_ops.h and
+ * db_bitmap.h. */
+#include "ocr/gpu/ocr_gpu.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/error.h"
+#include "gpu/pool.h"
+#include "gpu/transfer.h"
+#include "nn/gpu/session_gpu.h"
+#include "nn/precision.h"
+#include "ocr/gpu/db_bitmap.h"
+#include "ocr/gpu/image_ops.h"
+#include "ocr/image.h"
+#include "ocr/pad.h"
+#include "ocr/workers.h"
+
+/* The image's copy into mapped device memory goes in this many pieces, on the helpers too, from
+ * UPLOAD_SPLIT_BYTES on. */
+#define UPLOAD_PIECES 8
+#define UPLOAD_SPLIT_BYTES ((size_t)1 << 20)
+
+struct ocr_gpu {
+    struct gpu_context *ctx;
+    struct image_ops *image_ops;
+    struct db_bitmap *db_bitmap;
+    float db_thresh;
+    struct image_crop_batch *crops[OCR_GPU_CROP_BATCHES];
+    struct gpu_buffer image; /* the current image's BGR bytes, framed by margin (image_ops.h) */
+    int margin;
+    size_t image_cap;
+    struct image_det_job *det_job;
+    int det_job_key[5]; /* src w, h, det w, h and the image's margin of det_job */
+    /* det's map thresholded by the GPU into the contour follower's work image: host-visible, as
+     * DB post-processing labels it in place */
+    struct gpu_buffer db_work;
+    size_t db_work_cap;
+    unsigned generation; /* counts the times image, det_job or db_work moved */
+};
+
+static int fail(char *err, size_t err_len, const char *fmt, const char *detail)
+{
+    snprintf(err, err_len, fmt, detail);
+    return -1;
+}
+
+int ocr_gpu_create(struct nn_device *dev, float db_thresh, struct ocr_gpu **out, char *err, size_t err_len)
+{
+    *out = NULL;
+    struct ocr_gpu *g = calloc(1, sizeof(*g));
+    if (!g)
+        return fail(err, err_len, "%s", "out of memory");
+    g->ctx = nn_gpu_device_context(dev);
+    g->db_thresh = db_thresh;
+    const struct nn_gpu_config det = nn_det_config(g->ctx), lines = nn_line_nets_config(g->ctx, false);
+    if (image_ops_create(g->ctx, det.act_dtype, lines.act_dtype, &g->image_ops, err, err_len) ||
+        db_bitmap_create(g->ctx, det.act_dtype, &g->db_bitmap, err, err_len))
+        goto fail;
+    for (int i = 0; i < OCR_GPU_CROP_BATCHES; i++)
+        if (image_crop_batch_create(g->image_ops, &g->crops[i], err, err_len))
+            goto fail;
+    *out = g;
+    return 0;
+fail:
+    ocr_gpu_destroy(g);
+    return -1;
+}
+
+void ocr_gpu_destroy(struct ocr_gpu *g)
+{
+    if (!g)
+        return;
+    for (int i = 0; i < OCR_GPU_CROP_BATCHES; i++)
+        image_crop_batch_destroy(g->crops[i]);
+    image_det_job_destroy(g->det_job);
+    image_ops_destroy(g->image_ops);
+    db_bitmap_destroy(g->db_bitmap);
+    gpu_buffer_free(&g->db_work);
+    gpu_buffer_free(&g->image);
+    free(g);
+}
+
+/* ---- the image ------------------------------------------------------------------------------ */
+
+/* The image's bytes in pieces (ocr_workers_run): piece i of n. A failure leaves its reason in the
+ * thread's gpu_last_error: the caller's own pieces are the ones it can report. */
+struct upload_job {
+    struct ocr_gpu *g;
+    const uint8_t *bytes;
+    size_t n_bytes;
+    atomic_int failed;
+    int pieces;
+};
+
+static void upload_piece(void *arg, int i)
+{
+    struct upload_job *j = arg;
+    const size_t piece = (j->n_bytes + (size_t)j->pieces - 1) / (size_t)j->pieces, at = (size_t)i * piece;
+    if (at < j->n_bytes &&
+        gpu_upload(j->g->ctx, &j->g->image, at, j->bytes + at, j->n_bytes - at < piece ? j->n_bytes - at : piece))
+        atomic_store(&j->failed, 1);
+}
+
+int ocr_gpu_upload(struct ocr_gpu *g, const struct ocr_image *src, int margin, struct ocr_workers *helpers, char *err,
+                   size_t err_len)
+{
+    const int width = src->width + 2 * margin, height = src->height + 2 * margin;
+    size_t bytes = image_framed_buffer_bytes(width, height, margin);
+    if (bytes > g->image_cap) {
+        gpu_buffer_free(&g->image);
+        g->image_cap = 0;
+        image_det_job_destroy(g->det_job);
+        g->det_job = NULL;
+        g->generation++;
+        if (gpu_buffer_alloc(g->ctx, GPU_MEMORY_DEVICE, bytes, &g->image))
+            return fail(err, err_len, "image memory: %s", gpu_last_error());
+        g->image_cap = bytes;
+    }
+    uint8_t fill[4] = {0};
+    if (margin)
+        ocr_border_colour(src, fill);
+    const size_t packed = (size_t)src->width * src->height * 3;
+    const int pieces =
+        helpers && gpu_buffer_is_mapped(&g->image) && packed >= UPLOAD_SPLIT_BYTES ? UPLOAD_PIECES : 1;
+    struct upload_job job = {g, src->bgr, packed, 0, pieces};
+    ocr_workers_run(helpers, pieces, upload_piece, &job);
+    if (atomic_load(&job.failed) || (margin && gpu_upload(g->ctx, &g->image, bytes - 4, fill, 4)))
+        return fail(err, err_len, "uploading the image: %s", gpu_last_error());
+    g->margin = margin;
+    return 0;
+}
+
+int ocr_gpu_margin(const struct ocr_gpu *g)
+{
+    return g->margin;
+}
+
+/* ---- detection ------------------------------------------------------------------------------ */
+
+int ocr_gpu_det_prepare(struct ocr_gpu *g, int img_w, int img_h, int det_w, int det_h, int map_w, int map_h,
+                        int key[OCR_GPU_DET_KEY], char *err, size_t err_len)
+{
+    const int job_key[5] = {img_w, img_h, det_w, det_h, g->margin};
+    if (!g->det_job || memcmp(job_key, g->det_job_key, sizeof(job_key))) {
+        image_det_job_destroy(g->det_job);
+        g->det_job = NULL;
+        g->generation++;
+        if (image_det_job_create(g->image_ops, img_w, img_h, det_w, det_h, &g->det_job, err, err_len))
+            return -1;
+        memcpy(g->det_job_key, job_key, sizeof(job_key));
+    }
+    const size_t bytes = db_bitmap_bytes(map_w, map_h);
+    if (bytes > g->db_work_cap) {
+        gpu_buffer_free(&g->db_work);
+        g->db_work_cap = 0;
+        g->generation++;
+        if (gpu_buffer_alloc(g->ctx, GPU_MEMORY_HOST, bytes, &g->db_work))
+            return fail(err, err_len, "readback memory: %s", gpu_last_error());
+        g->db_work_cap = bytes;
+    }
+    memcpy(key, job_key, sizeof(job_key));
+    key[5] = (int)g->generation;
+    return 0;
+}
+
+int ocr_gpu_record_det_input(void *ctx, struct nn_recorder *rec, struct nn_plan *const *plans, int n_plans, char *err,
+                             size_t err_len)
+{
+    struct ocr_gpu *g = ctx;
+    if (n_plans != 1 || !g->det_job)
+        return fail(err, err_len, "%s", "detection's input recorded without its preparation");
+    return image_det_record(g->image_ops, g->det_job, nn_gpu_recorder_cmd(rec), &g->image, g->margin,
+                            nn_gpu_plan_input_tensor(plans[0]), err, err_len);
+}
+
+int ocr_gpu_record_db_bitmap(void *ctx, struct nn_recorder *rec, struct nn_plan *const *plans, int n_plans, char *err,
+                             size_t err_len)
+{
+    struct ocr_gpu *g = ctx;
+    return db_bitmap_record(g->db_bitmap, nn_gpu_recorder_cmd(rec), nn_gpu_plan_output_tensor(plans[0]),
+                            g->db_thresh, &g->db_work, err, err_len);
+}
+
+int8_t *ocr_gpu_db_work(struct ocr_gpu *g)
+{
+    return (int8_t *)g->db_work.mapped;
+}
+
+/* ---- crops ---------------------------------------------------------------------------------- */
+
+int ocr_gpu_set_crops(struct ocr_gpu *g, int batch, const struct image_crop *crops, int n, int target_h,
+                      int target_w, char *err, size_t err_len)
+{
+    if (batch < 0 || batch >= OCR_GPU_CROP_BATCHES)
+        return fail(err, err_len, "%s", "no such crop batch");
+    return image_crop_batch_set(g->image_ops, g->crops[batch], crops, n, target_h, target_w, err, err_len);
+}
+
+int ocr_gpu_record_crops(void *ctx, struct nn_recorder *rec, struct nn_plan *const *plans, int n_plans, char *err,
+                         size_t err_len)
+{
+    const struct ocr_gpu_crops *c = ctx;
+    struct ocr_gpu *g = c->gpu;
+    struct image_crop_batch *batches[OCR_GPU_CROP_BATCHES];
+    const struct nn_gpu_tensor *dsts[OCR_GPU_CROP_BATCHES];
+    if (c->n < 0 || c->n > OCR_GPU_CROP_BATCHES)
+        return fail(err, err_len, "%s", "too many crop batches");
+    for (int k = 0; k < c->n; k++) {
+        if (c->plan[k] < 0 || c->plan[k] >= n_plans || c->batch[k] < 0 || c->batch[k] >= OCR_GPU_CROP_BATCHES)
+            return fail(err, err_len, "%s", "a crop batch without its plan");
+        batches[k] = g->crops[c->batch[k]];
+        dsts[k] = nn_gpu_plan_input_tensor(plans[c->plan[k]]);
+    }
+    if (c->n == 0)
+        return 0;
+    return image_crop_record_many(g->image_ops, batches, dsts, c->n, nn_gpu_recorder_cmd(rec), &g->image, c->img_w,
+                                  c->img_h, g->margin, err, err_len);
+}

@@ -1,0 +1,72 @@
+/* The OCR pipeline's own GPU work around the nets, behind calls that name no GPU type, so that the
+ * rest of src/ocr knows only the net session: the image on the device (uploaded once, read framed
+ * by a margin: image_ops.h), detection's input and DB's bitmap, and the text-line crops that
+ * become the classifier's and the recogniser's inputs. The record functions are the session's
+ * callbacks (nn/session.h).
+ *
+ * Threads: one ocr_gpu belongs to one engine; ocr_gpu_set_crops may run for different batches on
+ * several threads at once. */
+#ifndef PPOCR_OCR_GPU_OCR_GPU_H
+#define PPOCR_OCR_GPU_OCR_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nn/session.h"
+#include "ocr/gpu/crop.h"
+
+struct nn_device;
+struct ocr_gpu;
+struct ocr_image;
+struct ocr_workers;
+
+/* Crop batches an engine keeps: one per plan of a run. */
+#define OCR_GPU_CROP_BATCHES NN_RUN_MAX_PLANS
+/* The length of the replay key that ocr_gpu_det_prepare fills. */
+#define OCR_GPU_DET_KEY 6
+
+/* DB's bitmap thresholds det's map at db_thresh. */
+int ocr_gpu_create(struct nn_device *dev, float db_thresh, struct ocr_gpu **out, char *err, size_t err_len);
+void ocr_gpu_destroy(struct ocr_gpu *g);
+
+/* Puts src on the device, to be read framed by `margin` pixels of its border colour (no padded copy
+ * is made, nor uploaded); large images are copied on the helpers too. */
+int ocr_gpu_upload(struct ocr_gpu *g, const struct ocr_image *src, int margin, struct ocr_workers *helpers, char *err,
+                   size_t err_len);
+int ocr_gpu_margin(const struct ocr_gpu *g);
+
+/* ---- detection ------------------------------------------------------------------------------ */
+
+/* Readies det's input of the uploaded image (its framed size img_w x img_h) at det_w x det_h and
+ * the bitmap of a map_w x map_h map, and fills key[OCR_GPU_DET_KEY]: what the two callbacks below
+ * record, for the session's replay. */
+int ocr_gpu_det_prepare(struct ocr_gpu *g, int img_w, int img_h, int det_w, int det_h, int map_w, int map_h,
+                        int key[OCR_GPU_DET_KEY], char *err, size_t err_len);
+/* nn_record_fn (ctx: the ocr_gpu): resize + normalise into the det plan's input. */
+int ocr_gpu_record_det_input(void *g, struct nn_recorder *rec, struct nn_plan *const *plans, int n_plans, char *err,
+                             size_t err_len);
+/* nn_record_fn (ctx: the ocr_gpu): the det plan's map thresholded into the bitmap. */
+int ocr_gpu_record_db_bitmap(void *g, struct nn_recorder *rec, struct nn_plan *const *plans, int n_plans, char *err,
+                             size_t err_len);
+/* The bitmap after the run, the contour follower's work image (db_bitmap.h), host memory. */
+int8_t *ocr_gpu_db_work(struct ocr_gpu *g);
+
+/* ---- crops ---------------------------------------------------------------------------------- */
+
+/* Packs n crops (slots 0..n-1) at target_h x target_w into batch `batch`. */
+int ocr_gpu_set_crops(struct ocr_gpu *g, int batch, const struct image_crop *crops, int n, int target_h,
+                      int target_w, char *err, size_t err_len);
+
+/* The ctx of ocr_gpu_record_crops: batch batch[k] into the input of plan plan[k] of the run, for k
+ * below n, all of the uploaded image (its framed size img_w x img_h). */
+struct ocr_gpu_crops {
+    struct ocr_gpu *gpu;
+    int img_w, img_h;
+    int n;
+    int batch[OCR_GPU_CROP_BATCHES], plan[OCR_GPU_CROP_BATCHES];
+};
+/* nn_record_fn (ctx: a struct ocr_gpu_crops): every batch's crops, side by side. */
+int ocr_gpu_record_crops(void *crops, struct nn_recorder *rec, struct nn_plan *const *plans, int n_plans, char *err,
+                         size_t err_len);
+
+#endif
