@@ -1,53 +1,13 @@
 /* Shape inference and constant folding, one ONNX node at a time: static sizes where they are
  * known, symbols for run-time ones, and the values of every node whose inputs are constants
  * (including shape arithmetic on partly run-time shapes). */
+#include "convert/infer.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "convert/graph.h"
-
-/* --- constant helpers ------------------------------------------------------------------------- */
-
-struct onnx_tensor *cv_tensor_new(int is_int, int ndim, const int64_t *dims)
-{
-    struct onnx_tensor *t = calloc(1, sizeof *t);
-    if (!t)
-        return NULL;
-    t->elem_type = is_int ? ONNX_INT64 : ONNX_FLOAT;
-    t->ndim = ndim;
-    t->numel = 1;
-    for (int k = 0; k < ndim; k++) {
-        t->dims[k] = dims[k];
-        t->numel *= dims[k];
-    }
-    size_t n = (size_t)(t->numel > 0 ? t->numel : 1);
-    if (is_int)
-        t->i = calloc(n, sizeof(int64_t));
-    else
-        t->f = calloc(n, sizeof(double));
-    if (!t->i && !t->f) {
-        free(t);
-        return NULL;
-    }
-    return t;
-}
-
-struct onnx_tensor *cv_tensor_copy(const struct onnx_tensor *s)
-{
-    struct onnx_tensor *t = cv_tensor_new(s->i != NULL, s->ndim, s->dims);
-    if (!t)
-        return NULL;
-    t->elem_type = s->elem_type;
-    size_t n = (size_t)(s->numel > 0 ? s->numel : 1);
-    if (s->i)
-        memcpy(t->i, s->i, n * sizeof(int64_t));
-    else
-        memcpy(t->f, s->f, n * sizeof(double));
-    return t;
-}
 
 static double tget(const struct onnx_tensor *t, int64_t k)
 {

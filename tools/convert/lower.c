@@ -1,12 +1,15 @@
 /* ONNX nodes -> pvk ops. Multi-node spellings (attention, layer norm, HardSwish, Swish, GELU)
  * are recognised first and replaced by one op each; every other live node must map to one op
  * or the conversion stops naming it. */
+#include "convert/lower.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert/graph.h"
+#include "convert/fuse.h"
+#include "convert/infer.h"
 
 struct lower {
     struct cv_graph *g;
