@@ -580,7 +580,7 @@ static int activation_input(struct lower *L, int node, int k, int *v)
     return 0;
 }
 
-static int lower_conv(struct lower *L, int node, int transposed)
+static int conv_op(struct lower *L, int node, int transposed)
 {
     struct cv_graph *g = L->g;
     const struct cv_node *nd = &g->nodes[node];
@@ -889,7 +889,7 @@ static int lower_split(struct lower *L, int node)
     return 0;
 }
 
-static int lower_matmul(struct lower *L, int node, int gemm)
+static int matmul_op(struct lower *L, int node, int gemm)
 {
     struct cv_graph *g = L->g;
     const struct cv_node *nd = &g->nodes[node];
@@ -956,111 +956,245 @@ static void alias(struct cv_graph *g, int from, int to)
         g->output = to;
 }
 
-static int lower_node(struct lower *L, int node)
+static int lower_conv(struct lower *L, int node)
+{
+    return conv_op(L, node, 0);
+}
+
+static int lower_conv_transpose(struct lower *L, int node)
+{
+    return conv_op(L, node, 1);
+}
+
+static int lower_matmul(struct lower *L, int node)
+{
+    return matmul_op(L, node, 0);
+}
+
+static int lower_gemm(struct lower *L, int node)
+{
+    return matmul_op(L, node, 1);
+}
+
+static int lower_reduce_mean(struct lower *L, int node)
+{
+    const struct cv_graph *g = L->g;
+    const struct cv_value *x = &g->values[g->nodes[node].in[0]], *y = &g->values[out0(g, node)];
+    if (x->ndim == 4 && y->ndim == 4 && y->dims[2] == 1 && y->dims[3] == 1 && y->dims[1] == x->dims[1])
+        return lower_pool(L, node);
+    return lfail(L, node, "only a mean over H and W (or inside a LayerNorm) is supported");
+}
+
+/* Identity and Dropout: no op; their readers read the input instead. */
+static int lower_identity(struct lower *L, int node)
+{
+    alias(L->g, out0(L->g, node), L->g->nodes[node].in[0]);
+    return 0;
+}
+
+static int lower_concat(struct lower *L, int node)
+{
+    const struct cv_node *nd = &L->g->nodes[node];
+    struct cv_op *op = emit(L, node, PVK_OP_CONCAT);
+    if (!op)
+        return lfail(L, node, "out of memory");
+    if (nd->n_in > PVK_MAX_INPUTS)
+        return lfail(L, node, "more than 8 inputs");
+    for (int k = 0; k < nd->n_in; k++)
+        if (activation_input(L, node, k, &op->in[k]))
+            return -1;
+    op->n_in = nd->n_in;
+    return nonneg_axis(L, node, onnx_attr_int(nd->src, "axis", 0), L->g->values[out0(L->g, node)].ndim,
+                       &op->op.attr.axis.axis);
+}
+
+/* An op of `type` on the node's first input, which must be a run-time tensor. */
+static int emit_on_input(struct lower *L, int node, enum pvk_op_type type, struct cv_op **op)
+{
+    if (!(*op = emit(L, node, type)))
+        return lfail(L, node, "out of memory");
+    if (activation_input(L, node, 0, &(*op)->in[0]))
+        return -1;
+    (*op)->n_in = 1;
+    return 0;
+}
+
+static int lower_act(struct lower *L, int node, enum pvk_act act)
+{
+    struct cv_op *op;
+    if (emit_on_input(L, node, PVK_OP_UNARY, &op))
+        return -1;
+    op->op.act = act;
+    return 0;
+}
+
+static int lower_relu(struct lower *L, int node)
+{
+    return lower_act(L, node, PVK_ACT_RELU);
+}
+
+static int lower_sigmoid(struct lower *L, int node)
+{
+    return lower_act(L, node, PVK_ACT_SIGMOID);
+}
+
+static int lower_hardswish(struct lower *L, int node)
+{
+    return lower_act(L, node, PVK_ACT_HARDSWISH);
+}
+
+static int lower_gelu(struct lower *L, int node)
+{
+    struct cv_op *op;
+    if (emit_on_input(L, node, PVK_OP_UNARY, &op))
+        return -1;
+    const char *approx = onnx_attr_string(L->g->nodes[node].src, "approximate", "none");
+    if (strcmp(approx, "none") && strcmp(approx, "tanh"))
+        return lfail(L, node, "unknown GELU approximation");
+    op->op.act = strcmp(approx, "tanh") ? PVK_ACT_GELU_ERF : PVK_ACT_GELU_TANH;
+    return 0;
+}
+
+static int lower_hardsigmoid(struct lower *L, int node)
+{
+    struct cv_op *op;
+    if (emit_on_input(L, node, PVK_OP_UNARY, &op))
+        return -1;
+    op->op.act = PVK_ACT_HARDSIGMOID;
+    op->op.act_alpha = (float)onnx_attr_float(L->g->nodes[node].src, "alpha", 0.2);
+    op->op.act_beta = (float)onnx_attr_float(L->g->nodes[node].src, "beta", 0.5);
+    return 0;
+}
+
+static int lower_clip(struct lower *L, int node)
+{
+    struct cv_op *op;
+    if (emit_on_input(L, node, PVK_OP_UNARY, &op))
+        return -1;
+    return clip_act(L, node, op);
+}
+
+static int lower_softmax(struct lower *L, int node)
 {
     struct cv_graph *g = L->g;
     const struct cv_node *nd = &g->nodes[node];
-    const char *t = nd->op;
     struct cv_op *op;
-    if (!strcmp(t, "Conv")) return lower_conv(L, node, 0);
-    if (!strcmp(t, "ConvTranspose")) return lower_conv(L, node, 1);
-    if (!strcmp(t, "BatchNormalization")) return lower_bn(L, node);
-    if (!strcmp(t, "Add") || !strcmp(t, "Sub") || !strcmp(t, "Mul") || !strcmp(t, "Div")) return lower_binary(L, node);
-    if (!strcmp(t, "MaxPool") || !strcmp(t, "AveragePool") || !strcmp(t, "GlobalAveragePool") || !strcmp(t, "GlobalMaxPool"))
-        return lower_pool(L, node);
-    if (!strcmp(t, "ReduceMean")) {
-        const struct cv_value *x = &g->values[nd->in[0]], *y = &g->values[out0(g, node)];
-        if (x->ndim == 4 && y->ndim == 4 && y->dims[2] == 1 && y->dims[3] == 1 && y->dims[1] == x->dims[1])
-            return lower_pool(L, node);
-        return lfail(L, node, "only a mean over H and W (or inside a LayerNorm) is supported");
-    }
-    if (!strcmp(t, "Resize") || !strcmp(t, "Upsample")) return lower_resize(L, node);
-    if (!strcmp(t, "Reshape") || !strcmp(t, "Flatten") || !strcmp(t, "Squeeze") || !strcmp(t, "Unsqueeze"))
-        return lower_reshape(L, node);
-    if (!strcmp(t, "Slice")) return lower_slice(L, node);
-    if (!strcmp(t, "Split")) return lower_split(L, node);
-    if (!strcmp(t, "MatMul")) return lower_matmul(L, node, 0);
-    if (!strcmp(t, "Gemm")) return lower_matmul(L, node, 1);
-    if (!strcmp(t, "Identity") || !strcmp(t, "Dropout")) {
-        alias(g, out0(g, node), nd->in[0]);
-        return 0;
-    }
-    if (!(op = emit(L, node, PVK_OP_UNARY)))
-        return lfail(L, node, "out of memory");
-    if (!strcmp(t, "Concat")) {
-        op->op.type = PVK_OP_CONCAT;
-        if (nd->n_in > PVK_MAX_INPUTS)
-            return lfail(L, node, "more than 8 inputs");
-        for (int k = 0; k < nd->n_in; k++)
-            if (activation_input(L, node, k, &op->in[k]))
-                return -1;
-        op->n_in = nd->n_in;
-        return nonneg_axis(L, node, onnx_attr_int(nd->src, "axis", 0), g->values[out0(g, node)].ndim, &op->op.attr.axis.axis);
-    }
-    if (activation_input(L, node, 0, &op->in[0]))
+    if (emit_on_input(L, node, PVK_OP_SOFTMAX, &op))
         return -1;
-    op->n_in = 1;
-    if (!strcmp(t, "Relu")) { op->op.act = PVK_ACT_RELU; return 0; }
-    if (!strcmp(t, "Sigmoid")) { op->op.act = PVK_ACT_SIGMOID; return 0; }
-    if (!strcmp(t, "HardSwish")) { op->op.act = PVK_ACT_HARDSWISH; return 0; }
-    if (!strcmp(t, "Gelu")) {
-        const char *approx = onnx_attr_string(nd->src, "approximate", "none");
-        if (strcmp(approx, "none") && strcmp(approx, "tanh"))
-            return lfail(L, node, "unknown GELU approximation");
-        op->op.act = strcmp(approx, "tanh") ? PVK_ACT_GELU_ERF : PVK_ACT_GELU_TANH;
-        return 0;
-    }
-    if (!strcmp(t, "HardSigmoid")) {
-        op->op.act = PVK_ACT_HARDSIGMOID;
-        op->op.act_alpha = (float)onnx_attr_float(nd->src, "alpha", 0.2);
-        op->op.act_beta = (float)onnx_attr_float(nd->src, "beta", 0.5);
-        return 0;
-    }
-    if (!strcmp(t, "Clip")) return clip_act(L, node, op);
-    if (!strcmp(t, "Softmax")) {
-        int ndim = g->values[nd->in[0]].ndim;
-        int64_t axis = onnx_attr_int(nd->src, "axis", g->opset < 13 ? 1 : -1);
-        op->op.type = PVK_OP_SOFTMAX;
-        if (nonneg_axis(L, node, axis, ndim, &op->op.attr.axis.axis))
-            return -1;
-        /* Before opset 13 Softmax works on the input flattened to 2-D at `axis`; that is the
-         * same as a softmax over `axis` only when the dims after it are all 1. */
-        for (int d = op->op.attr.axis.axis + 1; g->opset < 13 && d < ndim; d++)
-            if (g->values[nd->in[0]].dims[d] != 1)
-                return lfail(L, node, "opset < 13 Softmax over a non-last axis is not supported");
-        return 0;
-    }
-    if (!strcmp(t, "Transpose")) {
-        const struct onnx_attr *p = onnx_attr_find(nd->src, "perm");
-        int ndim = g->values[nd->in[0]].ndim;
-        if (ndim > PVK_MAX_DIMS)
-            return lfail(L, node, "too many dims");
-        op->op.type = PVK_OP_TRANSPOSE;
-        op->op.attr.transpose.ndim = ndim;
-        for (int d = 0; d < ndim; d++)
-            op->op.attr.transpose.perm[d] = p ? (int32_t)p->ints[d] : ndim - 1 - d;
-        return 0;
-    }
-    if (!strcmp(t, "LayerNormalization")) {
-        const struct cv_value *x = &g->values[nd->in[0]];
-        int64_t C = x->dims[x->ndim - 1];
-        int64_t axis = onnx_attr_int(nd->src, "axis", -1);
-        if ((axis != -1 && axis != x->ndim - 1) || C <= 0)
-            return lfail(L, node, "only normalisation over a static last axis is supported");
-        for (int k = 1; k < nd->n_in && k < 3; k++)
-            if (nd->in[k] >= 0 && !g->values[nd->in[k]].konst)
-                return lfail(L, node, "scale and bias must be constants");
-        op->op.type = PVK_OP_LAYERNORM;
-        op->op.attr.norm.eps = (float)onnx_attr_float(nd->src, "epsilon", 1e-5);
-        const char *base = nd->src->name;
-        int gm = channel_const(g, nd->in[1], C, 1.0, base, ".gamma");
-        int bt = channel_const(g, nd->n_in > 2 ? nd->in[2] : -1, C, 0.0, base, ".beta");
-        if (gm < 0 || bt < 0)
-            return lfail(L, node, "out of memory");
-        g->ops[g->n_ops - 1].w[0] = gm;
-        g->ops[g->n_ops - 1].w[1] = bt;
-        return 0;
-    }
+    int ndim = g->values[nd->in[0]].ndim;
+    int64_t axis = onnx_attr_int(nd->src, "axis", g->opset < 13 ? 1 : -1);
+    if (nonneg_axis(L, node, axis, ndim, &op->op.attr.axis.axis))
+        return -1;
+    /* Before opset 13 Softmax works on the input flattened to 2-D at `axis`; that is the
+     * same as a softmax over `axis` only when the dims after it are all 1. */
+    for (int d = op->op.attr.axis.axis + 1; g->opset < 13 && d < ndim; d++)
+        if (g->values[nd->in[0]].dims[d] != 1)
+            return lfail(L, node, "opset < 13 Softmax over a non-last axis is not supported");
+    return 0;
+}
+
+static int lower_transpose(struct lower *L, int node)
+{
+    const struct cv_node *nd = &L->g->nodes[node];
+    struct cv_op *op;
+    if (emit_on_input(L, node, PVK_OP_TRANSPOSE, &op))
+        return -1;
+    const struct onnx_attr *p = onnx_attr_find(nd->src, "perm");
+    int ndim = L->g->values[nd->in[0]].ndim;
+    if (ndim > PVK_MAX_DIMS)
+        return lfail(L, node, "too many dims");
+    op->op.attr.transpose.ndim = ndim;
+    for (int d = 0; d < ndim; d++)
+        op->op.attr.transpose.perm[d] = p ? (int32_t)p->ints[d] : ndim - 1 - d;
+    return 0;
+}
+
+/* A LayerNormalization node (the decomposed spelling is matched by match_layernorm). */
+static int lower_layer_norm(struct lower *L, int node)
+{
+    struct cv_graph *g = L->g;
+    const struct cv_node *nd = &g->nodes[node];
+    struct cv_op *op;
+    if (emit_on_input(L, node, PVK_OP_LAYERNORM, &op))
+        return -1;
+    const struct cv_value *x = &g->values[nd->in[0]];
+    int64_t C = x->dims[x->ndim - 1];
+    int64_t axis = onnx_attr_int(nd->src, "axis", -1);
+    if ((axis != -1 && axis != x->ndim - 1) || C <= 0)
+        return lfail(L, node, "only normalisation over a static last axis is supported");
+    for (int k = 1; k < nd->n_in && k < 3; k++)
+        if (nd->in[k] >= 0 && !g->values[nd->in[k]].konst)
+            return lfail(L, node, "scale and bias must be constants");
+    op->op.attr.norm.eps = (float)onnx_attr_float(nd->src, "epsilon", 1e-5);
+    const char *base = nd->src->name;
+    int gm = channel_const(g, nd->in[1], C, 1.0, base, ".gamma");
+    int bt = channel_const(g, nd->n_in > 2 ? nd->in[2] : -1, C, 0.0, base, ".beta");
+    if (gm < 0 || bt < 0)
+        return lfail(L, node, "out of memory");
+    g->ops[g->n_ops - 1].w[0] = gm;
+    g->ops[g->n_ops - 1].w[1] = bt;
+    return 0;
+}
+
+struct lower_op {
+    const char *name;
+    int (*lower)(struct lower *L, int node);
+};
+
+/* In strcmp order, for bsearch. */
+static const struct lower_op lower_ops[] = {
+    {"Add", lower_binary},
+    {"AveragePool", lower_pool},
+    {"BatchNormalization", lower_bn},
+    {"Clip", lower_clip},
+    {"Concat", lower_concat},
+    {"Conv", lower_conv},
+    {"ConvTranspose", lower_conv_transpose},
+    {"Div", lower_binary},
+    {"Dropout", lower_identity},
+    {"Flatten", lower_reshape},
+    {"Gelu", lower_gelu},
+    {"Gemm", lower_gemm},
+    {"GlobalAveragePool", lower_pool},
+    {"GlobalMaxPool", lower_pool},
+    {"HardSigmoid", lower_hardsigmoid},
+    {"HardSwish", lower_hardswish},
+    {"Identity", lower_identity},
+    {"LayerNormalization", lower_layer_norm},
+    {"MatMul", lower_matmul},
+    {"MaxPool", lower_pool},
+    {"Mul", lower_binary},
+    {"ReduceMean", lower_reduce_mean},
+    {"Relu", lower_relu},
+    {"Reshape", lower_reshape},
+    {"Resize", lower_resize},
+    {"Sigmoid", lower_sigmoid},
+    {"Slice", lower_slice},
+    {"Softmax", lower_softmax},
+    {"Split", lower_split},
+    {"Squeeze", lower_reshape},
+    {"Sub", lower_binary},
+    {"Transpose", lower_transpose},
+    {"Unsqueeze", lower_reshape},
+    {"Upsample", lower_resize},
+};
+
+static int lower_op_cmp(const void *name, const void *op)
+{
+    return strcmp(name, ((const struct lower_op *)op)->name);
+}
+
+static int lower_node(struct lower *L, int node)
+{
+    const struct lower_op *op = bsearch(L->g->nodes[node].op, lower_ops, sizeof lower_ops / sizeof *lower_ops,
+                                        sizeof *lower_ops, lower_op_cmp);
+    if (op)
+        return op->lower(L, node);
+    /* Inferred but not lowered (Erf, Tanh, ...): the input is checked first so that a constant
+     * input is named as the reason. */
+    struct cv_op *unused;
+    if (emit_on_input(L, node, PVK_OP_UNARY, &unused))
+        return -1;
     return lfail(L, node, "operator (or this use of it) is not supported");
 }
 
