@@ -1127,7 +1127,7 @@ static int lower_layer_norm(struct lower *L, int node)
             return lfail(L, node, "scale and bias must be constants");
     op->op.attr.norm.eps = (float)onnx_attr_float(nd->src, "epsilon", 1e-5);
     const char *base = nd->src->name;
-    int gm = channel_const(g, nd->in[1], C, 1.0, base, ".gamma");
+    int gm = channel_const(g, nd->n_in > 1 ? nd->in[1] : -1, C, 1.0, base, ".gamma");
     int bt = channel_const(g, nd->n_in > 2 ? nd->in[2] : -1, C, 0.0, base, ".beta");
     if (gm < 0 || bt < 0)
         return lfail(L, node, "out of memory");
