@@ -74,6 +74,137 @@ static int const_from_attr(const struct onnx_node *n, struct onnx_tensor **out)
     return *out ? 0 : -2;
 }
 
+static int add_initializers(struct cv_graph *g, struct name_map *map, char *err, size_t err_len)
+{
+    const struct onnx_model *m = g->onnx;
+    for (int i = 0; i < m->n_initializers; i++) {
+        struct onnx_tensor *t = cv_tensor_copy(&m->initializers[i]);
+        int id = t ? cv_add_const(g, t, m->initializers[i].name) : -1;
+        if (id < 0)
+            return cv_fail(err, err_len, "out of memory");
+        map_put(map, g, id);
+    }
+    return 0;
+}
+
+/* The one graph input that is not an initializer; its run-time sizes become symbols. */
+static int add_input(struct cv_graph *g, struct name_map *map, char *err, size_t err_len)
+{
+    const struct onnx_model *m = g->onnx;
+    for (int i = 0; i < m->n_inputs; i++) {
+        const struct onnx_value_info *vi = &m->inputs[i];
+        if (map_find(map, g, vi->name) >= 0)
+            continue; /* an initializer listed as an input */
+        if (g->input >= 0)
+            return cv_fail(err, err_len, "%s: the graph has more than one input", g->file);
+        if (vi->ndim < 0)
+            return cv_fail(err, err_len, "%s: input '%s' has no shape", g->file, vi->name);
+        int64_t dims[CV_MAX_DIMS];
+        for (int d = 0; d < vi->ndim; d++)
+            dims[d] = vi->dims[d] >= 0 ? vi->dims[d] : cv_fresh_symbol(g);
+        int id = cv_add_value(g, vi->name, vi->ndim, dims);
+        if (id < 0)
+            return cv_fail(err, err_len, "out of memory");
+        g->input = id;
+        map_put(map, g, id);
+    }
+    if (g->input < 0)
+        return cv_fail(err, err_len, "%s: the graph has no input", g->file);
+    return 0;
+}
+
+/* A Constant node becomes a constant value and no node. */
+static int add_constant(struct cv_graph *g, struct name_map *map, const struct onnx_node *src, char *err,
+                        size_t err_len)
+{
+    struct onnx_tensor *t = NULL;
+    int rc = const_from_attr(src, &t);
+    int id = rc == 0 ? cv_add_value(g, src->outputs[0], t->ndim, t->dims) : -1;
+    if (id < 0) {
+        if (t) { onnx_tensor_free(t); free(t); }
+        return cv_fail(err, err_len, rc == -1 ? "%s: node '%s' (Constant): unsupported value attribute" : "out of memory",
+                       g->file, src->name);
+    }
+    g->values[id].konst = t;
+    g->values[id].is_int = t->i != NULL;
+    map_put(map, g, id);
+    return 0;
+}
+
+/* Any other node: inputs looked up by name, outputs added, then inferred and folded; a node
+ * whose outputs all fold is dead from the start. */
+static int add_node(struct cv_graph *g, struct name_map *map, const struct onnx_node *src, char *err, size_t err_len)
+{
+    struct cv_node *nd = &g->nodes[g->n_nodes];
+    nd->n_in = src->n_inputs;
+    nd->n_out = src->n_outputs;
+    nd->in = malloc(sizeof(int) * (size_t)(nd->n_in + 1));
+    nd->out = malloc(sizeof(int) * (size_t)(nd->n_out + 1));
+    if (!nd->in || !nd->out)
+        return cv_fail(err, err_len, "out of memory");
+    g->n_nodes++;
+    for (int k = 0; k < nd->n_in; k++) {
+        if (!src->inputs[k][0]) {
+            nd->in[k] = -1;
+            continue;
+        }
+        nd->in[k] = map_find(map, g, src->inputs[k]);
+        if (nd->in[k] < 0)
+            return cv_fail(err, err_len, "%s: node '%s' (%s): input '%s' is not produced by an earlier node", g->file,
+                           src->name, src->op_type, src->inputs[k]);
+    }
+    for (int k = 0; k < nd->n_out; k++) {
+        int id;
+        struct cv_value *v = cv_new_value(g, src->outputs[k], &id);
+        if (!v)
+            return cv_fail(err, err_len, "out of memory");
+        v->producer = g->n_nodes - 1;
+        nd->out[k] = id;
+        map_put(map, g, id);
+    }
+    if (cv_infer_node(g, g->n_nodes - 1, err, err_len))
+        return -1;
+    int folded = 1;
+    for (int k = 0; k < nd->n_out; k++) {
+        struct cv_value *v = &g->values[nd->out[k]];
+        if (!v->konst && !v->part_val)
+            folded = 0;
+    }
+    nd->dead = folded;
+    return 0;
+}
+
+static int add_nodes(struct cv_graph *g, struct name_map *map, char *err, size_t err_len)
+{
+    const struct onnx_model *m = g->onnx;
+    for (int i = 0; i < m->n_nodes; i++) {
+        const struct onnx_node *src = &m->nodes[i];
+        struct cv_node *nd = &g->nodes[g->n_nodes];
+        nd->src = src;
+        nd->op = src->op_type;
+        if (src->domain && src->domain[0] && strcmp(src->domain, "ai.onnx"))
+            return cv_fail(err, err_len, "%s: node '%s' (%s): operator domain '%s' is not supported", g->file,
+                           src->name, src->op_type, src->domain);
+        if (src->n_outputs < 1)
+            return cv_fail(err, err_len, "%s: node '%s' (%s) has no output", g->file, src->name, src->op_type);
+        if (!strcmp(src->op_type, "Constant") ? add_constant(g, map, src, err, err_len)
+                                              : add_node(g, map, src, err, err_len))
+            return -1;
+    }
+    return 0;
+}
+
+static int find_output(struct cv_graph *g, const struct name_map *map, char *err, size_t err_len)
+{
+    const struct onnx_model *m = g->onnx;
+    if (m->n_outputs != 1)
+        return cv_fail(err, err_len, "%s: the graph has %d outputs, expected 1", g->file, m->n_outputs);
+    g->output = map_find(map, g, m->outputs[0].name);
+    if (g->output < 0 || g->values[g->output].konst)
+        return cv_fail(err, err_len, "%s: output '%s' is not computed from the input", g->file, m->outputs[0].name);
+    return 0;
+}
+
 int cv_graph_build(struct cv_graph *g, const struct onnx_model *m, const char *file, char *err, size_t err_len)
 {
     memset(g, 0, sizeof *g);
@@ -83,123 +214,18 @@ int cv_graph_build(struct cv_graph *g, const struct onnx_model *m, const char *f
     g->next_symbol = -2;
     g->input = g->output = -1;
     struct name_map map = {0};
-    int status = -1;
     size_t cap = 1024;
     while (cap < (size_t)(m->n_initializers + m->n_nodes * 4 + m->n_inputs) * 2)
         cap *= 2;
     map.cap = cap;
     map.slot = calloc(cap, sizeof *map.slot);
     g->nodes = calloc((size_t)m->n_nodes + 1, sizeof *g->nodes);
-    if (!map.slot || !g->nodes) {
+    int status = -1;
+    if (!map.slot || !g->nodes)
         cv_fail(err, err_len, "out of memory");
-        goto out;
-    }
-    for (int i = 0; i < m->n_initializers; i++) {
-        struct onnx_tensor *t = cv_tensor_copy(&m->initializers[i]);
-        int id = t ? cv_add_const(g, t, m->initializers[i].name) : -1;
-        if (id < 0) { cv_fail(err, err_len, "out of memory"); goto out; }
-        map_put(&map, g, id);
-    }
-    for (int i = 0; i < m->n_inputs; i++) {
-        const struct onnx_value_info *vi = &m->inputs[i];
-        if (map_find(&map, g, vi->name) >= 0)
-            continue; /* an initializer listed as an input */
-        if (g->input >= 0) {
-            cv_fail(err, err_len, "%s: the graph has more than one input", file);
-            goto out;
-        }
-        if (vi->ndim < 0) {
-            cv_fail(err, err_len, "%s: input '%s' has no shape", file, vi->name);
-            goto out;
-        }
-        int64_t dims[CV_MAX_DIMS];
-        for (int d = 0; d < vi->ndim; d++)
-            dims[d] = vi->dims[d] >= 0 ? vi->dims[d] : cv_fresh_symbol(g);
-        int id = cv_add_value(g, vi->name, vi->ndim, dims);
-        if (id < 0) { cv_fail(err, err_len, "out of memory"); goto out; }
-        g->input = id;
-        map_put(&map, g, id);
-    }
-    if (g->input < 0) {
-        cv_fail(err, err_len, "%s: the graph has no input", file);
-        goto out;
-    }
-    for (int i = 0; i < m->n_nodes; i++) {
-        const struct onnx_node *src = &m->nodes[i];
-        struct cv_node *nd = &g->nodes[g->n_nodes];
-        nd->src = src;
-        nd->op = src->op_type;
-        if (src->domain && src->domain[0] && strcmp(src->domain, "ai.onnx")) {
-            cv_fail(err, err_len, "%s: node '%s' (%s): operator domain '%s' is not supported", file, src->name,
-                    src->op_type, src->domain);
-            goto out;
-        }
-        if (src->n_outputs < 1) {
-            cv_fail(err, err_len, "%s: node '%s' (%s) has no output", file, src->name, src->op_type);
-            goto out;
-        }
-        if (!strcmp(src->op_type, "Constant")) {
-            struct onnx_tensor *t = NULL;
-            int rc = const_from_attr(src, &t);
-            int id = rc == 0 ? cv_add_value(g, src->outputs[0], t->ndim, t->dims) : -1;
-            if (id < 0) {
-                if (t) { onnx_tensor_free(t); free(t); }
-                cv_fail(err, err_len, rc == -1 ? "%s: node '%s' (Constant): unsupported value attribute" : "out of memory",
-                        file, src->name);
-                goto out;
-            }
-            g->values[id].konst = t;
-            g->values[id].is_int = t->i != NULL;
-            map_put(&map, g, id);
-            continue;
-        }
-        nd->n_in = src->n_inputs;
-        nd->n_out = src->n_outputs;
-        nd->in = malloc(sizeof(int) * (size_t)(nd->n_in + 1));
-        nd->out = malloc(sizeof(int) * (size_t)(nd->n_out + 1));
-        if (!nd->in || !nd->out) { cv_fail(err, err_len, "out of memory"); goto out; }
-        g->n_nodes++;
-        for (int k = 0; k < nd->n_in; k++) {
-            if (!src->inputs[k][0]) {
-                nd->in[k] = -1;
-                continue;
-            }
-            nd->in[k] = map_find(&map, g, src->inputs[k]);
-            if (nd->in[k] < 0) {
-                cv_fail(err, err_len, "%s: node '%s' (%s): input '%s' is not produced by an earlier node", file,
-                        src->name, src->op_type, src->inputs[k]);
-                goto out;
-            }
-        }
-        for (int k = 0; k < nd->n_out; k++) {
-            int id;
-            struct cv_value *v = cv_new_value(g, src->outputs[k], &id);
-            if (!v) { cv_fail(err, err_len, "out of memory"); goto out; }
-            v->producer = g->n_nodes - 1;
-            nd->out[k] = id;
-            map_put(&map, g, id);
-        }
-        if (cv_infer_node(g, g->n_nodes - 1, err, err_len))
-            goto out;
-        int folded = 1;
-        for (int k = 0; k < nd->n_out; k++) {
-            struct cv_value *v = &g->values[nd->out[k]];
-            if (!v->konst && !v->part_val)
-                folded = 0;
-        }
-        nd->dead = folded;
-    }
-    if (m->n_outputs != 1) {
-        cv_fail(err, err_len, "%s: the graph has %d outputs, expected 1", file, m->n_outputs);
-        goto out;
-    }
-    g->output = map_find(&map, g, m->outputs[0].name);
-    if (g->output < 0 || g->values[g->output].konst) {
-        cv_fail(err, err_len, "%s: output '%s' is not computed from the input", file, m->outputs[0].name);
-        goto out;
-    }
-    status = 0;
-out:
+    else if (!add_initializers(g, &map, err, err_len) && !add_input(g, &map, err, err_len) &&
+             !add_nodes(g, &map, err, err_len) && !find_output(g, &map, err, err_len))
+        status = 0;
     free(map.slot);
     return status;
 }
