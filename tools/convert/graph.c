@@ -147,6 +147,18 @@ struct cv_op *cv_add_op(struct cv_graph *g, enum pvk_op_type type, const char *n
     return op;
 }
 
+int cv_channel_const(struct cv_graph *g, int v, int64_t C, double fill, const char *base, const char *suffix)
+{
+    int id = cv_new_const(g, base, suffix, 1, &C);
+    if (id < 0)
+        return -1;
+    double *dst = g->values[id].konst->f;
+    const struct onnx_tensor *t = v >= 0 ? g->values[v].konst : NULL;
+    for (int64_t k = 0; k < C; k++)
+        dst[k] = !t ? fill : t->numel == 1 ? (t->f ? t->f[0] : (double)t->i[0]) : (t->f ? t->f[k] : (double)t->i[k]);
+    return id;
+}
+
 int cv_node_uses(const struct cv_graph *g, int v, int *first)
 {
     int n = 0;
@@ -189,6 +201,15 @@ int cv_op_producer(const struct cv_graph *g, int v)
         if (!g->ops[i].dead && (g->ops[i].out[0] == v || g->ops[i].out[1] == v))
             return i;
     return -1;
+}
+
+int cv_const_scalar(const struct cv_graph *g, int v, double *out)
+{
+    if (v < 0 || !g->values[v].konst || g->values[v].konst->numel != 1)
+        return 0;
+    const struct onnx_tensor *t = g->values[v].konst;
+    *out = t->f ? t->f[0] : (double)t->i[0];
+    return 1;
 }
 
 void cv_graph_free(struct cv_graph *g)

@@ -71,6 +71,9 @@ int cv_add_value(struct cv_graph *g, const char *name, int ndim, const int64_t *
 /* A new float constant of the given shape filled with zeros (name derived from `base`). */
 int cv_new_const(struct cv_graph *g, const char *base, const char *suffix, int ndim, const int64_t *dims);
 int64_t cv_fresh_symbol(struct cv_graph *g);
+/* A new float constant of C values copied from constant v (a scalar is broadcast), or all
+ * `fill` when v is -1 or not a constant; returns its id or -1 out of memory. */
+int cv_channel_const(struct cv_graph *g, int v, int64_t C, double fill, const char *base, const char *suffix);
 
 /* Appends an op; returns a pointer (valid until the next append) or NULL out of memory. */
 struct cv_op *cv_add_op(struct cv_graph *g, enum pvk_op_type type, const char *name);
@@ -80,6 +83,8 @@ int cv_node_uses(const struct cv_graph *g, int v, int *first);
 /* Consumers among live ops (pvk level), the graph output counting as one. */
 int cv_op_uses(const struct cv_graph *g, int v, int *first);
 int cv_op_producer(const struct cv_graph *g, int v);
+/* Whether v is a constant of one element; its value goes to *out. */
+int cv_const_scalar(const struct cv_graph *g, int v, double *out);
 
 int cv_fail(char *err, size_t err_len, const char *fmt, ...)
 #if defined(__GNUC__)
