@@ -1,6 +1,7 @@
 /* The converter's working graph: ONNX nodes over numbered values, with inferred shapes and
  * folded constants, and the pvk op list it is lowered to. Building it (import.h), inference
- * (infer.h), lowering (lower.h) and fusion (fuse.h) work on it; it knows none of them.
+ * (infer.h), pattern matching (patterns.h), lowering (lower.h) and fusion (fuse.h) work on it;
+ * it knows none of them.
  *
  * Dimensions: >= 0 is a static size; a negative number is a symbol, a size known only at run
  * time. Two dims with the same symbol are equal; -1 is never used as a symbol so that the
