@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "convert/convert.h"
-#include "convert/graph.h"
+#include "convert/fuse.h"
 #include "convert/onnx_build.h"
 #include "model/model.h"
 #include "support/test_env.h"

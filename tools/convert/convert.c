@@ -6,7 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "convert/fuse.h"
 #include "convert/graph.h"
+#include "convert/import.h"
+#include "convert/lower.h"
 #include "convert/onnx.h"
 #include "convert/writer.h"
 

@@ -1,12 +1,12 @@
 /* Peephole rewrites on the lowered op list, repeated until nothing changes: folding linear
  * per-channel ops into convolutions (in float64), activations into their producers, residual
  * adds into convolutions, bias adds into matmuls, and the squeeze-excitation block into SE. */
+#include "convert/fuse.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "convert/graph.h"
 
 void cv_bn_to_affine(const double *gamma, const double *beta, const double *mean, const double *var, double eps,
                      int64_t c, double *scale, double *shift)

@@ -1,8 +1,7 @@
-/* The converter's graph: values, ONNX nodes and the lowered op list, and building it from a
- * decoded ONNX model (constants, inputs, every node inferred and folded in order). */
+/* The converter's graph: values, ONNX nodes and the lowered op list, and the helpers that add
+ * to it and query it. */
 #include "convert/graph.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +21,7 @@ int64_t cv_fresh_symbol(struct cv_graph *g)
     return g->next_symbol--;
 }
 
-static struct cv_value *new_value(struct cv_graph *g, const char *name, int *id)
+struct cv_value *cv_new_value(struct cv_graph *g, const char *name, int *id)
 {
     if (g->n_values == g->cap_values) {
         int cap = g->cap_values ? g->cap_values * 2 : 256;
@@ -45,7 +44,7 @@ int cv_add_value(struct cv_graph *g, const char *name, int ndim, const int64_t *
 {
     int id;
     char *copy = strdup(name);
-    struct cv_value *v = copy ? new_value(g, copy, &id) : NULL;
+    struct cv_value *v = copy ? cv_new_value(g, copy, &id) : NULL;
     if (!v) {
         free(copy);
         return -1;
@@ -90,6 +89,44 @@ int cv_new_const(struct cv_graph *g, const char *base, const char *suffix, int n
     return id;
 }
 
+struct onnx_tensor *cv_tensor_new(int is_int, int ndim, const int64_t *dims)
+{
+    struct onnx_tensor *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->elem_type = is_int ? ONNX_INT64 : ONNX_FLOAT;
+    t->ndim = ndim;
+    t->numel = 1;
+    for (int k = 0; k < ndim; k++) {
+        t->dims[k] = dims[k];
+        t->numel *= dims[k];
+    }
+    size_t n = (size_t)(t->numel > 0 ? t->numel : 1);
+    if (is_int)
+        t->i = calloc(n, sizeof(int64_t));
+    else
+        t->f = calloc(n, sizeof(double));
+    if (!t->i && !t->f) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+struct onnx_tensor *cv_tensor_copy(const struct onnx_tensor *s)
+{
+    struct onnx_tensor *t = cv_tensor_new(s->i != NULL, s->ndim, s->dims);
+    if (!t)
+        return NULL;
+    t->elem_type = s->elem_type;
+    size_t n = (size_t)(s->numel > 0 ? s->numel : 1);
+    if (s->i)
+        memcpy(t->i, s->i, n * sizeof(int64_t));
+    else
+        memcpy(t->f, s->f, n * sizeof(double));
+    return t;
+}
+
 struct cv_op *cv_add_op(struct cv_graph *g, enum pvk_op_type type, const char *name)
 {
     if (g->n_ops == g->cap_ops) {
@@ -108,6 +145,18 @@ struct cv_op *cv_add_op(struct cv_graph *g, enum pvk_op_type type, const char *n
     for (int k = 0; k < 2; k++) op->out[k] = -1;
     for (int k = 0; k < PVK_MAX_WEIGHTS; k++) op->w[k] = -1;
     return op;
+}
+
+int cv_channel_const(struct cv_graph *g, int v, int64_t C, double fill, const char *base, const char *suffix)
+{
+    int id = cv_new_const(g, base, suffix, 1, &C);
+    if (id < 0)
+        return -1;
+    double *dst = g->values[id].konst->f;
+    const struct onnx_tensor *t = v >= 0 ? g->values[v].konst : NULL;
+    for (int64_t k = 0; k < C; k++)
+        dst[k] = !t ? fill : t->numel == 1 ? (t->f ? t->f[0] : (double)t->i[0]) : (t->f ? t->f[k] : (double)t->i[k]);
+    return id;
 }
 
 int cv_node_uses(const struct cv_graph *g, int v, int *first)
@@ -154,200 +203,13 @@ int cv_op_producer(const struct cv_graph *g, int v)
     return -1;
 }
 
-/* --- name lookup ------------------------------------------------------------------------------ */
-
-static uint64_t hash_name(const char *s)
+int cv_const_scalar(const struct cv_graph *g, int v, double *out)
 {
-    uint64_t h = 1469598103934665603ull;
-    while (*s)
-        h = (h ^ (uint8_t)*s++) * 1099511628211ull;
-    return h;
-}
-
-struct name_map {
-    int *slot; /* value id + 1, 0 empty */
-    size_t cap;
-};
-
-static int map_find(const struct name_map *m, const struct cv_graph *g, const char *name)
-{
-    for (size_t i = hash_name(name) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-        if (!m->slot[i])
-            return -1;
-        if (strcmp(g->values[m->slot[i] - 1].name, name) == 0)
-            return m->slot[i] - 1;
-    }
-}
-
-static void map_put(struct name_map *m, const struct cv_graph *g, int id)
-{
-    const char *name = g->values[id].name;
-    size_t i = hash_name(name) & (m->cap - 1);
-    while (m->slot[i] && strcmp(g->values[m->slot[i] - 1].name, name) != 0)
-        i = (i + 1) & (m->cap - 1);
-    m->slot[i] = id + 1; /* a later definition of the same name shadows the earlier one */
-}
-
-/* --- build ------------------------------------------------------------------------------------ */
-
-static int const_from_attr(const struct onnx_node *n, struct onnx_tensor **out)
-{
-    const struct onnx_attr *a = n->n_attrs ? &n->attrs[0] : NULL;
-    if (!a)
-        return -1;
-    if (a->t) {
-        *out = cv_tensor_copy(a->t);
-    } else if (!strcmp(a->name, "value_float") || !strcmp(a->name, "value_int")) {
-        int is_int = !strcmp(a->name, "value_int");
-        *out = cv_tensor_new(is_int, 0, NULL);
-        if (*out && is_int)
-            (*out)->i[0] = a->i;
-        else if (*out)
-            (*out)->f[0] = a->f;
-    } else if (!strcmp(a->name, "value_floats") || !strcmp(a->name, "value_ints")) {
-        int is_int = !strcmp(a->name, "value_ints");
-        int64_t d = is_int ? a->n_ints : a->n_floats;
-        *out = cv_tensor_new(is_int, 1, &d);
-        for (int64_t k = 0; *out && k < d; k++) {
-            if (is_int)
-                (*out)->i[k] = a->ints[k];
-            else
-                (*out)->f[k] = a->floats[k];
-        }
-    } else {
-        return -1;
-    }
-    return *out ? 0 : -2;
-}
-
-int cv_graph_build(struct cv_graph *g, const struct onnx_model *m, const char *file, char *err, size_t err_len)
-{
-    memset(g, 0, sizeof *g);
-    g->file = file;
-    g->onnx = m;
-    g->opset = m->opset ? m->opset : 11;
-    g->next_symbol = -2;
-    g->input = g->output = -1;
-    struct name_map map = {0};
-    int status = -1;
-    size_t cap = 1024;
-    while (cap < (size_t)(m->n_initializers + m->n_nodes * 4 + m->n_inputs) * 2)
-        cap *= 2;
-    map.cap = cap;
-    map.slot = calloc(cap, sizeof *map.slot);
-    g->nodes = calloc((size_t)m->n_nodes + 1, sizeof *g->nodes);
-    if (!map.slot || !g->nodes) {
-        cv_fail(err, err_len, "out of memory");
-        goto out;
-    }
-    for (int i = 0; i < m->n_initializers; i++) {
-        struct onnx_tensor *t = cv_tensor_copy(&m->initializers[i]);
-        int id = t ? cv_add_const(g, t, m->initializers[i].name) : -1;
-        if (id < 0) { cv_fail(err, err_len, "out of memory"); goto out; }
-        map_put(&map, g, id);
-    }
-    for (int i = 0; i < m->n_inputs; i++) {
-        const struct onnx_value_info *vi = &m->inputs[i];
-        if (map_find(&map, g, vi->name) >= 0)
-            continue; /* an initializer listed as an input */
-        if (g->input >= 0) {
-            cv_fail(err, err_len, "%s: the graph has more than one input", file);
-            goto out;
-        }
-        if (vi->ndim < 0) {
-            cv_fail(err, err_len, "%s: input '%s' has no shape", file, vi->name);
-            goto out;
-        }
-        int64_t dims[CV_MAX_DIMS];
-        for (int d = 0; d < vi->ndim; d++)
-            dims[d] = vi->dims[d] >= 0 ? vi->dims[d] : cv_fresh_symbol(g);
-        int id = cv_add_value(g, vi->name, vi->ndim, dims);
-        if (id < 0) { cv_fail(err, err_len, "out of memory"); goto out; }
-        g->input = id;
-        map_put(&map, g, id);
-    }
-    if (g->input < 0) {
-        cv_fail(err, err_len, "%s: the graph has no input", file);
-        goto out;
-    }
-    for (int i = 0; i < m->n_nodes; i++) {
-        const struct onnx_node *src = &m->nodes[i];
-        struct cv_node *nd = &g->nodes[g->n_nodes];
-        nd->src = src;
-        nd->op = src->op_type;
-        if (src->domain && src->domain[0] && strcmp(src->domain, "ai.onnx")) {
-            cv_fail(err, err_len, "%s: node '%s' (%s): operator domain '%s' is not supported", file, src->name,
-                    src->op_type, src->domain);
-            goto out;
-        }
-        if (src->n_outputs < 1) {
-            cv_fail(err, err_len, "%s: node '%s' (%s) has no output", file, src->name, src->op_type);
-            goto out;
-        }
-        if (!strcmp(src->op_type, "Constant")) {
-            struct onnx_tensor *t = NULL;
-            int rc = const_from_attr(src, &t);
-            int id = rc == 0 ? cv_add_value(g, src->outputs[0], t->ndim, t->dims) : -1;
-            if (id < 0) {
-                if (t) { onnx_tensor_free(t); free(t); }
-                cv_fail(err, err_len, rc == -1 ? "%s: node '%s' (Constant): unsupported value attribute" : "out of memory",
-                        file, src->name);
-                goto out;
-            }
-            g->values[id].konst = t;
-            g->values[id].is_int = t->i != NULL;
-            map_put(&map, g, id);
-            continue;
-        }
-        nd->n_in = src->n_inputs;
-        nd->n_out = src->n_outputs;
-        nd->in = malloc(sizeof(int) * (size_t)(nd->n_in + 1));
-        nd->out = malloc(sizeof(int) * (size_t)(nd->n_out + 1));
-        if (!nd->in || !nd->out) { cv_fail(err, err_len, "out of memory"); goto out; }
-        g->n_nodes++;
-        for (int k = 0; k < nd->n_in; k++) {
-            if (!src->inputs[k][0]) {
-                nd->in[k] = -1;
-                continue;
-            }
-            nd->in[k] = map_find(&map, g, src->inputs[k]);
-            if (nd->in[k] < 0) {
-                cv_fail(err, err_len, "%s: node '%s' (%s): input '%s' is not produced by an earlier node", file,
-                        src->name, src->op_type, src->inputs[k]);
-                goto out;
-            }
-        }
-        for (int k = 0; k < nd->n_out; k++) {
-            int id;
-            struct cv_value *v = new_value(g, src->outputs[k], &id);
-            if (!v) { cv_fail(err, err_len, "out of memory"); goto out; }
-            v->producer = g->n_nodes - 1;
-            nd->out[k] = id;
-            map_put(&map, g, id);
-        }
-        if (cv_infer_node(g, g->n_nodes - 1, err, err_len))
-            goto out;
-        int folded = 1;
-        for (int k = 0; k < nd->n_out; k++) {
-            struct cv_value *v = &g->values[nd->out[k]];
-            if (!v->konst && !v->part_val)
-                folded = 0;
-        }
-        nd->dead = folded;
-    }
-    if (m->n_outputs != 1) {
-        cv_fail(err, err_len, "%s: the graph has %d outputs, expected 1", file, m->n_outputs);
-        goto out;
-    }
-    g->output = map_find(&map, g, m->outputs[0].name);
-    if (g->output < 0 || g->values[g->output].konst) {
-        cv_fail(err, err_len, "%s: output '%s' is not computed from the input", file, m->outputs[0].name);
-        goto out;
-    }
-    status = 0;
-out:
-    free(map.slot);
-    return status;
+    if (v < 0 || !g->values[v].konst || g->values[v].konst->numel != 1)
+        return 0;
+    const struct onnx_tensor *t = g->values[v].konst;
+    *out = t->f ? t->f[0] : (double)t->i[0];
+    return 1;
 }
 
 void cv_graph_free(struct cv_graph *g)

@@ -1,5 +1,7 @@
 /* The converter's working graph: ONNX nodes over numbered values, with inferred shapes and
- * folded constants, and the pvk op list it is lowered to.
+ * folded constants, and the pvk op list it is lowered to. Building it (import.h), inference
+ * (infer.h), pattern matching (patterns.h), lowering (lower.h) and fusion (fuse.h) work on it;
+ * it knows none of them.
  *
  * Dimensions: >= 0 is a static size; a negative number is a symbol, a size known only at run
  * time. Two dims with the same symbol are equal; -1 is never used as a symbol so that the
@@ -58,18 +60,21 @@ struct cv_graph {
     int64_t next_symbol; /* decreasing from -2 */
 };
 
-/* Builds the graph from a decoded ONNX model (which must outlive it), infers shapes and folds
- * every constant sub-graph, including shape arithmetic. Returns 0 or -1 with err set. */
-int cv_graph_build(struct cv_graph *g, const struct onnx_model *m, const char *file, char *err, size_t err_len);
 void cv_graph_free(struct cv_graph *g);
 
 /* Adds a constant value (takes ownership of t) and returns its id, or -1 out of memory. */
 int cv_add_const(struct cv_graph *g, struct onnx_tensor *t, const char *name);
+/* Adds a value of unknown shape named by `name`, which must outlive the graph (a name in the
+ * ONNX model); returns it with its id in *id, or NULL out of memory. */
+struct cv_value *cv_new_value(struct cv_graph *g, const char *name, int *id);
 /* Adds an activation value with the given shape; returns its id or -1. */
 int cv_add_value(struct cv_graph *g, const char *name, int ndim, const int64_t *dims);
 /* A new float constant of the given shape filled with zeros (name derived from `base`). */
 int cv_new_const(struct cv_graph *g, const char *base, const char *suffix, int ndim, const int64_t *dims);
 int64_t cv_fresh_symbol(struct cv_graph *g);
+/* A new float constant of C values copied from constant v (a scalar is broadcast), or all
+ * `fill` when v is -1 or not a constant; returns its id or -1 out of memory. */
+int cv_channel_const(struct cv_graph *g, int v, int64_t C, double fill, const char *base, const char *suffix);
 
 /* Appends an op; returns a pointer (valid until the next append) or NULL out of memory. */
 struct cv_op *cv_add_op(struct cv_graph *g, enum pvk_op_type type, const char *name);
@@ -79,6 +84,8 @@ int cv_node_uses(const struct cv_graph *g, int v, int *first);
 /* Consumers among live ops (pvk level), the graph output counting as one. */
 int cv_op_uses(const struct cv_graph *g, int v, int *first);
 int cv_op_producer(const struct cv_graph *g, int v);
+/* Whether v is a constant of one element; its value goes to *out. */
+int cv_const_scalar(const struct cv_graph *g, int v, double *out);
 
 int cv_fail(char *err, size_t err_len, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -86,30 +93,8 @@ int cv_fail(char *err, size_t err_len, const char *fmt, ...)
 #endif
     ;
 
-/* Shape inference and constant folding of one node (infer.c): sets its outputs' shapes and, when
- * every input is constant (or a partly run-time shape), their values. */
-int cv_infer_node(struct cv_graph *g, int node, char *err, size_t err_len);
 /* New zero-filled constant tensors (float64 or int64 data) and copies; NULL out of memory. */
 struct onnx_tensor *cv_tensor_new(int is_int, int ndim, const int64_t *dims);
 struct onnx_tensor *cv_tensor_copy(const struct onnx_tensor *s);
-
-/* Split node: the static size of each output; returns the axis or -1 if not static. */
-int cv_split_sizes(const struct cv_graph *g, const struct cv_node *nd, int64_t *sizes);
-
-/* Lowering (lower.c): ONNX nodes -> pvk ops, including the multi-node patterns
- * (attention, layer norm, HardSwish, Swish, GELU). */
-int cv_lower(struct cv_graph *g, char *err, size_t err_len);
-/* Peephole fusion and folding on the op list (fuse.c). */
-int cv_fuse(struct cv_graph *g, char *err, size_t err_len);
-
-/* Folds y = scale[c] * x + shift[c] (per output channel) into a conv's weights and bias, in
- * float64. `transposed` selects ConvTranspose's W[IC][OC/g] layout. bias may be NULL (taken
- * as 0); `bias_out` receives OC values. */
-void cv_fold_affine_into_conv(double *w, const double *bias, double *bias_out, int64_t oc, int64_t ic_per_group,
-                              int64_t groups, int64_t ksize, int transposed, const double *scale,
-                              const double *shift);
-/* BatchNormalization as per-channel scale and shift, in float64. */
-void cv_bn_to_affine(const double *gamma, const double *beta, const double *mean, const double *var, double eps,
-                     int64_t c, double *scale, double *shift);
 
 #endif
