@@ -1144,7 +1144,7 @@ struct infer_op {
     int (*infer)(struct ctx *c);
 };
 
-/* In strcmp order, for bsearch. */
+/* Looked up by name, one by one: the order is free. */
 static const struct infer_op infer_ops[] = {
     {"Add", infer_binary},
     {"AveragePool", infer_pool},
@@ -1194,9 +1194,12 @@ static const struct infer_op infer_ops[] = {
     {"Upsample", infer_upsample},
 };
 
-static int infer_op_cmp(const void *name, const void *op)
+static const struct infer_op *infer_op_named(const char *name)
 {
-    return strcmp(name, ((const struct infer_op *)op)->name);
+    for (size_t i = 0; i < sizeof infer_ops / sizeof *infer_ops; i++)
+        if (!strcmp(name, infer_ops[i].name))
+            return &infer_ops[i];
+    return NULL;
 }
 
 int cv_infer_node(struct cv_graph *g, int node, char *err, size_t err_len)
@@ -1215,7 +1218,6 @@ int cv_infer_node(struct cv_graph *g, int node, char *err, size_t err_len)
         if (v->part_val)
             c.any_partial = 1;
     }
-    const struct infer_op *op =
-        bsearch(c.nd->op, infer_ops, sizeof infer_ops / sizeof *infer_ops, sizeof *infer_ops, infer_op_cmp);
+    const struct infer_op *op = infer_op_named(c.nd->op);
     return op ? op->infer(&c) : node_fail(&c, "operator is not supported");
 }

@@ -615,7 +615,7 @@ struct lower_op {
     int (*lower)(struct lower *L, int node);
 };
 
-/* In strcmp order, for bsearch. */
+/* Looked up by name, one by one: the order is free. */
 static const struct lower_op lower_ops[] = {
     {"Add", lower_binary},
     {"AveragePool", lower_pool},
@@ -653,15 +653,17 @@ static const struct lower_op lower_ops[] = {
     {"Upsample", lower_resize},
 };
 
-static int lower_op_cmp(const void *name, const void *op)
+static const struct lower_op *lower_op_named(const char *name)
 {
-    return strcmp(name, ((const struct lower_op *)op)->name);
+    for (size_t i = 0; i < sizeof lower_ops / sizeof *lower_ops; i++)
+        if (!strcmp(name, lower_ops[i].name))
+            return &lower_ops[i];
+    return NULL;
 }
 
 static int lower_node(struct lower *L, int node)
 {
-    const struct lower_op *op = bsearch(L->g->nodes[node].op, lower_ops, sizeof lower_ops / sizeof *lower_ops,
-                                        sizeof *lower_ops, lower_op_cmp);
+    const struct lower_op *op = lower_op_named(L->g->nodes[node].op);
     if (op)
         return op->lower(L, node);
     /* Inferred but not lowered (Erf, Tanh, ...): the input is checked first so that a constant
