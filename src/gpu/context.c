@@ -1,5 +1,6 @@
 #include "gpu/context.h"
 #include "gpu/internal.h"
+#include "gpu/options.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,17 +27,6 @@ typedef struct VkCooperativeMatrixPropertiesKHR {
 typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(
     VkPhysicalDevice, uint32_t *, VkCooperativeMatrixPropertiesKHR *);
 #endif
-
-static bool env_flag(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v && strcmp(v, "0") != 0;
-}
-
-void gpu_options_default(struct gpu_options *opt)
-{
-    *opt = (struct gpu_options){.device_index = -1, .validate = -1, .spin_us = -1};
-}
 
 const char *gpu_device_kind_name(enum gpu_device_kind kind)
 {
@@ -575,34 +565,6 @@ static int pick_queue(VkPhysicalDevice pd, uint32_t *family, uint32_t *timestamp
 
 /* --- context ---------------------------------------------------------------------------------*/
 
-static void resolve_options(const struct gpu_options *in, struct gpu_options *o)
-{
-    if (in)
-        *o = *in;
-    else
-        gpu_options_default(o);
-    if (o->validate < 0)
-        o->validate = env_flag("PPOCR_VK_VALIDATE");
-    if (env_flag("PPOCR_VK_FORCE_FP32"))
-        o->force_fp32 = true;
-    if (env_flag("PPOCR_VK_NO_PUSH_DESCRIPTORS"))
-        o->no_push_descriptors = true;
-    if (env_flag("PPOCR_VK_NO_MAPPED_DEVICE"))
-        o->no_mapped_device_memory = true;
-    const char *cap = getenv("PPOCR_VK_POOL_CAP");
-    if (o->pool_cap == 0 && cap && *cap)
-        o->pool_cap = strtoull(cap, NULL, 0);
-    const char *range = getenv("PPOCR_VK_MAX_BUFFER_RANGE");
-    if (o->max_buffer_range == 0 && range && *range)
-        o->max_buffer_range = strtoull(range, NULL, 0);
-    const char *timeout = getenv("PPOCR_VK_TIMEOUT_MS");
-    if (o->timeout_ms == 0 && timeout && *timeout)
-        o->timeout_ms = (uint32_t)strtoul(timeout, NULL, 0);
-    const char *spin = getenv("PPOCR_VK_SPIN_US");
-    if (o->spin_us < 0 && spin && *spin)
-        o->spin_us = (int)strtol(spin, NULL, 0);
-}
-
 int gpu_ctx_fail_vk(struct gpu_context *ctx, VkResult r, const char *doing)
 {
     if (r == VK_ERROR_DEVICE_LOST)
@@ -734,7 +696,7 @@ int gpu_context_create(const struct gpu_options *opt, struct gpu_context **out)
     struct gpu_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "creating the GPU context: out of memory");
-    resolve_options(opt, &ctx->opt);
+    gpu_settings_from_env(opt, &ctx->opt);
     pthread_mutex_init(&ctx->queue_lock, NULL);
     pthread_mutex_init(&ctx->pipeline_lock, NULL);
     pthread_mutex_init(&ctx->transfer_lock, NULL);
@@ -821,8 +783,8 @@ static void format_driver_version(uint32_t vendor, uint32_t v, char *buf, size_t
 
 int gpu_list_devices(FILE *out)
 {
-    struct gpu_options o;
-    resolve_options(NULL, &o);
+    struct gpu_settings o;
+    gpu_settings_from_env(NULL, &o);
     VkInstance instance;
     VkDebugUtilsMessengerEXT messenger;
     uint32_t api;

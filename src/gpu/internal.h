@@ -4,6 +4,7 @@
 
 #include "gpu/context.h"
 #include "gpu/error.h"
+#include "gpu/options.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -14,7 +15,7 @@ struct gpu_pool;
 struct gpu_pipeline;
 
 struct gpu_context {
-    struct gpu_options opt; /* resolved: environment already applied */
+    struct gpu_settings opt;
     VkInstance instance;
     VkDebugUtilsMessengerEXT messenger;
     VkPhysicalDevice physical;

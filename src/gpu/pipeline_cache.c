@@ -48,23 +48,6 @@ static void expected_header(const struct gpu_context *ctx, struct cache_header *
     snprintf(h->program_version, sizeof h->program_version, "%s", PPOCR_VERSION);
 }
 
-static bool cache_dir(const struct gpu_context *ctx, char *dir, size_t size)
-{
-    const char *opt = ctx->opt.cache_dir;
-    if (opt)
-        return *opt && snprintf(dir, size, "%s", opt) < (int)size;
-    const char *env = getenv("PPOCR_CACHE_DIR");
-    if (env && *env)
-        return snprintf(dir, size, "%s", env) < (int)size;
-    env = getenv("XDG_CACHE_HOME");
-    if (env && *env)
-        return snprintf(dir, size, "%s/ppocr-vk", env) < (int)size;
-    env = getenv("HOME");
-    if (env && *env)
-        return snprintf(dir, size, "%s/.cache/ppocr-vk", env) < (int)size;
-    return false;
-}
-
 /* mkdir -p */
 static bool make_dirs(const char *dir)
 {
@@ -119,9 +102,9 @@ static void *read_cache(const struct gpu_context *ctx, size_t *size)
 
 int gpu_pipeline_cache_open(struct gpu_context *ctx)
 {
-    char dir[900];
+    const char *dir = ctx->opt.cache_dir;
     ctx->cache_path[0] = 0;
-    if (cache_dir(ctx, dir, sizeof dir)) {
+    if (dir[0]) {
         char uuid[2 * VK_UUID_SIZE + 1];
         for (unsigned i = 0; i < VK_UUID_SIZE; i++)
             snprintf(uuid + 2 * i, 3, "%02x", ctx->caps.device_uuid[i]);
