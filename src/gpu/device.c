@@ -1,6 +1,6 @@
 #include "gpu/device.h"
 #include "gpu/error.h"
-#include "gpu/internal.h"
+#include "gpu/validation.h"
 
 #include <stdlib.h>
 #include <string.h>

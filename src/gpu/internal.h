@@ -1,5 +1,5 @@
-/* What the files of the GPU layer share with each other and with nobody else. Each piece takes
- * the lower pieces it needs as parameters, never the context (see the order in context.h). */
+/* What the files of the GPU layer share with each other and with nobody else. Each piece below
+ * the context takes the lower pieces it needs as parameters (see the order in context.h). */
 #ifndef PPOCR_GPU_INTERNAL_H
 #define PPOCR_GPU_INTERNAL_H
 
@@ -15,14 +15,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* validation.c */
-bool gpu_validation_layer_present(void);
-/* Extends an instance create-info chain with sync validation and a messenger that counts. */
-void gpu_validation_instance_chain(VkInstanceCreateInfo *ci, VkValidationFeaturesEXT *features,
-                                   VkDebugUtilsMessengerCreateInfoEXT *messenger);
-int gpu_validation_messenger_create(VkInstance instance, VkDebugUtilsMessengerEXT *out);
-void gpu_validation_messenger_destroy(VkInstance instance, VkDebugUtilsMessengerEXT messenger);
 
 /* pool.c: one pool of one kind of memory; its own lock guards all of it (a leaf lock). */
 struct gpu_pool;
