@@ -11,7 +11,8 @@
 #define TEXEL_DESCRIPTORS_PER_POOL SETS_PER_POOL
 
 struct gpu_cmd {
-    struct gpu_context *ctx;
+    struct gpu_device *dev;
+    struct gpu_queue *queue;
     VkCommandPool pool;
     VkCommandBuffer cb;
     VkFence fence;
@@ -56,30 +57,32 @@ int gpu_cmd_create(struct gpu_context *ctx, unsigned max_timings, struct gpu_cmd
     struct gpu_cmd *cmd = calloc(1, sizeof *cmd);
     if (!cmd)
         return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "creating a command buffer: out of memory");
-    cmd->ctx = ctx;
+    cmd->dev = gpu_context_gpu_device(ctx);
+    cmd->queue = gpu_context_queue(ctx);
+    struct gpu_device *dev = cmd->dev;
     VkCommandPoolCreateInfo pi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-                                  .queueFamilyIndex = ctx->queue_family};
-    VkResult r = vkCreateCommandPool(ctx->device, &pi, NULL, &cmd->pool);
+                                  .queueFamilyIndex = dev->queue_family};
+    VkResult r = vkCreateCommandPool(dev->device, &pi, NULL, &cmd->pool);
     const char *doing = "creating a command pool";
     if (r == VK_SUCCESS) {
         VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                           .commandPool = cmd->pool,
                                           .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                           .commandBufferCount = 1};
-        r = vkAllocateCommandBuffers(ctx->device, &ai, &cmd->cb);
+        r = vkAllocateCommandBuffers(dev->device, &ai, &cmd->cb);
         doing = "allocating a command buffer";
     }
     if (r == VK_SUCCESS) {
         VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-        r = vkCreateFence(ctx->device, &fi, NULL, &cmd->fence);
+        r = vkCreateFence(dev->device, &fi, NULL, &cmd->fence);
         doing = "creating a fence";
     }
-    if (r == VK_SUCCESS && max_timings > 0 && ctx->caps.timestamps) {
+    if (r == VK_SUCCESS && max_timings > 0 && dev->caps.timestamps) {
         VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                                     .queryType = VK_QUERY_TYPE_TIMESTAMP,
                                     .queryCount = max_timings + 1};
-        r = vkCreateQueryPool(ctx->device, &qi, NULL, &cmd->queries);
+        r = vkCreateQueryPool(dev->device, &qi, NULL, &cmd->queries);
         doing = "creating a timestamp query pool";
         if (r == VK_SUCCESS) {
             cmd->max_timings = max_timings;
@@ -90,7 +93,7 @@ int gpu_cmd_create(struct gpu_context *ctx, unsigned max_timings, struct gpu_cmd
         }
     }
     if (r != VK_SUCCESS) {
-        int st = gpu_ctx_fail_vk(ctx, r, doing);
+        int st = gpu_device_fail_vk(dev, r, doing);
         gpu_cmd_destroy(cmd);
         return st;
     }
@@ -101,7 +104,7 @@ int gpu_cmd_create(struct gpu_context *ctx, unsigned max_timings, struct gpu_cmd
 static void destroy_views(struct gpu_cmd *cmd)
 {
     for (unsigned i = 0; i < cmd->view_count; i++)
-        vkDestroyBufferView(cmd->ctx->device, cmd->views[i], NULL);
+        vkDestroyBufferView(cmd->dev->device, cmd->views[i], NULL);
     cmd->view_count = 0;
 }
 
@@ -109,14 +112,9 @@ void gpu_cmd_destroy(struct gpu_cmd *cmd)
 {
     if (!cmd)
         return;
-    VkDevice dev = cmd->ctx->device;
-    /* destroying work still in flight is undefined: past the timeout, wait for the queue */
-    if (cmd->pending && !cmd->ctx->lost &&
-        vkWaitForFences(dev, 1, &cmd->fence, VK_TRUE, cmd->ctx->timeout_ns) == VK_TIMEOUT) {
-        pthread_mutex_lock(&cmd->ctx->queue_lock);
-        vkQueueWaitIdle(cmd->ctx->queue);
-        pthread_mutex_unlock(&cmd->ctx->queue_lock);
-    }
+    VkDevice dev = cmd->dev->device;
+    if (cmd->pending)
+        gpu_queue_drain(cmd->queue, cmd->fence);
     for (unsigned i = 0; i < cmd->descriptor_pool_count; i++)
         vkDestroyDescriptorPool(dev, cmd->descriptor_pools[i], NULL);
     free(cmd->descriptor_pools);
@@ -135,7 +133,7 @@ void gpu_cmd_destroy(struct gpu_cmd *cmd)
 
 int gpu_cmd_begin(struct gpu_cmd *cmd)
 {
-    struct gpu_context *ctx = cmd->ctx;
+    struct gpu_device *dev = cmd->dev;
     if (cmd->pending) {
         int st = gpu_cmd_wait(cmd);
         if (st)
@@ -143,11 +141,11 @@ int gpu_cmd_begin(struct gpu_cmd *cmd)
     }
     VkResult r = vkResetCommandBuffer(cmd->cb, 0);
     if (r != VK_SUCCESS)
-        return gpu_ctx_fail_vk(ctx, r, "resetting a command buffer for recording");
+        return gpu_device_fail_vk(dev, r, "resetting a command buffer for recording");
     for (unsigned i = 0; i < cmd->descriptor_pools_used; i++) {
-        r = vkResetDescriptorPool(ctx->device, cmd->descriptor_pools[i], 0);
+        r = vkResetDescriptorPool(dev->device, cmd->descriptor_pools[i], 0);
         if (r != VK_SUCCESS)
-            return gpu_ctx_fail_vk(ctx, r, "resetting a descriptor pool for recording");
+            return gpu_device_fail_vk(dev, r, "resetting a descriptor pool for recording");
     }
     cmd->descriptor_pools_used = 0;
     cmd->sets_left = 0;
@@ -158,7 +156,7 @@ int gpu_cmd_begin(struct gpu_cmd *cmd)
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     r = vkBeginCommandBuffer(cmd->cb, &bi);
     if (r != VK_SUCCESS)
-        return gpu_ctx_fail_vk(ctx, r, "beginning a command buffer");
+        return gpu_device_fail_vk(dev, r, "beginning a command buffer");
     cmd->recording = true;
     if (cmd->queries) {
         /* recorded, not done on the host, so every replay starts from clean queries */
@@ -181,7 +179,7 @@ static void write_timestamp(struct gpu_cmd *cmd, const char *label)
 
 static int descriptor_set(struct gpu_cmd *cmd, const struct gpu_pipeline *p, VkDescriptorSet *set)
 {
-    struct gpu_context *ctx = cmd->ctx;
+    struct gpu_device *dev = cmd->dev;
     VkResult r;
     if (cmd->sets_left == 0) {
         if (cmd->descriptor_pools_used == cmd->descriptor_pool_count) {
@@ -196,10 +194,10 @@ static int descriptor_set(struct gpu_cmd *cmd, const struct gpu_pipeline *p, VkD
             VkDescriptorPoolCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
                                              .maxSets = SETS_PER_POOL,
                                              .poolSizeCount = 2, .pPoolSizes = sizes};
-            r = vkCreateDescriptorPool(ctx->device, &ci, NULL,
+            r = vkCreateDescriptorPool(dev->device, &ci, NULL,
                                        &cmd->descriptor_pools[cmd->descriptor_pool_count]);
             if (r != VK_SUCCESS)
-                return gpu_ctx_fail_vk(ctx, r, "recording a dispatch: creating a descriptor pool");
+                return gpu_device_fail_vk(dev, r, "recording a dispatch: creating a descriptor pool");
             cmd->descriptor_pool_count++;
         }
         cmd->descriptor_pools_used++;
@@ -209,7 +207,7 @@ static int descriptor_set(struct gpu_cmd *cmd, const struct gpu_pipeline *p, VkD
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
         .descriptorPool = cmd->descriptor_pools[cmd->descriptor_pools_used - 1],
         .descriptorSetCount = 1, .pSetLayouts = &p->set_layout};
-    r = vkAllocateDescriptorSets(ctx->device, &ai, set);
+    r = vkAllocateDescriptorSets(dev->device, &ai, set);
     if ((r == VK_ERROR_OUT_OF_POOL_MEMORY || r == VK_ERROR_FRAGMENTED_POOL) &&
         cmd->sets_left < SETS_PER_POOL) {
         /* the slab ran out of descriptors before sets: move on to the next one */
@@ -217,7 +215,7 @@ static int descriptor_set(struct gpu_cmd *cmd, const struct gpu_pipeline *p, VkD
         return descriptor_set(cmd, p, set);
     }
     if (r != VK_SUCCESS)
-        return gpu_ctx_fail_vk(ctx, r, "recording a dispatch: allocating a descriptor set");
+        return gpu_device_fail_vk(dev, r, "recording a dispatch: allocating a descriptor set");
     cmd->sets_left--;
     return GPU_OK;
 }
@@ -226,10 +224,10 @@ static int descriptor_set(struct gpu_cmd *cmd, const struct gpu_pipeline *p, VkD
 static int texel_view(struct gpu_cmd *cmd, const struct gpu_pipeline *p, unsigned i, const struct gpu_binding *b,
                       VkBufferView *out)
 {
-    struct gpu_context *ctx = cmd->ctx;
+    struct gpu_device *dev = cmd->dev;
     const VkDeviceSize texels = (b->range + 15) / 16;
-    if (!b->buffer || b->range == 0 || texels > ctx->caps.max_texel_buffer_elements ||
-        b->offset % ctx->caps.min_texel_buffer_offset_alignment)
+    if (!b->buffer || b->range == 0 || texels > dev->caps.max_texel_buffer_elements ||
+        b->offset % dev->caps.min_texel_buffer_offset_alignment)
         return gpu_fail(GPU_ERR, "recording %s: texel binding %u is empty, misaligned or too large "
                         "(offset %llu, %llu bytes)", p->shader, i, (unsigned long long)b->offset,
                         (unsigned long long)b->range);
@@ -244,16 +242,16 @@ static int texel_view(struct gpu_cmd *cmd, const struct gpu_pipeline *p, unsigne
     VkBufferViewCreateInfo vi = {.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO, .buffer = b->buffer,
                                  .format = VK_FORMAT_R32G32B32A32_SFLOAT, .offset = b->offset,
                                  .range = texels * 16};
-    VkResult r = vkCreateBufferView(ctx->device, &vi, NULL, out);
+    VkResult r = vkCreateBufferView(dev->device, &vi, NULL, out);
     if (r != VK_SUCCESS)
-        return gpu_ctx_fail_vk(ctx, r, "recording a dispatch: creating a texel buffer view");
+        return gpu_device_fail_vk(dev, r, "recording a dispatch: creating a texel buffer view");
     cmd->views[cmd->view_count++] = *out;
     return GPU_OK;
 }
 
 int gpu_cmd_dispatch(struct gpu_cmd *cmd, const struct gpu_dispatch *d)
 {
-    struct gpu_context *ctx = cmd->ctx;
+    struct gpu_device *dev = cmd->dev;
     const struct gpu_pipeline *p = d->pipeline;
     if (!cmd->recording)
         return record_fail(cmd, gpu_fail(GPU_ERR, "recording a dispatch: gpu_cmd_begin was not called"));
@@ -264,10 +262,10 @@ int gpu_cmd_dispatch(struct gpu_cmd *cmd, const struct gpu_dispatch *d)
     uint32_t groups[3];
     for (int i = 0; i < 3; i++) {
         groups[i] = d->groups[i] ? d->groups[i] : 1;
-        if (groups[i] > ctx->caps.max_workgroup_count[i])
+        if (groups[i] > dev->caps.max_workgroup_count[i])
             return record_fail(cmd, gpu_fail(GPU_ERR, "recording %s: %u workgroups in dimension "
                                              "%d, the device allows %u", p->shader, groups[i], i,
-                                             ctx->caps.max_workgroup_count[i]));
+                                             dev->caps.max_workgroup_count[i]));
     }
     VkDescriptorBufferInfo infos[GPU_MAX_BUFFERS];
     VkWriteDescriptorSet writes[GPU_MAX_BUFFERS];
@@ -284,8 +282,8 @@ int gpu_cmd_dispatch(struct gpu_cmd *cmd, const struct gpu_dispatch *d)
             writes[i].pTexelBufferView = &views[i];
             continue;
         }
-        if (!b->buffer || b->range == 0 || b->range > ctx->caps.max_storage_buffer_range ||
-            b->offset % ctx->caps.min_storage_buffer_offset_alignment)
+        if (!b->buffer || b->range == 0 || b->range > dev->caps.max_storage_buffer_range ||
+            b->offset % dev->caps.min_storage_buffer_offset_alignment)
             return record_fail(cmd, gpu_fail(GPU_ERR, "recording %s: binding %u is empty, "
                                              "misaligned or too large (offset %llu, %llu bytes)",
                                              p->shader, i, (unsigned long long)b->offset,
@@ -296,7 +294,7 @@ int gpu_cmd_dispatch(struct gpu_cmd *cmd, const struct gpu_dispatch *d)
     }
     vkCmdBindPipeline(cmd->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
     if (p->buffer_count && p->push_descriptors) {
-        ctx->push_descriptor_set(cmd->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0,
+        dev->push_descriptor_set(cmd->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0,
                                  p->buffer_count, writes);
     } else if (p->buffer_count) {
         VkDescriptorSet set;
@@ -305,7 +303,7 @@ int gpu_cmd_dispatch(struct gpu_cmd *cmd, const struct gpu_dispatch *d)
             return record_fail(cmd, st);
         for (unsigned i = 0; i < p->buffer_count; i++)
             writes[i].dstSet = set;
-        vkUpdateDescriptorSets(ctx->device, p->buffer_count, writes, 0, NULL);
+        vkUpdateDescriptorSets(dev->device, p->buffer_count, writes, 0, NULL);
         vkCmdBindDescriptorSets(cmd->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &set,
                                 0, NULL);
     }
@@ -406,7 +404,7 @@ int gpu_cmd_end(struct gpu_cmd *cmd)
     cmd->recording = false;
     VkResult r = vkEndCommandBuffer(cmd->cb);
     if (r != VK_SUCCESS)
-        return gpu_ctx_fail_vk(cmd->ctx, r, "ending a command buffer");
+        return gpu_device_fail_vk(cmd->dev, r, "ending a command buffer");
     if (cmd->error)
         return cmd->error; /* gpu_last_error() may be newer; the first call returned the reason */
     cmd->recorded = true;
@@ -420,7 +418,7 @@ int gpu_cmd_submit(struct gpu_cmd *cmd)
     if (cmd->pending)
         return gpu_fail(GPU_ERR, "submitting a command buffer: the previous submission is still "
                         "running (call gpu_cmd_wait)");
-    int st = gpu_ctx_submit(cmd->ctx, cmd->cb, cmd->fence, "submitting a command buffer");
+    int st = gpu_queue_submit(cmd->queue, cmd->cb, cmd->fence, "submitting a command buffer");
     if (!st)
         cmd->pending = true;
     return st;
@@ -430,15 +428,15 @@ static VkResult read_timings(struct gpu_cmd *cmd)
 {
     if (!cmd->queries || cmd->timed == 0)
         return VK_SUCCESS;
-    VkResult r = vkGetQueryPoolResults(cmd->ctx->device, cmd->queries, 0, cmd->timed + 1,
+    VkResult r = vkGetQueryPoolResults(cmd->dev->device, cmd->queries, 0, cmd->timed + 1,
                                        (cmd->timed + 1) * sizeof *cmd->ticks, cmd->ticks,
                                        sizeof *cmd->ticks,
                                        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
     if (r != VK_SUCCESS)
         return r;
-    unsigned bits = cmd->ctx->caps.timestamp_valid_bits;
+    unsigned bits = cmd->dev->caps.timestamp_valid_bits;
     uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
-    double ns_per_tick = cmd->ctx->caps.timestamp_period;
+    double ns_per_tick = cmd->dev->caps.timestamp_period;
     for (unsigned i = 0; i < cmd->timed; i++)
         cmd->timings[i].us = (double)((cmd->ticks[i + 1] - cmd->ticks[i]) & mask) * ns_per_tick * 1e-3;
     return VK_SUCCESS;
@@ -448,7 +446,7 @@ int gpu_cmd_wait(struct gpu_cmd *cmd)
 {
     if (!cmd->pending)
         return GPU_OK;
-    int st = gpu_ctx_wait(cmd->ctx, cmd->fence, "running a command buffer");
+    int st = gpu_queue_wait(cmd->queue, cmd->fence, "running a command buffer");
     if (st == GPU_ERR_TIMEOUT)
         return st; /* still pending: a later wait may succeed */
     cmd->pending = false;
@@ -456,7 +454,7 @@ int gpu_cmd_wait(struct gpu_cmd *cmd)
         return st;
     VkResult r = read_timings(cmd);
     if (r != VK_SUCCESS)
-        return gpu_ctx_fail_vk(cmd->ctx, r, "reading timestamp queries");
+        return gpu_device_fail_vk(cmd->dev, r, "reading timestamp queries");
     return GPU_OK;
 }
 

@@ -1,7 +1,11 @@
 /* Command buffers recorded once and submitted any number of times: the nets record one per net
  * and input shape, then replay it for every image. Everything a recording refers to (descriptor
  * sets, timestamp queries) belongs to it, so replay needs nothing but gpu_cmd_run. Buffers it
- * binds must outlive it or its next gpu_cmd_begin. */
+ * binds must outlive it or its next gpu_cmd_begin.
+ *
+ * Threads: a gpu_cmd is used by one thread at a time (its command pool, descriptor pools and
+ * fence are its own); different ones may record, submit and wait on several threads at once,
+ * submission taking the queue's lock. */
 #ifndef PPOCR_GPU_CMD_H
 #define PPOCR_GPU_CMD_H
 

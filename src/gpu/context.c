@@ -1,730 +1,40 @@
+/* The owner: creates the pieces in their order, hands each public call that takes a context the
+ * piece it is about, and destroys the pieces in reverse order. */
 #include "gpu/context.h"
 #include "gpu/internal.h"
+#include "gpu/transfer.h"
 
+#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
-#define DEFAULT_TIMEOUT_MS 120000u
-/* A CPU device (lavapipe) shares the processor with everything else on the machine: on a 2-core
- * machine slowed down by another tenant, a small net's first fp16 run under the sanitizers took
- * over 120 s (its first run also pays for some of lavapipe's compilation). */
-#define CPU_DEVICE_TIMEOUT_MS 1800000u
+struct gpu_context {
+    struct gpu_settings settings;
+    struct gpu_device dev;
+    struct gpu_queue queue;
+    struct gpu_pool *pools[2]; /* indexed by enum gpu_memory */
+    struct gpu_pipeline_cache pipeline_cache;
+    struct gpu_pipeline_table pipelines;
+    struct gpu_transfer transfer;
+};
 
-/* The headers this project builds against may predate VK_KHR_cooperative_matrix; only its
- * property query is needed, whose layout is fixed by the extension. */
-#ifndef VK_KHR_cooperative_matrix
-#define VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR ((VkStructureType)1000506001)
-typedef struct VkCooperativeMatrixPropertiesKHR {
-    VkStructureType sType;
-    void *pNext;
-    uint32_t MSize, NSize, KSize;
-    VkComponentTypeNV AType, BType, CType, ResultType;
-    VkBool32 saturatingAccumulation;
-    VkScopeNV scope;
-} VkCooperativeMatrixPropertiesKHR;
-typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(
-    VkPhysicalDevice, uint32_t *, VkCooperativeMatrixPropertiesKHR *);
-#endif
-
-static bool env_flag(const char *name)
+static int create_pieces(struct gpu_context *ctx)
 {
-    const char *v = getenv(name);
-    return v && *v && strcmp(v, "0") != 0;
-}
-
-void gpu_options_default(struct gpu_options *opt)
-{
-    *opt = (struct gpu_options){.device_index = -1, .validate = -1, .spin_us = -1};
-}
-
-const char *gpu_device_kind_name(enum gpu_device_kind kind)
-{
-    switch (kind) {
-    case GPU_DEVICE_DISCRETE: return "discrete";
-    case GPU_DEVICE_INTEGRATED: return "integrated";
-    case GPU_DEVICE_VIRTUAL: return "virtual";
-    case GPU_DEVICE_CPU: return "cpu";
-    default: return "other";
-    }
-}
-
-static enum gpu_device_kind kind_of(VkPhysicalDeviceType t)
-{
-    switch (t) {
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return GPU_DEVICE_DISCRETE;
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return GPU_DEVICE_INTEGRATED;
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return GPU_DEVICE_VIRTUAL;
-    case VK_PHYSICAL_DEVICE_TYPE_CPU: return GPU_DEVICE_CPU;
-    default: return GPU_DEVICE_OTHER;
-    }
-}
-
-/* --- instance --------------------------------------------------------------------------------*/
-
-static bool has_extension(const VkExtensionProperties *ext, uint32_t n, const char *name)
-{
-    for (uint32_t i = 0; i < n; i++)
-        if (strcmp(ext[i].extensionName, name) == 0)
-            return true;
-    return false;
-}
-
-static int instance_extensions(const char *layer, VkExtensionProperties **out, uint32_t *n)
-{
-    *out = NULL;
-    *n = 0;
-    VkResult r = vkEnumerateInstanceExtensionProperties(layer, n, NULL);
-    if (r != VK_SUCCESS)
-        return gpu_fail_vk(r, "listing Vulkan instance extensions");
-    *out = calloc(*n ? *n : 1, sizeof **out);
-    if (!*out)
-        return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "listing Vulkan instance extensions: out of memory");
-    r = vkEnumerateInstanceExtensionProperties(layer, n, *out);
-    if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
-        free(*out);
-        *out = NULL;
-        return gpu_fail_vk(r, "listing Vulkan instance extensions");
-    }
-    return GPU_OK;
-}
-
-static int create_instance(bool validate, VkInstance *instance, VkDebugUtilsMessengerEXT *messenger,
-                           uint32_t *api_version)
-{
-    *instance = VK_NULL_HANDLE;
-    *messenger = VK_NULL_HANDLE;
-    uint32_t loader_version = VK_API_VERSION_1_0;
-    PFN_vkEnumerateInstanceVersion enum_version =
-        (PFN_vkEnumerateInstanceVersion)vkGetInstanceProcAddr(NULL, "vkEnumerateInstanceVersion");
-    if (enum_version)
-        enum_version(&loader_version);
-    if (loader_version < VK_API_VERSION_1_1)
-        return gpu_fail(GPU_ERR_NO_DEVICE, "creating the Vulkan instance: the Vulkan loader is "
-                        "version 1.0; Vulkan 1.1 is needed");
-    *api_version = loader_version < VK_API_VERSION_1_3 ? loader_version : VK_API_VERSION_1_3;
-
-    VkExtensionProperties *ext;
-    uint32_t n_ext;
-    int st = instance_extensions(NULL, &ext, &n_ext);
+    const struct gpu_settings *s = &ctx->settings;
+    int st = gpu_device_create(s, &ctx->dev);
     if (st)
         return st;
-    const char *enabled[4];
-    uint32_t n_enabled = 0;
-    VkInstanceCreateFlags flags = 0;
-    if (has_extension(ext, n_ext, "VK_KHR_portability_enumeration")) {
-        enabled[n_enabled++] = "VK_KHR_portability_enumeration";
-        flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
-    }
-    bool debug_utils = has_extension(ext, n_ext, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
-    free(ext);
-
-    const char *layer = "VK_LAYER_KHRONOS_validation";
-    if (validate) {
-        if (!gpu_validation_layer_present())
-            return gpu_fail(GPU_ERR, "validation was requested (PPOCR_VK_VALIDATE=1) but %s is "
-                            "not installed", layer);
-        st = instance_extensions(layer, &ext, &n_ext);
+    gpu_queue_init(&ctx->queue, &ctx->dev, s->timeout_ms, s->spin_us);
+    for (int w = 0; w < 2; w++) {
+        st = gpu_pool_create(&ctx->dev, (enum gpu_memory)w, s->pool_cap, s->no_mapped_device_memory,
+                             &ctx->pools[w]);
         if (st)
             return st;
-        bool features = has_extension(ext, n_ext, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
-        debug_utils = debug_utils || has_extension(ext, n_ext, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
-        free(ext);
-        if (!features || !debug_utils)
-            return gpu_fail(GPU_ERR, "validation was requested but %s lacks %s",
-                            layer, !features ? VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME
-                                             : VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
-        enabled[n_enabled++] = VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME;
-        enabled[n_enabled++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
     }
-
-    VkApplicationInfo app = {
-        .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
-        .pApplicationName = "ppocr-vk",
-        .pEngineName = "ppocr-vk",
-        .apiVersion = *api_version,
-    };
-    VkInstanceCreateInfo ci = {
-        .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-        .flags = flags,
-        .pApplicationInfo = &app,
-        .enabledLayerCount = validate ? 1 : 0,
-        .ppEnabledLayerNames = &layer,
-        .enabledExtensionCount = n_enabled,
-        .ppEnabledExtensionNames = enabled,
-    };
-    VkValidationFeaturesEXT features;
-    VkDebugUtilsMessengerCreateInfoEXT messenger_info;
-    if (validate)
-        gpu_validation_instance_chain(&ci, &features, &messenger_info);
-    VkResult r = vkCreateInstance(&ci, NULL, instance);
-    if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
-        return gpu_fail(GPU_ERR_NO_DEVICE, "creating the Vulkan instance: no Vulkan driver found "
-                        "(VK_ERROR_INCOMPATIBLE_DRIVER)");
-    if (r != VK_SUCCESS) {
-        *instance = VK_NULL_HANDLE;
-        return gpu_fail_vk(r, "creating the Vulkan instance");
-    }
-    if (validate) {
-        st = gpu_validation_messenger_create(*instance, messenger);
-        if (st) {
-            vkDestroyInstance(*instance, NULL);
-            *instance = VK_NULL_HANDLE;
-            return st;
-        }
-    }
-    return GPU_OK;
-}
-
-static int physical_devices(VkInstance instance, VkPhysicalDevice **out, uint32_t *n)
-{
-    *out = NULL;
-    *n = 0;
-    VkResult r = vkEnumeratePhysicalDevices(instance, n, NULL);
-    if (r == VK_ERROR_INITIALIZATION_FAILED || (r == VK_SUCCESS && *n == 0))
-        return gpu_fail(GPU_ERR_NO_DEVICE, "listing Vulkan devices: no Vulkan device found (%s)",
-                        gpu_result_name(r));
-    if (r != VK_SUCCESS)
-        return gpu_fail_vk(r, "listing Vulkan devices");
-    *out = calloc(*n, sizeof **out);
-    if (!*out)
-        return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "listing Vulkan devices: out of memory");
-    r = vkEnumeratePhysicalDevices(instance, n, *out);
-    if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
-        free(*out);
-        *out = NULL;
-        return gpu_fail_vk(r, "listing Vulkan devices");
-    }
-    return GPU_OK;
-}
-
-/* --- capabilities ----------------------------------------------------------------------------*/
-
-struct device_extensions {
-    VkExtensionProperties *list;
-    uint32_t count;
-};
-
-static bool device_has(const struct device_extensions *e, const char *name)
-{
-    return has_extension(e->list, e->count, name);
-}
-
-static int device_extensions(VkPhysicalDevice pd, struct device_extensions *e)
-{
-    e->list = NULL;
-    e->count = 0;
-    VkResult r = vkEnumerateDeviceExtensionProperties(pd, NULL, &e->count, NULL);
-    if (r != VK_SUCCESS)
-        return gpu_fail_vk(r, "listing Vulkan device extensions");
-    e->list = calloc(e->count ? e->count : 1, sizeof *e->list);
-    if (!e->list)
-        return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "listing Vulkan device extensions: out of memory");
-    r = vkEnumerateDeviceExtensionProperties(pd, NULL, &e->count, e->list);
-    if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
-        free(e->list);
-        e->list = NULL;
-        return gpu_fail_vk(r, "listing Vulkan device extensions");
-    }
-    return GPU_OK;
-}
-
-static uint64_t largest_device_local_heap(const VkPhysicalDeviceMemoryProperties *m)
-{
-    uint64_t best = 0;
-    for (uint32_t i = 0; i < m->memoryHeapCount; i++)
-        if ((m->memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) && m->memoryHeaps[i].size > best)
-            best = m->memoryHeaps[i].size;
-    return best;
-}
-
-/* Host-visible device memory counts as unified only when it spans the whole of video memory
- * (integrated GPUs, lavapipe, resizable BAR), not the 256 MiB window of older discrete GPUs. */
-static bool has_unified_memory(const VkPhysicalDeviceMemoryProperties *m, uint64_t device_local)
-{
-    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT |
-                                       VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    for (uint32_t i = 0; i < m->memoryTypeCount; i++)
-        if ((m->memoryTypes[i].propertyFlags & want) == want &&
-            m->memoryHeaps[m->memoryTypes[i].heapIndex].size >= device_local)
-            return true;
-    return false;
-}
-
-static void read_coopmat_shapes(VkInstance instance, VkPhysicalDevice pd, struct gpu_caps *caps)
-{
-    /* Both extensions report rows of (M, N, K, A, B, C, result, scope); only fp16 inputs at
-     * subgroup scope matter to the nets, whatever the accumulator. */
-    uint32_t n = 0;
-    if (caps->coopmat_khr) {
-        PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR get =
-            (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)vkGetInstanceProcAddr(
-                instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
-        if (get && get(pd, &n, NULL) == VK_SUCCESS && n > 0) {
-            VkCooperativeMatrixPropertiesKHR *p = calloc(n, sizeof *p);
-            for (uint32_t i = 0; p && i < n; i++)
-                p[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
-            if (p && get(pd, &n, p) == VK_SUCCESS)
-                for (uint32_t i = 0; i < n && caps->coopmat_shape_count < 16; i++)
-                    if (p[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
-                        p[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
-                        p[i].scope == VK_SCOPE_SUBGROUP_NV)
-                        caps->coopmat_shapes[caps->coopmat_shape_count++] =
-                            (struct gpu_coopmat_shape){p[i].MSize, p[i].NSize, p[i].KSize,
-                                                       p[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV};
-            free(p);
-            return;
-        }
-    }
-    if (caps->coopmat_nv) {
-        PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV get =
-            (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)vkGetInstanceProcAddr(
-                instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
-        if (get && get(pd, &n, NULL) == VK_SUCCESS && n > 0) {
-            VkCooperativeMatrixPropertiesNV *p = calloc(n, sizeof *p);
-            for (uint32_t i = 0; p && i < n; i++)
-                p[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
-            if (p && get(pd, &n, p) == VK_SUCCESS)
-                for (uint32_t i = 0; i < n && caps->coopmat_shape_count < 16; i++)
-                    if (p[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
-                        p[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
-                        p[i].scope == VK_SCOPE_SUBGROUP_NV)
-                        caps->coopmat_shapes[caps->coopmat_shape_count++] =
-                            (struct gpu_coopmat_shape){p[i].MSize, p[i].NSize, p[i].KSize,
-                                                       p[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV};
-            free(p);
-        }
-    }
-}
-
-/* Features of a device and the structures that enable them, chained for vkCreateDevice. */
-struct device_features {
-    VkPhysicalDeviceFeatures2 base;
-    VkPhysicalDevice16BitStorageFeatures storage16;
-    VkPhysicalDevice8BitStorageFeatures storage8;
-    VkPhysicalDeviceShaderFloat16Int8Features float16_int8;
-    VkPhysicalDeviceSubgroupSizeControlFeatures subgroup_size_control;
-    VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat_nv;
-    VkPhysicalDeviceVulkanMemoryModelFeatures memory_model; /* the cooperative-matrix kernel's scopes */
-    const char *extensions[8];
-    uint32_t extension_count;
-    int push_descriptor_extension; /* index in extensions, or -1 */
-};
-
-/* Reads features and limits; `api` is the version usable with this device (instance and device
- * both). Promoted extensions are used through their core structure when the version allows,
- * through the extension when present, and not at all otherwise. */
-static void read_caps(VkInstance instance, VkPhysicalDevice pd, uint32_t api,
-                      const struct device_extensions *ext, struct gpu_caps *caps,
-                      struct device_features *f)
-{
-    memset(caps, 0, sizeof *caps);
-    memset(f, 0, sizeof *f);
-    f->push_descriptor_extension = -1;
-
-    bool has_float16_int8 = api >= VK_API_VERSION_1_2 || device_has(ext, "VK_KHR_shader_float16_int8");
-    bool has_storage8 = api >= VK_API_VERSION_1_2 || device_has(ext, "VK_KHR_8bit_storage");
-    bool has_driver_props = api >= VK_API_VERSION_1_2 || device_has(ext, "VK_KHR_driver_properties");
-    bool has_size_control = api >= VK_API_VERSION_1_3 || device_has(ext, "VK_EXT_subgroup_size_control");
-    bool has_push = device_has(ext, "VK_KHR_push_descriptor");
-    bool has_memory_model = api >= VK_API_VERSION_1_2 || device_has(ext, "VK_KHR_vulkan_memory_model");
-    caps->coopmat_khr = device_has(ext, "VK_KHR_cooperative_matrix");
-    caps->coopmat_nv = device_has(ext, "VK_NV_cooperative_matrix");
-
-    /* properties */
-    VkPhysicalDeviceSubgroupProperties subgroup = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
-    VkPhysicalDeviceIDProperties id = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES,
-                                       .pNext = &subgroup};
-    VkPhysicalDeviceDriverProperties driver = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
-    VkPhysicalDeviceSubgroupSizeControlProperties size_control = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
-    VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
-                                         .pNext = &id};
-    if (has_driver_props) {
-        driver.pNext = props.pNext;
-        props.pNext = &driver;
-    }
-    if (has_size_control) {
-        size_control.pNext = props.pNext;
-        props.pNext = &size_control;
-    }
-    vkGetPhysicalDeviceProperties2(pd, &props);
-    const VkPhysicalDeviceLimits *lim = &props.properties.limits;
-
-    snprintf(caps->device_name, sizeof caps->device_name, "%s", props.properties.deviceName);
-    if (has_driver_props) {
-        snprintf(caps->driver_name, sizeof caps->driver_name, "%s", driver.driverName);
-        snprintf(caps->driver_info, sizeof caps->driver_info, "%s", driver.driverInfo);
-    }
-    caps->kind = kind_of(props.properties.deviceType);
-    caps->is_cpu = caps->kind == GPU_DEVICE_CPU;
-    caps->api_version = api;
-    caps->driver_version = props.properties.driverVersion;
-    caps->vendor_id = props.properties.vendorID;
-    caps->device_id = props.properties.deviceID;
-    memcpy(caps->device_uuid, id.deviceUUID, VK_UUID_SIZE);
-    memcpy(caps->pipeline_cache_uuid, props.properties.pipelineCacheUUID, VK_UUID_SIZE);
-    caps->subgroup_size = subgroup.subgroupSize;
-    if (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT)
-        caps->subgroup_ops = subgroup.supportedOperations;
-    caps->min_subgroup_size = caps->max_subgroup_size = subgroup.subgroupSize;
-    caps->max_shared_memory = lim->maxComputeSharedMemorySize;
-    for (int i = 0; i < 3; i++) {
-        caps->max_workgroup_size[i] = lim->maxComputeWorkGroupSize[i];
-        caps->max_workgroup_count[i] = lim->maxComputeWorkGroupCount[i];
-    }
-    caps->max_workgroup_invocations = lim->maxComputeWorkGroupInvocations;
-    caps->max_push_constants = lim->maxPushConstantsSize;
-    caps->max_storage_buffer_range = lim->maxStorageBufferRange;
-    caps->min_storage_buffer_offset_alignment = lim->minStorageBufferOffsetAlignment;
-    caps->max_texel_buffer_elements = lim->maxTexelBufferElements;
-    caps->min_texel_buffer_offset_alignment = lim->minTexelBufferOffsetAlignment;
-    caps->non_coherent_atom_size = lim->nonCoherentAtomSize;
-    caps->timestamp_period = lim->timestampPeriod;
-
-    vkGetPhysicalDeviceMemoryProperties(pd, &caps->memory);
-    caps->device_local_bytes = largest_device_local_heap(&caps->memory);
-    caps->unified_memory = has_unified_memory(&caps->memory, caps->device_local_bytes);
-
-    /* features */
-    f->base.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
-    f->storage16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
-    f->base.pNext = &f->storage16;
-    if (has_storage8) {
-        f->storage8.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES;
-        f->storage8.pNext = f->base.pNext;
-        f->base.pNext = &f->storage8;
-    }
-    if (has_float16_int8) {
-        f->float16_int8.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES;
-        f->float16_int8.pNext = f->base.pNext;
-        f->base.pNext = &f->float16_int8;
-    }
-    if (has_size_control) {
-        f->subgroup_size_control.sType =
-            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES;
-        f->subgroup_size_control.pNext = f->base.pNext;
-        f->base.pNext = &f->subgroup_size_control;
-    }
-    if (caps->coopmat_nv && has_memory_model) {
-        f->coopmat_nv.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
-        f->coopmat_nv.pNext = f->base.pNext;
-        f->memory_model.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES;
-        f->memory_model.pNext = &f->coopmat_nv;
-        f->base.pNext = &f->memory_model;
-    }
-    vkGetPhysicalDeviceFeatures2(pd, &f->base);
-
-    /* keep only what is enabled below, so the structures double as the create-info chain */
-    VkPhysicalDeviceFeatures all = f->base.features;
-    memset(&f->base.features, 0, sizeof f->base.features);
-    f->base.features.shaderInt16 = all.shaderInt16;
-    f->base.features.shaderInt64 = all.shaderInt64;
-    caps->shader_int64 = all.shaderInt64;
-
-    /* every supported 16/8-bit storage feature is harmless to enable */
-    caps->storage_16bit = f->storage16.storageBuffer16BitAccess;
-    if (has_storage8) {
-        caps->storage_8bit = f->storage8.storageBuffer8BitAccess;
-        if (api < VK_API_VERSION_1_2) /* present, since has_storage8 */
-            f->extensions[f->extension_count++] = "VK_KHR_8bit_storage";
-    }
-    if (has_float16_int8) {
-        caps->shader_fp16 = f->float16_int8.shaderFloat16;
-        caps->shader_int8 = f->float16_int8.shaderInt8;
-        if (api < VK_API_VERSION_1_2)
-            f->extensions[f->extension_count++] = "VK_KHR_shader_float16_int8";
-    }
-    if (has_size_control) {
-        caps->subgroup_size_control = f->subgroup_size_control.subgroupSizeControl &&
-            (size_control.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT);
-        if (caps->subgroup_size_control) {
-            caps->min_subgroup_size = size_control.minSubgroupSize;
-            caps->max_subgroup_size = size_control.maxSubgroupSize;
-            if (api < VK_API_VERSION_1_3)
-                f->extensions[f->extension_count++] = "VK_EXT_subgroup_size_control";
-        } else {
-            f->subgroup_size_control.subgroupSizeControl = VK_FALSE;
-            f->subgroup_size_control.computeFullSubgroups = VK_FALSE;
-        }
-    }
-    if (f->memory_model.sType) {
-        /* The cooperative-matrix kernel declares both capabilities: enabled together or not at
-         * all. With the memory model on, the device-scope atomics of other kernels need its
-         * device scope too. */
-        caps->coopmat_nv = f->coopmat_nv.cooperativeMatrix && f->memory_model.vulkanMemoryModel &&
-                           f->memory_model.vulkanMemoryModelDeviceScope;
-        f->coopmat_nv.cooperativeMatrixRobustBufferAccess = VK_FALSE;
-        f->memory_model.vulkanMemoryModelAvailabilityVisibilityChains = VK_FALSE;
-        if (caps->coopmat_nv) {
-            f->extensions[f->extension_count++] = "VK_NV_cooperative_matrix";
-            if (api < VK_API_VERSION_1_2)
-                f->extensions[f->extension_count++] = "VK_KHR_vulkan_memory_model";
-        } else {
-            f->coopmat_nv.cooperativeMatrix = VK_FALSE;
-            f->memory_model.vulkanMemoryModel = VK_FALSE;
-            f->memory_model.vulkanMemoryModelDeviceScope = VK_FALSE;
-        }
-    } else {
-        caps->coopmat_nv = false;
-    }
-    if (has_push) {
-        caps->push_descriptors = true;
-        f->push_descriptor_extension = (int)f->extension_count;
-        f->extensions[f->extension_count++] = "VK_KHR_push_descriptor";
-    }
-    read_coopmat_shapes(instance, pd, caps);
-}
-
-/* --- device choice ---------------------------------------------------------------------------*/
-
-static int kind_rank(enum gpu_device_kind k)
-{
-    switch (k) {
-    case GPU_DEVICE_DISCRETE: return 4;
-    case GPU_DEVICE_INTEGRATED: return 3;
-    case GPU_DEVICE_VIRTUAL: return 2;
-    case GPU_DEVICE_CPU: return 1;
-    default: return 0;
-    }
-}
-
-static uint32_t usable_api(uint32_t instance_api, VkPhysicalDevice pd)
-{
-    VkPhysicalDeviceProperties p;
-    vkGetPhysicalDeviceProperties(pd, &p);
-    uint32_t dev = VK_MAKE_API_VERSION(0, VK_API_VERSION_MAJOR(p.apiVersion),
-                                       VK_API_VERSION_MINOR(p.apiVersion), 0);
-    return dev < instance_api ? dev : instance_api;
-}
-
-static int pick_device(VkInstance instance, uint32_t instance_api, int wanted,
-                       VkPhysicalDevice *out)
-{
-    VkPhysicalDevice *pds;
-    uint32_t n;
-    int st = physical_devices(instance, &pds, &n);
+    st = gpu_pipeline_cache_open(&ctx->dev, s->cache_dir, &ctx->pipeline_cache);
     if (st)
         return st;
-    if (wanted >= 0) {
-        if ((uint32_t)wanted >= n) {
-            free(pds);
-            return gpu_fail(GPU_ERR_NO_DEVICE, "choosing Vulkan device %d: there are only %u "
-                            "(see --list-devices)", wanted, n);
-        }
-        *out = pds[wanted];
-        free(pds);
-        if (usable_api(instance_api, *out) < VK_API_VERSION_1_1)
-            return gpu_fail(GPU_ERR_NO_DEVICE, "choosing Vulkan device %d: it supports only "
-                            "Vulkan 1.0; 1.1 is needed", wanted);
-        return GPU_OK;
-    }
-    int best = -1, best_rank = -1;
-    uint64_t best_memory = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (usable_api(instance_api, pds[i]) < VK_API_VERSION_1_1)
-            continue;
-        VkPhysicalDeviceProperties p;
-        VkPhysicalDeviceMemoryProperties m;
-        vkGetPhysicalDeviceProperties(pds[i], &p);
-        vkGetPhysicalDeviceMemoryProperties(pds[i], &m);
-        int rank = kind_rank(kind_of(p.deviceType));
-        uint64_t memory = largest_device_local_heap(&m);
-        if (rank > best_rank || (rank == best_rank && memory > best_memory)) {
-            best = (int)i;
-            best_rank = rank;
-            best_memory = memory;
-        }
-    }
-    if (best >= 0)
-        *out = pds[best];
-    free(pds);
-    if (best < 0)
-        return gpu_fail(GPU_ERR_NO_DEVICE, "choosing a Vulkan device: none supports Vulkan 1.1");
-    return GPU_OK;
-}
-
-static int pick_queue(VkPhysicalDevice pd, uint32_t *family, uint32_t *timestamp_bits)
-{
-    uint32_t n = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
-    VkQueueFamilyProperties *q = calloc(n ? n : 1, sizeof *q);
-    if (!q)
-        return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "listing queue families: out of memory");
-    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, q);
-    int best = -1;
-    for (uint32_t i = 0; i < n; i++) {
-        if (!(q[i].queueFlags & VK_QUEUE_COMPUTE_BIT) || q[i].queueCount == 0)
-            continue;
-        /* a family that can time dispatches wins; the first such is usually the main one */
-        if (best < 0 || (q[best].timestampValidBits == 0 && q[i].timestampValidBits > 0))
-            best = (int)i;
-    }
-    if (best >= 0) {
-        *family = (uint32_t)best;
-        *timestamp_bits = q[best].timestampValidBits;
-    }
-    free(q);
-    if (best < 0)
-        return gpu_fail(GPU_ERR_NO_DEVICE, "choosing a queue: the device has no compute queue");
-    return GPU_OK;
-}
-
-/* --- context ---------------------------------------------------------------------------------*/
-
-static void resolve_options(const struct gpu_options *in, struct gpu_options *o)
-{
-    if (in)
-        *o = *in;
-    else
-        gpu_options_default(o);
-    if (o->validate < 0)
-        o->validate = env_flag("PPOCR_VK_VALIDATE");
-    if (env_flag("PPOCR_VK_FORCE_FP32"))
-        o->force_fp32 = true;
-    if (env_flag("PPOCR_VK_NO_PUSH_DESCRIPTORS"))
-        o->no_push_descriptors = true;
-    if (env_flag("PPOCR_VK_NO_MAPPED_DEVICE"))
-        o->no_mapped_device_memory = true;
-    const char *cap = getenv("PPOCR_VK_POOL_CAP");
-    if (o->pool_cap == 0 && cap && *cap)
-        o->pool_cap = strtoull(cap, NULL, 0);
-    const char *range = getenv("PPOCR_VK_MAX_BUFFER_RANGE");
-    if (o->max_buffer_range == 0 && range && *range)
-        o->max_buffer_range = strtoull(range, NULL, 0);
-    const char *timeout = getenv("PPOCR_VK_TIMEOUT_MS");
-    if (o->timeout_ms == 0 && timeout && *timeout)
-        o->timeout_ms = (uint32_t)strtoul(timeout, NULL, 0);
-    const char *spin = getenv("PPOCR_VK_SPIN_US");
-    if (o->spin_us < 0 && spin && *spin)
-        o->spin_us = (int)strtol(spin, NULL, 0);
-}
-
-int gpu_ctx_fail_vk(struct gpu_context *ctx, VkResult r, const char *doing)
-{
-    if (r == VK_ERROR_DEVICE_LOST)
-        ctx->lost = true;
-    return gpu_fail_vk(r, doing);
-}
-
-int gpu_ctx_submit(struct gpu_context *ctx, VkCommandBuffer cb, VkFence fence, const char *what)
-{
-    char doing[160];
-    if (ctx->lost)
-        return gpu_fail(GPU_ERR_DEVICE_LOST, "%s: the device was lost earlier", what);
-    VkResult r = vkResetFences(ctx->device, 1, &fence);
-    if (r != VK_SUCCESS) {
-        snprintf(doing, sizeof doing, "%s: resetting the fence", what);
-        return gpu_ctx_fail_vk(ctx, r, doing);
-    }
-    VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                           .commandBufferCount = 1, .pCommandBuffers = &cb};
-    pthread_mutex_lock(&ctx->queue_lock);
-    r = vkQueueSubmit(ctx->queue, 1, &submit, fence);
-    pthread_mutex_unlock(&ctx->queue_lock);
-    if (r != VK_SUCCESS) {
-        snprintf(doing, sizeof doing, "%s: vkQueueSubmit", what);
-        return gpu_ctx_fail_vk(ctx, r, doing);
-    }
-    return GPU_OK;
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
-/* The fence's status, polled for up to spin_ns (never longer than the timeout): VK_NOT_READY
- * when the GPU is still busy after that. */
-static VkResult poll_fence(struct gpu_context *ctx, VkFence fence)
-{
-    if (!ctx->spin_ns)
-        return VK_NOT_READY;
-    uint64_t limit = ctx->spin_ns < ctx->timeout_ns ? ctx->spin_ns : ctx->timeout_ns, t0 = now_ns();
-    VkResult r;
-    do
-        r = vkGetFenceStatus(ctx->device, fence);
-    while (r == VK_NOT_READY && now_ns() - t0 < limit);
-    return r;
-}
-
-int gpu_ctx_wait(struct gpu_context *ctx, VkFence fence, const char *what)
-{
-    char doing[160];
-    if (ctx->lost)
-        return gpu_fail(GPU_ERR_DEVICE_LOST, "%s: the device was lost earlier", what);
-    VkResult r = poll_fence(ctx, fence);
-    if (r == VK_NOT_READY)
-        r = vkWaitForFences(ctx->device, 1, &fence, VK_TRUE, ctx->timeout_ns);
-    if (r == VK_TIMEOUT)
-        return gpu_fail(GPU_ERR_TIMEOUT, "%s: the GPU did not finish within %u ms (VK_TIMEOUT)",
-                        what, ctx->opt.timeout_ms);
-    if (r != VK_SUCCESS) {
-        snprintf(doing, sizeof doing, "%s: waiting for the GPU", what);
-        return gpu_ctx_fail_vk(ctx, r, doing);
-    }
-    return GPU_OK;
-}
-
-static int create_device(struct gpu_context *ctx)
-{
-    uint32_t api = usable_api(ctx->caps.api_version, ctx->physical);
-    struct device_extensions ext;
-    int st = device_extensions(ctx->physical, &ext);
-    if (st)
-        return st;
-    struct device_features f;
-    read_caps(ctx->instance, ctx->physical, api, &ext, &ctx->caps, &f);
-    free(ext.list);
-    if (ctx->opt.no_push_descriptors && f.push_descriptor_extension >= 0) {
-        ctx->caps.push_descriptors = false;
-        for (uint32_t i = (uint32_t)f.push_descriptor_extension; i + 1 < f.extension_count; i++)
-            f.extensions[i] = f.extensions[i + 1];
-        f.extension_count--;
-    }
-
-    uint32_t timestamp_bits = 0;
-    st = pick_queue(ctx->physical, &ctx->queue_family, &timestamp_bits);
-    if (st)
-        return st;
-    ctx->caps.timestamp_valid_bits = timestamp_bits;
-    ctx->caps.timestamps = timestamp_bits > 0 && ctx->caps.timestamp_period > 0;
-
-    float priority = 1.0f;
-    VkDeviceQueueCreateInfo queue = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-                                     .queueFamilyIndex = ctx->queue_family,
-                                     .queueCount = 1,
-                                     .pQueuePriorities = &priority};
-    VkDeviceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                             .pNext = &f.base,
-                             .queueCreateInfoCount = 1,
-                             .pQueueCreateInfos = &queue,
-                             .enabledExtensionCount = f.extension_count,
-                             .ppEnabledExtensionNames = f.extensions};
-    VkResult r = vkCreateDevice(ctx->physical, &ci, NULL, &ctx->device);
-    if (r != VK_SUCCESS) {
-        ctx->device = VK_NULL_HANDLE;
-        char doing[320];
-        snprintf(doing, sizeof doing, "creating the Vulkan device on %s", ctx->caps.device_name);
-        return gpu_fail_vk(r, doing);
-    }
-    vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
-    if (ctx->caps.push_descriptors) {
-        ctx->push_descriptor_set = (PFN_vkCmdPushDescriptorSetKHR)vkGetDeviceProcAddr(
-            ctx->device, "vkCmdPushDescriptorSetKHR");
-        ctx->caps.push_descriptors = ctx->push_descriptor_set != NULL;
-    }
-    if (ctx->opt.force_fp32) {
-        ctx->caps.shader_fp16 = false;
-        ctx->caps.storage_16bit = false;
-    }
-    if (ctx->opt.max_buffer_range && ctx->opt.max_buffer_range < ctx->caps.max_storage_buffer_range)
-        ctx->caps.max_storage_buffer_range = ctx->opt.max_buffer_range;
+    gpu_pipeline_table_init(&ctx->pipelines, &ctx->dev, ctx->pipeline_cache.handle);
+    gpu_transfer_init(&ctx->transfer, &ctx->dev, &ctx->queue, ctx->pools[GPU_MEMORY_HOST]);
     return GPU_OK;
 }
 
@@ -734,30 +44,8 @@ int gpu_context_create(const struct gpu_options *opt, struct gpu_context **out)
     struct gpu_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "creating the GPU context: out of memory");
-    resolve_options(opt, &ctx->opt);
-    pthread_mutex_init(&ctx->queue_lock, NULL);
-    pthread_mutex_init(&ctx->pipeline_lock, NULL);
-    pthread_mutex_init(&ctx->transfer_lock, NULL);
-
-    uint32_t api;
-    int st = create_instance(ctx->opt.validate, &ctx->instance, &ctx->messenger, &api);
-    if (!st)
-        st = pick_device(ctx->instance, api, ctx->opt.device_index, &ctx->physical);
-    if (!st) {
-        ctx->caps.api_version = api;
-        st = create_device(ctx);
-    }
-    if (!st) {
-        int spin = ctx->opt.spin_us >= 0 ? ctx->opt.spin_us : ctx->caps.is_cpu ? 0 : GPU_DEFAULT_SPIN_US;
-        ctx->spin_ns = (uint64_t)spin * 1000ull;
-        if (ctx->opt.timeout_ms == 0)
-            ctx->opt.timeout_ms = ctx->caps.is_cpu ? CPU_DEVICE_TIMEOUT_MS : DEFAULT_TIMEOUT_MS;
-        ctx->timeout_ns = (uint64_t)ctx->opt.timeout_ms * 1000000ull;
-    }
-    if (!st)
-        st = gpu_pools_create(ctx);
-    if (!st)
-        st = gpu_pipeline_cache_open(ctx);
+    gpu_settings_from_env(opt, &ctx->settings);
+    int st = create_pieces(ctx);
     if (st) {
         char reason[512];
         snprintf(reason, sizeof reason, "%s", gpu_last_error());
@@ -773,33 +61,31 @@ void gpu_context_destroy(struct gpu_context *ctx)
 {
     if (!ctx)
         return;
-    if (ctx->device) {
-        if (!ctx->lost)
-            vkDeviceWaitIdle(ctx->device);
-        gpu_transfer_destroy(ctx);
-        gpu_pipelines_destroy(ctx);
-        gpu_pipeline_cache_close(ctx);
-        gpu_pools_destroy(ctx);
-        vkDestroyDevice(ctx->device, NULL);
+    if (ctx->dev.device) {
+        if (!gpu_device_lost(&ctx->dev))
+            vkDeviceWaitIdle(ctx->dev.device);
+        gpu_transfer_destroy(&ctx->transfer);
+        gpu_pipeline_table_destroy(&ctx->pipelines);
+        gpu_pipeline_cache_close(&ctx->dev, &ctx->pipeline_cache);
+        for (int w = 0; w < 2; w++)
+            gpu_pool_destroy(ctx->pools[w]);
     }
-    if (ctx->instance) {
-        gpu_validation_messenger_destroy(ctx->instance, ctx->messenger);
-        vkDestroyInstance(ctx->instance, NULL);
-    }
-    pthread_mutex_destroy(&ctx->queue_lock);
-    pthread_mutex_destroy(&ctx->pipeline_lock);
-    pthread_mutex_destroy(&ctx->transfer_lock);
+    gpu_queue_destroy(&ctx->queue);
+    gpu_device_destroy(&ctx->dev);
     free(ctx);
 }
 
-const struct gpu_caps *gpu_context_caps(const struct gpu_context *ctx) { return &ctx->caps; }
-VkDevice gpu_context_device(const struct gpu_context *ctx) { return ctx->device; }
-VkPhysicalDevice gpu_context_physical_device(const struct gpu_context *ctx) { return ctx->physical; }
+struct gpu_device *gpu_context_gpu_device(struct gpu_context *ctx) { return &ctx->dev; }
+struct gpu_queue *gpu_context_queue(struct gpu_context *ctx) { return &ctx->queue; }
+
+const struct gpu_caps *gpu_context_caps(const struct gpu_context *ctx) { return &ctx->dev.caps; }
+VkDevice gpu_context_device(const struct gpu_context *ctx) { return ctx->dev.device; }
+VkPhysicalDevice gpu_context_physical_device(const struct gpu_context *ctx) { return ctx->dev.physical; }
 
 bool gpu_prefers_fp16(const struct gpu_context *ctx)
 {
-    const struct gpu_caps *c = &ctx->caps;
-    return c->storage_16bit && c->shader_fp16 && !c->is_cpu && !ctx->opt.force_fp32;
+    const struct gpu_caps *c = &ctx->dev.caps;
+    return c->storage_16bit && c->shader_fp16 && !c->is_cpu && !ctx->settings.force_fp32;
 }
 
 bool gpu_shuffles_fill_workgroup(const struct gpu_caps *c, uint32_t workgroup)
@@ -808,50 +94,60 @@ bool gpu_shuffles_fill_workgroup(const struct gpu_caps *c, uint32_t workgroup)
            c->subgroup_size && workgroup % c->subgroup_size == 0;
 }
 
-/* --- device list -----------------------------------------------------------------------------*/
+/* --- the pieces' calls that take a context ----------------------------------------------------*/
 
-static void format_driver_version(uint32_t vendor, uint32_t v, char *buf, size_t size)
+int gpu_buffer_alloc(struct gpu_context *ctx, enum gpu_memory where, VkDeviceSize size,
+                     struct gpu_buffer *out)
 {
-    if (vendor == 0x10de) /* NVIDIA packs 10.8.8.6 bits */
-        snprintf(buf, size, "%u.%u.%u", v >> 22, (v >> 14) & 0xff, (v >> 6) & 0xff);
-    else
-        snprintf(buf, size, "%u.%u.%u", VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v),
-                 VK_API_VERSION_PATCH(v));
+    return gpu_pool_alloc(ctx->pools[where], size, out);
 }
 
-int gpu_list_devices(FILE *out)
+bool gpu_memory_is_mapped(const struct gpu_context *ctx, enum gpu_memory where)
 {
-    struct gpu_options o;
-    resolve_options(NULL, &o);
-    VkInstance instance;
-    VkDebugUtilsMessengerEXT messenger;
-    uint32_t api;
-    int st = create_instance(o.validate, &instance, &messenger, &api);
-    if (st)
-        return st;
-    VkPhysicalDevice *pds;
-    uint32_t n;
-    st = physical_devices(instance, &pds, &n);
-    for (uint32_t i = 0; !st && i < n; i++) {
-        struct device_extensions ext;
-        st = device_extensions(pds[i], &ext);
-        if (st)
-            break;
-        struct gpu_caps caps;
-        struct device_features f;
-        read_caps(instance, pds[i], usable_api(api, pds[i]), &ext, &caps, &f);
-        free(ext.list);
-        char version[32];
-        format_driver_version(caps.vendor_id, caps.driver_version, version, sizeof version);
-        fprintf(out, "%u: %s (%s) driver %s %s, %llu MiB device-local, Vulkan %u.%u\n", i,
-                caps.device_name, gpu_device_kind_name(caps.kind),
-                caps.driver_name[0] ? caps.driver_name : "unknown",
-                caps.driver_info[0] ? caps.driver_info : version,
-                (unsigned long long)(caps.device_local_bytes >> 20),
-                VK_API_VERSION_MAJOR(caps.api_version), VK_API_VERSION_MINOR(caps.api_version));
-    }
-    free(pds);
-    gpu_validation_messenger_destroy(instance, messenger);
-    vkDestroyInstance(instance, NULL);
-    return st ? st : (int)n;
+    return gpu_pool_mapped(ctx->pools[where]);
+}
+
+void gpu_pool_stats(const struct gpu_context *ctx, enum gpu_memory where, struct gpu_pool_stats *out)
+{
+    gpu_pool_read_stats(ctx->pools[where], out);
+}
+
+void gpu_pool_reset_peak(struct gpu_context *ctx, enum gpu_memory where)
+{
+    gpu_pool_restart_peak(ctx->pools[where]);
+}
+
+void gpu_pool_trim(struct gpu_context *ctx)
+{
+    for (int w = 0; w < 2; w++)
+        gpu_pool_release_empty(ctx->pools[w]);
+}
+
+int gpu_pipeline_get(struct gpu_context *ctx, const struct gpu_pipeline_desc *desc,
+                     const struct gpu_pipeline **out)
+{
+    return gpu_pipeline_table_get(&ctx->pipelines, desc, out);
+}
+
+unsigned gpu_pipeline_count(const struct gpu_context *ctx)
+{
+    /* the table's lock is taken; the context stays const to its callers */
+    return gpu_pipeline_table_count((struct gpu_pipeline_table *)&ctx->pipelines);
+}
+
+void gpu_pipeline_cache_info(const struct gpu_context *ctx, struct gpu_pipeline_cache_info *out)
+{
+    gpu_pipeline_cache_describe(&ctx->pipeline_cache, out);
+}
+
+int gpu_upload(struct gpu_context *ctx, const struct gpu_buffer *dst, VkDeviceSize offset,
+               const void *src, size_t bytes)
+{
+    return gpu_transfer_upload(&ctx->transfer, dst, offset, src, bytes);
+}
+
+int gpu_download(struct gpu_context *ctx, const struct gpu_buffer *src, VkDeviceSize offset,
+                 void *dst, size_t bytes)
+{
+    return gpu_transfer_download(&ctx->transfer, src, offset, dst, bytes);
 }

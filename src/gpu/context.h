@@ -1,6 +1,19 @@
 /* The Vulkan instance, the chosen device with one compute queue, and what that device can do.
  * Everything else in the GPU layer (pool, pipelines, command buffers) hangs off a context.
- * A context is used from one thread at a time. */
+ *
+ * The pieces of a context, each using only those before it (taking them as parameters):
+ *   options (the environment) -> device -> queue -> pool -> pipeline_cache -> pipeline
+ *   -> transfer -> context (the owner) -> cmd, selftest.
+ *
+ * Threads: one context may serve several engines on several threads at once. Its caps and
+ * settings are fixed at creation. Every call that takes a context may run on several threads at
+ * once (gpu_buffer_alloc/free, gpu_pool_*, gpu_pipeline_*, gpu_upload/download, gpu_cmd_create),
+ * and so may gpu_cmd_* on different command buffers. What they share is locked: each pool has a
+ * lock, and so do the pipeline table, the staging copies and the queue. Only the staging lock is
+ * ever held while another is taken, and then only the queue's: staging, then queue. A gpu_cmd,
+ * and a buffer's contents, are used by one thread at a time (the caller sees to it).
+ * gpu_context_create may run on any thread; gpu_context_destroy runs once no other thread uses
+ * the context. */
 #ifndef PPOCR_GPU_CONTEXT_H
 #define PPOCR_GPU_CONTEXT_H
 
@@ -89,7 +102,8 @@ struct gpu_caps {
     bool unified_memory;           /* a DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT type covers it */
 };
 
-/* Fills defaults: best device, validation and caps from the environment. */
+/* Fills defaults: the best device, and every other field left for the environment (read by
+ * gpu_context_create) or the device to decide. */
 void gpu_options_default(struct gpu_options *opt);
 
 /* Creates a context (opt may be NULL for defaults). On failure *out is NULL and
@@ -113,7 +127,7 @@ bool gpu_shuffles_fill_workgroup(const struct gpu_caps *caps, uint32_t workgroup
 VkDevice gpu_context_device(const struct gpu_context *ctx);
 VkPhysicalDevice gpu_context_physical_device(const struct gpu_context *ctx);
 
-/* Prints every Vulkan device, one line each, for `ppocr-vk --list-devices`:
+/* Prints every Vulkan device, one line each (any thread; it makes its own instance), for `ppocr-vk --list-devices`:
  * "<index>: <name> (<type>) driver <name> <info/version>, <MiB> MiB device-local".
  * Returns the device count, or a negative status with gpu_last_error(). */
 int gpu_list_devices(FILE *out);

@@ -1,6 +1,8 @@
 /* How the GPU layer reports failure: a status code plus one line of text saying what was being
  * done and, where Vulkan failed, the VkResult's name. The text lives in thread-local storage so
- * that a failure before any context exists (no driver, no device) can still be explained. */
+ * that a failure before any context exists (no driver, no device) can still be explained.
+ *
+ * Threads: any; each thread reads its own last failure. */
 #ifndef PPOCR_GPU_ERROR_H
 #define PPOCR_GPU_ERROR_H
 

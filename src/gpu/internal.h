@@ -1,51 +1,47 @@
-/* What the files of the GPU layer share with each other and with nobody else. */
+/* What the files of the GPU layer share with each other and with nobody else. Each piece below
+ * the context takes the lower pieces it needs as parameters (see the order in context.h). */
 #ifndef PPOCR_GPU_INTERNAL_H
 #define PPOCR_GPU_INTERNAL_H
 
 #include "gpu/context.h"
+#include "gpu/device.h"
 #include "gpu/error.h"
+#include "gpu/options.h"
+#include "gpu/pipeline.h"
+#include "gpu/pool.h"
+#include "gpu/queue.h"
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+/* pool.c: one pool of one kind of memory; its own lock guards all of it (a leaf lock). */
 struct gpu_pool;
-struct gpu_pipeline;
+int gpu_pool_create(struct gpu_device *dev, enum gpu_memory where, uint64_t cap,
+                    bool no_mapped_device_memory, struct gpu_pool **out);
+void gpu_pool_destroy(struct gpu_pool *p); /* NULL is ok */
+int gpu_pool_alloc(struct gpu_pool *p, VkDeviceSize size, struct gpu_buffer *out);
+bool gpu_pool_mapped(const struct gpu_pool *p);
+void gpu_pool_read_stats(struct gpu_pool *p, struct gpu_pool_stats *out);
+void gpu_pool_restart_peak(struct gpu_pool *p);
+void gpu_pool_release_empty(struct gpu_pool *p);
 
-struct gpu_context {
-    struct gpu_options opt; /* resolved: environment already applied */
-    VkInstance instance;
-    VkDebugUtilsMessengerEXT messenger;
-    VkPhysicalDevice physical;
-    VkDevice device;
-    VkQueue queue;
-    uint32_t queue_family;
-    struct gpu_caps caps;
-    bool lost; /* VK_ERROR_DEVICE_LOST seen: every later call fails fast */
-    uint64_t timeout_ns, spin_ns;
-    PFN_vkCmdPushDescriptorSetKHR push_descriptor_set; /* NULL when not used */
-
-    struct gpu_pool *pools[2]; /* indexed by enum gpu_memory */
-
-    VkPipelineCache pipeline_cache;
-    char cache_path[1024];     /* "" when the disk cache is off */
-    uint64_t cache_loaded_sum; /* checksum of the data read at creation, 0 if none */
-    size_t cache_loaded_size;
-    struct gpu_pipeline **pipelines;
-    unsigned pipeline_count, pipeline_capacity;
-
-    /* one-off copies for gpu_upload / gpu_download through staging memory */
-    VkCommandPool transfer_pool;
-    VkCommandBuffer transfer_cmd;
-    VkFence transfer_fence;
-
-    /* Several engines on several threads may share a context: the queue, the pipeline table and
-     * the staging copies each have a lock (the pools have their own). Taken in this order only:
-     * transfer_lock, then queue_lock. */
-    pthread_mutex_t queue_lock, pipeline_lock, transfer_lock;
+/* pipeline_cache.c: the VkPipelineCache and its file. Written at creation and at close only;
+ * Vulkan synchronises the VkPipelineCache itself. */
+struct gpu_pipeline_cache {
+    VkPipelineCache handle;
+    char path[1024];     /* "" when the disk cache is off */
+    uint64_t loaded_sum; /* checksum of the data read at creation, 0 if none */
+    size_t loaded_size;
 };
+/* `dir` "": no disk cache. */
+int gpu_pipeline_cache_open(struct gpu_device *dev, const char *dir, struct gpu_pipeline_cache *c);
+/* Writes the file if the data changed (and the device is not lost), then destroys the cache. */
+void gpu_pipeline_cache_close(struct gpu_device *dev, struct gpu_pipeline_cache *c);
+void gpu_pipeline_cache_describe(const struct gpu_pipeline_cache *c, struct gpu_pipeline_cache_info *out);
 
+/* pipeline.c: every pipeline variant built, built into one VkPipelineCache. */
 struct gpu_pipeline {
     char shader[64];
     uint32_t spec[32];
@@ -57,32 +53,41 @@ struct gpu_pipeline {
     VkPipelineLayout layout;
     VkPipeline pipeline;
 };
+struct gpu_pipeline_table {
+    struct gpu_device *dev;
+    VkPipelineCache cache;
+    pthread_mutex_t lock; /* guards list and count (a leaf lock); builds run outside it */
+    struct gpu_pipeline **list;
+    unsigned count, capacity;
+};
+void gpu_pipeline_table_init(struct gpu_pipeline_table *t, struct gpu_device *dev, VkPipelineCache cache);
+void gpu_pipeline_table_destroy(struct gpu_pipeline_table *t);
+int gpu_pipeline_table_get(struct gpu_pipeline_table *t, const struct gpu_pipeline_desc *desc,
+                           const struct gpu_pipeline **out);
+unsigned gpu_pipeline_table_count(struct gpu_pipeline_table *t);
 
-/* validation.c */
-bool gpu_validation_layer_present(void);
-/* Extends an instance create-info chain with sync validation and a messenger that counts. */
-void gpu_validation_instance_chain(VkInstanceCreateInfo *ci, VkValidationFeaturesEXT *features,
-                                   VkDebugUtilsMessengerCreateInfoEXT *messenger);
-int gpu_validation_messenger_create(VkInstance instance, VkDebugUtilsMessengerEXT *out);
-void gpu_validation_messenger_destroy(VkInstance instance, VkDebugUtilsMessengerEXT messenger);
+/* transfer.c: the one staging command buffer, for copies one at a time. `lock` guards the
+ * command buffer and its fence and is held across the submission and the wait, so it is taken
+ * before the queue's lock; staging memory is allocated before it is taken. */
+struct gpu_transfer {
+    struct gpu_device *dev;
+    struct gpu_queue *queue;
+    struct gpu_pool *staging; /* host memory */
+    pthread_mutex_t lock;
+    VkCommandPool pool; /* created on the first staging copy */
+    VkCommandBuffer cb;
+    VkFence fence;
+};
+void gpu_transfer_init(struct gpu_transfer *t, struct gpu_device *dev, struct gpu_queue *queue,
+                       struct gpu_pool *staging);
+void gpu_transfer_destroy(struct gpu_transfer *t);
+int gpu_transfer_upload(struct gpu_transfer *t, const struct gpu_buffer *dst, VkDeviceSize offset,
+                        const void *src, size_t bytes);
+int gpu_transfer_download(struct gpu_transfer *t, const struct gpu_buffer *src, VkDeviceSize offset,
+                          void *dst, size_t bytes);
 
-/* pool.c */
-int gpu_pools_create(struct gpu_context *ctx);
-void gpu_pools_destroy(struct gpu_context *ctx);
-
-/* pipeline.c, pipeline_cache.c */
-int gpu_pipeline_cache_open(struct gpu_context *ctx);
-void gpu_pipeline_cache_close(struct gpu_context *ctx);
-void gpu_pipelines_destroy(struct gpu_context *ctx);
-
-/* transfer.c */
-void gpu_transfer_destroy(struct gpu_context *ctx);
-
-/* Turns a failed result into a status, marking the context lost on VK_ERROR_DEVICE_LOST. */
-int gpu_ctx_fail_vk(struct gpu_context *ctx, VkResult r, const char *doing);
-/* Submits one command buffer to the compute queue, signalling `fence` (reset here). */
-int gpu_ctx_submit(struct gpu_context *ctx, VkCommandBuffer cb, VkFence fence, const char *what);
-/* Waits on `fence` within the context's timeout. */
-int gpu_ctx_wait(struct gpu_context *ctx, VkFence fence, const char *what);
+/* context.c: the pieces of a context, for the code above it (command buffers). */
+struct gpu_device *gpu_context_gpu_device(struct gpu_context *ctx);
+struct gpu_queue *gpu_context_queue(struct gpu_context *ctx);
 
 #endif

@@ -24,7 +24,7 @@ static void pipeline_destroy(VkDevice dev, struct gpu_pipeline *p)
     free(p);
 }
 
-static int check_desc(const struct gpu_context *ctx, const struct gpu_pipeline_desc *d)
+static int check_desc(const struct gpu_caps *caps, const struct gpu_pipeline_desc *d)
 {
     const char *name = d->shader ? d->shader : "(null)";
     if (!d->shader || strlen(d->shader) >= sizeof ((struct gpu_pipeline *)0)->shader)
@@ -38,21 +38,21 @@ static int check_desc(const struct gpu_context *ctx, const struct gpu_pipeline_d
     if (d->texel_mask >> d->buffer_count)
         return gpu_fail(GPU_ERR, "building pipeline %s: texel buffer past its %u bindings", name,
                         d->buffer_count);
-    if (d->push_bytes % 4 || d->push_bytes > ctx->caps.max_push_constants)
+    if (d->push_bytes % 4 || d->push_bytes > caps->max_push_constants)
         return gpu_fail(GPU_ERR, "building pipeline %s: %u push-constant bytes (a multiple of 4, "
-                        "at most %u)", name, d->push_bytes, ctx->caps.max_push_constants);
-    if (d->subgroup_size && (!ctx->caps.subgroup_size_control ||
-                             d->subgroup_size < ctx->caps.min_subgroup_size ||
-                             d->subgroup_size > ctx->caps.max_subgroup_size))
+                        "at most %u)", name, d->push_bytes, caps->max_push_constants);
+    if (d->subgroup_size && (!caps->subgroup_size_control ||
+                             d->subgroup_size < caps->min_subgroup_size ||
+                             d->subgroup_size > caps->max_subgroup_size))
         return gpu_fail(GPU_ERR, "building pipeline %s: subgroup size %u is not available",
                         name, d->subgroup_size);
     return GPU_OK;
 }
 
-static int build(struct gpu_context *ctx, const struct gpu_pipeline_desc *d,
+static int build(struct gpu_device *gd, VkPipelineCache cache, const struct gpu_pipeline_desc *d,
                  struct gpu_pipeline *p)
 {
-    VkDevice dev = ctx->device;
+    VkDevice dev = gd->device;
     char doing[160];
     const struct gpu_shader_blob *blob = gpu_shader_find(d->shader);
     if (!blob)
@@ -65,7 +65,7 @@ static int build(struct gpu_context *ctx, const struct gpu_pipeline_desc *d,
             .descriptorType = d->texel_mask >> i & 1u ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
                                                       : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
             .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-    p->push_descriptors = ctx->push_descriptor_set != NULL;
+    p->push_descriptors = gd->push_descriptor_set != NULL;
     VkDescriptorSetLayoutCreateInfo sli = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
         .flags = p->push_descriptors ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0,
@@ -74,7 +74,7 @@ static int build(struct gpu_context *ctx, const struct gpu_pipeline_desc *d,
     if (r != VK_SUCCESS) {
         p->set_layout = VK_NULL_HANDLE;
         snprintf(doing, sizeof doing, "building pipeline %s: descriptor set layout", d->shader);
-        return gpu_ctx_fail_vk(ctx, r, doing);
+        return gpu_device_fail_vk(gd, r, doing);
     }
     VkPushConstantRange push = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = d->push_bytes};
     VkPipelineLayoutCreateInfo li = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
@@ -85,7 +85,7 @@ static int build(struct gpu_context *ctx, const struct gpu_pipeline_desc *d,
     if (r != VK_SUCCESS) {
         p->layout = VK_NULL_HANDLE;
         snprintf(doing, sizeof doing, "building pipeline %s: pipeline layout", d->shader);
-        return gpu_ctx_fail_vk(ctx, r, doing);
+        return gpu_device_fail_vk(gd, r, doing);
     }
 
     VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
@@ -94,7 +94,7 @@ static int build(struct gpu_context *ctx, const struct gpu_pipeline_desc *d,
     r = vkCreateShaderModule(dev, &mi, NULL, &module);
     if (r != VK_SUCCESS) {
         snprintf(doing, sizeof doing, "building pipeline %s: shader module", d->shader);
-        return gpu_ctx_fail_vk(ctx, r, doing);
+        return gpu_device_fail_vk(gd, r, doing);
     }
     VkSpecializationMapEntry entries[GPU_MAX_SPEC_CONSTANTS];
     for (unsigned i = 0; i < d->spec_count; i++)
@@ -111,37 +111,43 @@ static int build(struct gpu_context *ctx, const struct gpu_pipeline_desc *d,
                   .stage = VK_SHADER_STAGE_COMPUTE_BIT, .module = module, .pName = "main",
                   .pSpecializationInfo = d->spec_count ? &spec : NULL},
         .layout = p->layout};
-    r = vkCreateComputePipelines(dev, ctx->pipeline_cache, 1, &ci, NULL, &p->pipeline);
+    r = vkCreateComputePipelines(dev, cache, 1, &ci, NULL, &p->pipeline);
     vkDestroyShaderModule(dev, module, NULL);
     if (r != VK_SUCCESS) {
         p->pipeline = VK_NULL_HANDLE;
         snprintf(doing, sizeof doing, "building pipeline %s: vkCreateComputePipelines", d->shader);
-        return gpu_ctx_fail_vk(ctx, r, doing);
+        return gpu_device_fail_vk(gd, r, doing);
     }
     return GPU_OK;
 }
 
-static const struct gpu_pipeline *find_locked(const struct gpu_context *ctx, const struct gpu_pipeline_desc *d)
+static const struct gpu_pipeline *find_locked(const struct gpu_pipeline_table *t, const struct gpu_pipeline_desc *d)
 {
-    for (unsigned i = 0; i < ctx->pipeline_count; i++)
-        if (same_variant(ctx->pipelines[i], d))
-            return ctx->pipelines[i];
+    for (unsigned i = 0; i < t->count; i++)
+        if (same_variant(t->list[i], d))
+            return t->list[i];
     return NULL;
+}
+
+void gpu_pipeline_table_init(struct gpu_pipeline_table *t, struct gpu_device *dev, VkPipelineCache cache)
+{
+    *t = (struct gpu_pipeline_table){.dev = dev, .cache = cache};
+    pthread_mutex_init(&t->lock, NULL);
 }
 
 /* Builds outside the lock, so that nets created on several threads compile their pipelines side
  * by side (the pipeline cache synchronises itself); of two threads that built the same variant,
  * the second destroys its copy. */
-int gpu_pipeline_get(struct gpu_context *ctx, const struct gpu_pipeline_desc *d,
-                     const struct gpu_pipeline **out)
+int gpu_pipeline_table_get(struct gpu_pipeline_table *t, const struct gpu_pipeline_desc *d,
+                           const struct gpu_pipeline **out)
 {
     *out = NULL;
-    int st = check_desc(ctx, d);
+    int st = check_desc(&t->dev->caps, d);
     if (st)
         return st;
-    pthread_mutex_lock(&ctx->pipeline_lock);
-    *out = find_locked(ctx, d);
-    pthread_mutex_unlock(&ctx->pipeline_lock);
+    pthread_mutex_lock(&t->lock);
+    *out = find_locked(t, d);
+    pthread_mutex_unlock(&t->lock);
     if (*out)
         return GPU_OK;
     struct gpu_pipeline *p = calloc(1, sizeof *p);
@@ -155,41 +161,51 @@ int gpu_pipeline_get(struct gpu_context *ctx, const struct gpu_pipeline_desc *d,
     p->push_bytes = d->push_bytes;
     p->subgroup_size = d->subgroup_size;
     p->texel_mask = d->texel_mask;
-    st = build(ctx, d, p);
+    st = build(t->dev, t->cache, d, p);
     if (st) {
-        pipeline_destroy(ctx->device, p);
+        pipeline_destroy(t->dev->device, p);
         return st;
     }
-    pthread_mutex_lock(&ctx->pipeline_lock);
-    const struct gpu_pipeline *built = find_locked(ctx, d);
-    if (!built && ctx->pipeline_count == ctx->pipeline_capacity) {
-        unsigned cap = ctx->pipeline_capacity ? 2 * ctx->pipeline_capacity : 32;
-        struct gpu_pipeline **list = realloc(ctx->pipelines, cap * sizeof *list);
+    pthread_mutex_lock(&t->lock);
+    const struct gpu_pipeline *built = find_locked(t, d);
+    if (!built && t->count == t->capacity) {
+        unsigned cap = t->capacity ? 2 * t->capacity : 32;
+        struct gpu_pipeline **list = realloc(t->list, cap * sizeof *list);
         if (list) {
-            ctx->pipelines = list;
-            ctx->pipeline_capacity = cap;
+            t->list = list;
+            t->capacity = cap;
         } else {
             st = gpu_fail(GPU_ERR_OUT_OF_MEMORY, "building pipeline %s: out of memory", d->shader);
         }
     }
     if (!built && !st)
-        ctx->pipelines[ctx->pipeline_count++] = p;
-    pthread_mutex_unlock(&ctx->pipeline_lock);
+        t->list[t->count++] = p;
+    pthread_mutex_unlock(&t->lock);
     if (built || st)
-        pipeline_destroy(ctx->device, p);
+        pipeline_destroy(t->dev->device, p);
     *out = st ? NULL : built ? built : p;
     return st;
 }
 
 const char *gpu_pipeline_shader(const struct gpu_pipeline *p) { return p->shader; }
 
-unsigned gpu_pipeline_count(const struct gpu_context *ctx) { return ctx->pipeline_count; }
-
-void gpu_pipelines_destroy(struct gpu_context *ctx)
+unsigned gpu_pipeline_table_count(struct gpu_pipeline_table *t)
 {
-    for (unsigned i = 0; i < ctx->pipeline_count; i++)
-        pipeline_destroy(ctx->device, ctx->pipelines[i]);
-    free(ctx->pipelines);
-    ctx->pipelines = NULL;
-    ctx->pipeline_count = ctx->pipeline_capacity = 0;
+    pthread_mutex_lock(&t->lock);
+    unsigned n = t->count;
+    pthread_mutex_unlock(&t->lock);
+    return n;
+}
+
+void gpu_pipeline_table_destroy(struct gpu_pipeline_table *t)
+{
+    if (!t->dev)
+        return; /* never initialised */
+    for (unsigned i = 0; i < t->count; i++)
+        pipeline_destroy(t->dev->device, t->list[i]);
+    free(t->list);
+    t->list = NULL;
+    t->count = t->capacity = 0;
+    pthread_mutex_destroy(&t->lock);
+    t->dev = NULL;
 }

@@ -2,7 +2,11 @@
  * as N buffers (set 0, bindings 0..N-1: storage buffers, or uniform texel buffers of RGBA32F
  * texels where texel_mask says) plus one push-constant range. The context keeps
  * every variant it built, so asking twice for the same (shader, constants, layout) is a lookup,
- * and all of them go into one VkPipelineCache saved on disk between runs. */
+ * and all of them go into one VkPipelineCache saved on disk between runs.
+ *
+ * Threads: every call here may run on several threads at once. The table's lock guards the list
+ * of pipelines (nothing else is taken under it); pipelines are built outside it, and Vulkan
+ * synchronises the VkPipelineCache itself. A pipeline, once returned, never changes. */
 #ifndef PPOCR_GPU_PIPELINE_H
 #define PPOCR_GPU_PIPELINE_H
 

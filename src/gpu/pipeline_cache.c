@@ -36,33 +36,16 @@ static uint64_t fnv1a(const void *data, size_t n)
     return h;
 }
 
-static void expected_header(const struct gpu_context *ctx, struct cache_header *h)
+static void expected_header(const struct gpu_caps *caps, struct cache_header *h)
 {
     memset(h, 0, sizeof *h);
     memcpy(h->magic, CACHE_MAGIC, sizeof h->magic);
-    memcpy(h->device_uuid, ctx->caps.device_uuid, VK_UUID_SIZE);
-    memcpy(h->pipeline_cache_uuid, ctx->caps.pipeline_cache_uuid, VK_UUID_SIZE);
-    h->driver_version = ctx->caps.driver_version;
-    h->vendor_id = ctx->caps.vendor_id;
-    h->device_id = ctx->caps.device_id;
+    memcpy(h->device_uuid, caps->device_uuid, VK_UUID_SIZE);
+    memcpy(h->pipeline_cache_uuid, caps->pipeline_cache_uuid, VK_UUID_SIZE);
+    h->driver_version = caps->driver_version;
+    h->vendor_id = caps->vendor_id;
+    h->device_id = caps->device_id;
     snprintf(h->program_version, sizeof h->program_version, "%s", PPOCR_VERSION);
-}
-
-static bool cache_dir(const struct gpu_context *ctx, char *dir, size_t size)
-{
-    const char *opt = ctx->opt.cache_dir;
-    if (opt)
-        return *opt && snprintf(dir, size, "%s", opt) < (int)size;
-    const char *env = getenv("PPOCR_CACHE_DIR");
-    if (env && *env)
-        return snprintf(dir, size, "%s", env) < (int)size;
-    env = getenv("XDG_CACHE_HOME");
-    if (env && *env)
-        return snprintf(dir, size, "%s/ppocr-vk", env) < (int)size;
-    env = getenv("HOME");
-    if (env && *env)
-        return snprintf(dir, size, "%s/.cache/ppocr-vk", env) < (int)size;
-    return false;
 }
 
 /* mkdir -p */
@@ -81,14 +64,14 @@ static bool make_dirs(const char *dir)
     return mkdir(path, 0755) == 0 || errno == EEXIST;
 }
 
-/* The driver data of a valid file for this context, or NULL. */
-static void *read_cache(const struct gpu_context *ctx, size_t *size)
+/* The driver data of a valid file for this device, or NULL. */
+static void *read_cache(const struct gpu_caps *caps, const char *path, size_t *size)
 {
-    FILE *f = fopen(ctx->cache_path, "rb");
+    FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
     struct cache_header want, got;
-    expected_header(ctx, &want);
+    expected_header(caps, &want);
     void *data = NULL;
     if (fread(&got, sizeof got, 1, f) == 1 && got.data_size >= sizeof(VkPipelineCacheHeaderVersionOne) &&
         got.data_size < (1ull << 31) &&
@@ -108,8 +91,8 @@ static void *read_cache(const struct gpu_context *ctx, size_t *size)
     VkPipelineCacheHeaderVersionOne vh;
     memcpy(&vh, data, sizeof vh);
     if (vh.headerVersion != VK_PIPELINE_CACHE_HEADER_VERSION_ONE ||
-        vh.vendorID != ctx->caps.vendor_id || vh.deviceID != ctx->caps.device_id ||
-        memcmp(vh.pipelineCacheUUID, ctx->caps.pipeline_cache_uuid, VK_UUID_SIZE) != 0) {
+        vh.vendorID != caps->vendor_id || vh.deviceID != caps->device_id ||
+        memcmp(vh.pipelineCacheUUID, caps->pipeline_cache_uuid, VK_UUID_SIZE) != 0) {
         free(data);
         return NULL;
     }
@@ -117,22 +100,22 @@ static void *read_cache(const struct gpu_context *ctx, size_t *size)
     return data;
 }
 
-int gpu_pipeline_cache_open(struct gpu_context *ctx)
+int gpu_pipeline_cache_open(struct gpu_device *dev, const char *dir, struct gpu_pipeline_cache *c)
 {
-    char dir[900];
-    ctx->cache_path[0] = 0;
-    if (cache_dir(ctx, dir, sizeof dir)) {
+    const struct gpu_caps *caps = &dev->caps;
+    c->path[0] = 0;
+    if (dir[0]) {
         char uuid[2 * VK_UUID_SIZE + 1];
         for (unsigned i = 0; i < VK_UUID_SIZE; i++)
-            snprintf(uuid + 2 * i, 3, "%02x", ctx->caps.device_uuid[i]);
-        snprintf(ctx->cache_path, sizeof ctx->cache_path, "%s/pipelines-%s-%08x-%s.bin", dir, uuid,
-                 ctx->caps.driver_version, PPOCR_VERSION);
+            snprintf(uuid + 2 * i, 3, "%02x", caps->device_uuid[i]);
+        snprintf(c->path, sizeof c->path, "%s/pipelines-%s-%08x-%s.bin", dir, uuid, caps->driver_version,
+                 PPOCR_VERSION);
     }
     size_t size = 0;
-    void *data = ctx->cache_path[0] ? read_cache(ctx, &size) : NULL;
+    void *data = c->path[0] ? read_cache(caps, c->path, &size) : NULL;
     VkPipelineCacheCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
                                     .initialDataSize = size, .pInitialData = data};
-    VkResult r = vkCreatePipelineCache(ctx->device, &ci, NULL, &ctx->pipeline_cache);
+    VkResult r = vkCreatePipelineCache(dev->device, &ci, NULL, &c->handle);
     if (r != VK_SUCCESS && data) {
         /* the driver refused our data after all: start empty */
         free(data);
@@ -140,15 +123,15 @@ int gpu_pipeline_cache_open(struct gpu_context *ctx)
         size = 0;
         ci.initialDataSize = 0;
         ci.pInitialData = NULL;
-        r = vkCreatePipelineCache(ctx->device, &ci, NULL, &ctx->pipeline_cache);
+        r = vkCreatePipelineCache(dev->device, &ci, NULL, &c->handle);
     }
     if (r != VK_SUCCESS) {
-        ctx->pipeline_cache = VK_NULL_HANDLE;
+        c->handle = VK_NULL_HANDLE;
         free(data);
-        return gpu_ctx_fail_vk(ctx, r, "creating the pipeline cache");
+        return gpu_device_fail_vk(dev, r, "creating the pipeline cache");
     }
-    ctx->cache_loaded_size = size;
-    ctx->cache_loaded_sum = data ? fnv1a(data, size) : 0;
+    c->loaded_size = size;
+    c->loaded_sum = data ? fnv1a(data, size) : 0;
     free(data);
     return GPU_OK;
 }
@@ -158,65 +141,65 @@ static void warn(const char *path, const char *what)
     fprintf(stderr, "ppocr-vk: warning: not saving the pipeline cache %s: %s\n", path, what);
 }
 
-static void write_cache(struct gpu_context *ctx)
+static void write_cache(struct gpu_device *dev, const struct gpu_pipeline_cache *c)
 {
     size_t size = 0;
-    if (vkGetPipelineCacheData(ctx->device, ctx->pipeline_cache, &size, NULL) != VK_SUCCESS ||
+    if (vkGetPipelineCacheData(dev->device, c->handle, &size, NULL) != VK_SUCCESS ||
         size == 0)
         return;
     void *data = malloc(size);
     if (!data)
         return;
-    VkResult r = vkGetPipelineCacheData(ctx->device, ctx->pipeline_cache, &size, data);
+    VkResult r = vkGetPipelineCacheData(dev->device, c->handle, &size, data);
     uint64_t sum = fnv1a(data, size);
-    if (r != VK_SUCCESS || (size == ctx->cache_loaded_size && sum == ctx->cache_loaded_sum)) {
+    if (r != VK_SUCCESS || (size == c->loaded_size && sum == c->loaded_sum)) {
         free(data);
         return; /* unchanged, or nothing reliable to save */
     }
     struct cache_header h;
-    expected_header(ctx, &h);
+    expected_header(&dev->caps, &h);
     h.data_size = size;
     h.checksum = sum;
 
     char dir[1024], tmp[1100];
-    snprintf(dir, sizeof dir, "%s", ctx->cache_path);
+    snprintf(dir, sizeof dir, "%s", c->path);
     char *slash = strrchr(dir, '/');
     if (slash && slash != dir) {
         *slash = 0;
         if (!make_dirs(dir)) {
-            warn(ctx->cache_path, strerror(errno));
+            warn(c->path, strerror(errno));
             free(data);
             return;
         }
     }
     /* rename() is atomic: a reader sees the old file or the new one, never half of one */
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", ctx->cache_path, (long)getpid());
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", c->path, (long)getpid());
     FILE *f = fopen(tmp, "wb");
     bool ok = f && fwrite(&h, sizeof h, 1, f) == 1 && fwrite(data, 1, size, f) == size;
     if (f && fclose(f) != 0)
         ok = false;
-    if (ok && rename(tmp, ctx->cache_path) != 0)
+    if (ok && rename(tmp, c->path) != 0)
         ok = false;
     if (!ok) {
-        warn(ctx->cache_path, strerror(errno));
+        warn(c->path, strerror(errno));
         remove(tmp);
     }
     free(data);
 }
 
-void gpu_pipeline_cache_close(struct gpu_context *ctx)
+void gpu_pipeline_cache_close(struct gpu_device *dev, struct gpu_pipeline_cache *c)
 {
-    if (!ctx->pipeline_cache)
+    if (!c->handle)
         return;
-    if (ctx->cache_path[0] && !ctx->lost)
-        write_cache(ctx);
-    vkDestroyPipelineCache(ctx->device, ctx->pipeline_cache, NULL);
-    ctx->pipeline_cache = VK_NULL_HANDLE;
+    if (c->path[0] && !gpu_device_lost(dev))
+        write_cache(dev, c);
+    vkDestroyPipelineCache(dev->device, c->handle, NULL);
+    c->handle = VK_NULL_HANDLE;
 }
 
-void gpu_pipeline_cache_info(const struct gpu_context *ctx, struct gpu_pipeline_cache_info *out)
+void gpu_pipeline_cache_describe(const struct gpu_pipeline_cache *c, struct gpu_pipeline_cache_info *out)
 {
-    out->path = ctx->cache_path;
-    out->loaded = ctx->cache_loaded_sum != 0 || ctx->cache_loaded_size != 0;
-    out->loaded_bytes = ctx->cache_loaded_size;
+    out->path = c->path;
+    out->loaded = c->loaded_sum != 0 || c->loaded_size != 0;
+    out->loaded_bytes = c->loaded_size;
 }

@@ -25,7 +25,7 @@ struct gpu_block {
 };
 
 struct gpu_pool {
-    struct gpu_context *ctx;
+    struct gpu_device *dev;
     const char *name;
     uint32_t memory_type;
     bool mapped;
@@ -54,30 +54,31 @@ static int find_type(const VkPhysicalDeviceMemoryProperties *m, uint32_t bits,
     return -1;
 }
 
-static int choose_memory_type(struct gpu_context *ctx, enum gpu_memory where, uint32_t *type)
+static int choose_memory_type(const struct gpu_device *dev, enum gpu_memory where, bool no_mapped_device_memory,
+                              uint32_t *type)
 {
     /* buffers of equal usage and flags share memoryTypeBits, so one probe answers for all */
     VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
                              .size = 4096, .usage = BLOCK_USAGE,
                              .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
     VkBuffer probe;
-    VkResult r = vkCreateBuffer(ctx->device, &bi, NULL, &probe);
+    VkResult r = vkCreateBuffer(dev->device, &bi, NULL, &probe);
     if (r != VK_SUCCESS)
         return gpu_fail_vk(r, "creating a probe buffer to choose memory types");
     VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(ctx->device, probe, &req);
-    vkDestroyBuffer(ctx->device, probe, NULL);
+    vkGetBufferMemoryRequirements(dev->device, probe, &req);
+    vkDestroyBuffer(dev->device, probe, NULL);
 
-    const VkPhysicalDeviceMemoryProperties *m = &ctx->caps.memory;
+    const VkPhysicalDeviceMemoryProperties *m = &dev->caps.memory;
     const VkMemoryPropertyFlags DL = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
                                 HV = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
                                 HC = VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
                                 CACHED = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
     int t = -1;
     if (where == GPU_MEMORY_DEVICE) {
-        if (ctx->caps.unified_memory && !ctx->opt.no_mapped_device_memory)
+        if (dev->caps.unified_memory && !no_mapped_device_memory)
             t = find_type(m, req.memoryTypeBits, DL | HV | HC);
-        if (t >= 0 && m->memoryHeaps[m->memoryTypes[t].heapIndex].size < ctx->caps.device_local_bytes)
+        if (t >= 0 && m->memoryHeaps[m->memoryTypes[t].heapIndex].size < dev->caps.device_local_bytes)
             t = -1; /* only a BAR window: keep it for nothing */
         if (t < 0)
             t = find_type(m, req.memoryTypeBits, DL);
@@ -95,41 +96,46 @@ static int choose_memory_type(struct gpu_context *ctx, enum gpu_memory where, ui
     return GPU_OK;
 }
 
-static int pool_create(struct gpu_context *ctx, enum gpu_memory where, struct gpu_pool **out)
+int gpu_pool_create(struct gpu_device *dev, enum gpu_memory where, uint64_t cap,
+                    bool no_mapped_device_memory, struct gpu_pool **out)
 {
+    *out = NULL;
     struct gpu_pool *p = calloc(1, sizeof *p);
     if (!p)
         return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "creating a buffer pool: out of memory");
-    p->ctx = ctx;
+    p->dev = dev;
     p->name = where == GPU_MEMORY_DEVICE ? "device" : "host";
     pthread_mutex_init(&p->lock, NULL);
-    *out = p;
-    int st = choose_memory_type(ctx, where, &p->memory_type);
-    if (st)
+    int st = choose_memory_type(dev, where, no_mapped_device_memory, &p->memory_type);
+    if (st) {
+        gpu_pool_destroy(p);
         return st;
-    p->mapped = (ctx->caps.memory.memoryTypes[p->memory_type].propertyFlags &
+    }
+    const struct gpu_caps *caps = &dev->caps;
+    p->mapped = (caps->memory.memoryTypes[p->memory_type].propertyFlags &
                  VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) &&
-                !(where == GPU_MEMORY_DEVICE && ctx->opt.no_mapped_device_memory);
-    p->alignment = ctx->caps.min_storage_buffer_offset_alignment;
+                !(where == GPU_MEMORY_DEVICE && no_mapped_device_memory);
+    p->alignment = caps->min_storage_buffer_offset_alignment;
     /* every buffer can be bound as a texel buffer too (gpu_pipeline_desc.texel_mask) */
-    if (p->alignment < ctx->caps.min_texel_buffer_offset_alignment)
-        p->alignment = ctx->caps.min_texel_buffer_offset_alignment;
+    if (p->alignment < caps->min_texel_buffer_offset_alignment)
+        p->alignment = caps->min_texel_buffer_offset_alignment;
     if (p->alignment < MIN_ALIGNMENT)
         p->alignment = MIN_ALIGNMENT;
-    if (p->mapped && ctx->caps.non_coherent_atom_size > p->alignment)
-        p->alignment = ctx->caps.non_coherent_atom_size;
-    p->cap = ctx->opt.pool_cap;
+    if (p->mapped && caps->non_coherent_atom_size > p->alignment)
+        p->alignment = caps->non_coherent_atom_size;
+    p->cap = cap;
     p->block_size = DEFAULT_BLOCK_BYTES;
-    if (p->block_size > ctx->caps.max_storage_buffer_range)
-        p->block_size = ctx->caps.max_storage_buffer_range / p->alignment * p->alignment;
+    if (p->block_size > caps->max_storage_buffer_range)
+        p->block_size = caps->max_storage_buffer_range / p->alignment * p->alignment;
     if (p->cap && p->block_size > round_up(p->cap, p->alignment))
         p->block_size = round_up(p->cap, p->alignment);
+    *out = p;
     return GPU_OK;
 }
 
 static void block_destroy(struct gpu_block *b)
 {
-    VkDevice dev = b->pool->ctx->device;
+    VkDevice dev = b->pool->dev->device;
     if (b->buffer)
         vkDestroyBuffer(dev, b->buffer, NULL);
     if (b->memory)
@@ -142,7 +148,7 @@ static void block_destroy(struct gpu_block *b)
 static int block_create(struct gpu_pool *p, VkDeviceSize size, bool dedicated,
                         struct gpu_block **out)
 {
-    struct gpu_context *ctx = p->ctx;
+    struct gpu_device *dev = p->dev;
     struct gpu_block *b = calloc(1, sizeof *b);
     if (!b || !(b->free = malloc(4 * sizeof *b->free))) {
         free(b);
@@ -160,28 +166,28 @@ static int block_create(struct gpu_pool *p, VkDeviceSize size, bool dedicated,
     char doing[160];
     VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = size,
                              .usage = BLOCK_USAGE, .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
-    VkResult r = vkCreateBuffer(ctx->device, &bi, NULL, &b->buffer);
+    VkResult r = vkCreateBuffer(dev->device, &bi, NULL, &b->buffer);
     if (r != VK_SUCCESS) {
         b->buffer = VK_NULL_HANDLE;
         snprintf(doing, sizeof doing, "creating a %llu-byte %s buffer block",
                  (unsigned long long)size, p->name);
         block_destroy(b);
-        return gpu_ctx_fail_vk(ctx, r, doing);
+        return gpu_device_fail_vk(dev, r, doing);
     }
     VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(ctx->device, b->buffer, &req);
+    vkGetBufferMemoryRequirements(dev->device, b->buffer, &req);
     VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
                                .allocationSize = req.size, .memoryTypeIndex = p->memory_type};
-    r = vkAllocateMemory(ctx->device, &ai, NULL, &b->memory);
+    r = vkAllocateMemory(dev->device, &ai, NULL, &b->memory);
     if (r == VK_SUCCESS)
-        r = vkBindBufferMemory(ctx->device, b->buffer, b->memory, 0);
+        r = vkBindBufferMemory(dev->device, b->buffer, b->memory, 0);
     if (r == VK_SUCCESS && p->mapped)
-        r = vkMapMemory(ctx->device, b->memory, 0, VK_WHOLE_SIZE, 0, (void **)&b->mapped);
+        r = vkMapMemory(dev->device, b->memory, 0, VK_WHOLE_SIZE, 0, (void **)&b->mapped);
     if (r != VK_SUCCESS) {
         snprintf(doing, sizeof doing, "allocating a %llu-byte %s memory block",
                  (unsigned long long)req.size, p->name);
         block_destroy(b);
-        return gpu_ctx_fail_vk(ctx, r, doing);
+        return gpu_device_fail_vk(dev, r, doing);
     }
     if (p->block_count == p->block_capacity) {
         unsigned cap = p->block_capacity ? 2 * p->block_capacity : 8;
@@ -261,18 +267,17 @@ static int block_give(struct gpu_block *b, VkDeviceSize offset, VkDeviceSize siz
     return 0;
 }
 
-int gpu_buffer_alloc(struct gpu_context *ctx, enum gpu_memory where, VkDeviceSize size,
-                     struct gpu_buffer *out)
+int gpu_pool_alloc(struct gpu_pool *p, VkDeviceSize size, struct gpu_buffer *out)
 {
     memset(out, 0, sizeof *out);
-    struct gpu_pool *p = ctx->pools[where];
-    if (ctx->lost)
+    const struct gpu_caps *caps = &p->dev->caps;
+    if (gpu_device_lost(p->dev))
         return gpu_fail(GPU_ERR_DEVICE_LOST, "allocating a %s buffer: the device was lost earlier",
                         p->name);
-    if (size > ctx->caps.max_storage_buffer_range)
+    if (size > caps->max_storage_buffer_range)
         return gpu_fail(GPU_ERR, "allocating a %llu-byte %s buffer: larger than the device's "
                         "maxStorageBufferRange of %llu bytes", (unsigned long long)size, p->name,
-                        (unsigned long long)ctx->caps.max_storage_buffer_range);
+                        (unsigned long long)caps->max_storage_buffer_range);
     VkDeviceSize need = round_up(size ? size : 1, p->alignment);
 
     pthread_mutex_lock(&p->lock);
@@ -335,15 +340,10 @@ void gpu_buffer_free(struct gpu_buffer *buf)
     memset(buf, 0, sizeof *buf);
 }
 
-bool gpu_memory_is_mapped(const struct gpu_context *ctx, enum gpu_memory where)
-{
-    return ctx->pools[where]->mapped;
-}
+bool gpu_pool_mapped(const struct gpu_pool *p) { return p->mapped; }
 
-void gpu_pool_stats(const struct gpu_context *ctx, enum gpu_memory where,
-                    struct gpu_pool_stats *out)
+void gpu_pool_read_stats(struct gpu_pool *p, struct gpu_pool_stats *out)
 {
-    struct gpu_pool *p = ctx->pools[where];
     pthread_mutex_lock(&p->lock);
     *out = (struct gpu_pool_stats){.in_use = p->in_use, .peak = p->peak,
                                    .block_bytes = p->block_bytes, .cap = p->cap,
@@ -353,47 +353,29 @@ void gpu_pool_stats(const struct gpu_context *ctx, enum gpu_memory where,
     pthread_mutex_unlock(&p->lock);
 }
 
-void gpu_pool_reset_peak(struct gpu_context *ctx, enum gpu_memory where)
+void gpu_pool_restart_peak(struct gpu_pool *p)
 {
-    struct gpu_pool *p = ctx->pools[where];
     pthread_mutex_lock(&p->lock);
     p->peak = p->in_use;
     pthread_mutex_unlock(&p->lock);
 }
 
-void gpu_pool_trim(struct gpu_context *ctx)
+void gpu_pool_release_empty(struct gpu_pool *p)
 {
-    for (int w = 0; w < 2; w++) {
-        struct gpu_pool *p = ctx->pools[w];
-        pthread_mutex_lock(&p->lock);
-        for (unsigned i = p->block_count; i-- > 0;)
-            if (p->blocks[i]->live == 0)
-                block_remove(p, p->blocks[i]);
-        pthread_mutex_unlock(&p->lock);
-    }
+    pthread_mutex_lock(&p->lock);
+    for (unsigned i = p->block_count; i-- > 0;)
+        if (p->blocks[i]->live == 0)
+            block_remove(p, p->blocks[i]);
+    pthread_mutex_unlock(&p->lock);
 }
 
-int gpu_pools_create(struct gpu_context *ctx)
+void gpu_pool_destroy(struct gpu_pool *p)
 {
-    for (int w = 0; w < 2; w++) {
-        int st = pool_create(ctx, (enum gpu_memory)w, &ctx->pools[w]);
-        if (st)
-            return st;
-    }
-    return GPU_OK;
-}
-
-void gpu_pools_destroy(struct gpu_context *ctx)
-{
-    for (int w = 0; w < 2; w++) {
-        struct gpu_pool *p = ctx->pools[w];
-        if (!p)
-            continue;
-        while (p->block_count)
-            block_remove(p, p->blocks[p->block_count - 1]);
-        free(p->blocks);
-        pthread_mutex_destroy(&p->lock);
-        free(p);
-        ctx->pools[w] = NULL;
-    }
+    if (!p)
+        return;
+    while (p->block_count)
+        block_remove(p, p->blocks[p->block_count - 1]);
+    free(p->blocks);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
 }

@@ -1,7 +1,10 @@
 /* Buffers for tensors, sub-allocated from a few large VkDeviceMemory blocks per pool.
  * Each block is one VkDeviceMemory bound to one VkBuffer; an allocation is a range of it, so
  * shaders bind (buffer, offset, size). Freed ranges coalesce and are reused, so a steady
- * workload stops allocating Vulkan memory after its first image. */
+ * workload stops allocating Vulkan memory after its first image.
+ *
+ * Threads: every call here may run on several threads at once; each pool's lock guards its
+ * blocks and counters (nothing else is taken under it). A buffer's contents are the caller's. */
 #ifndef PPOCR_GPU_POOL_H
 #define PPOCR_GPU_POOL_H
 

@@ -1,6 +1,7 @@
 #include "gpu/selftest.h"
 #include "gpu/cmd.h"
-#include "gpu/internal.h"
+#include "gpu/context.h"
+#include "gpu/error.h"
 #include "gpu/pipeline.h"
 #include "gpu/pool.h"
 #include "gpu/transfer.h"
@@ -75,7 +76,7 @@ int gpu_selftest(struct gpu_context *ctx)
         float want = push.a * x[i] + y[i];
         if (!(fabsf(got[i] - want) <= 1e-5f * (1.0f + fabsf(want)))) {
             st = gpu_fail(GPU_ERR, "GPU self-check: saxpy element %u is %g, expected %g on %s", i,
-                          (double)got[i], (double)want, ctx->caps.device_name);
+                          (double)got[i], (double)want, gpu_context_caps(ctx)->device_name);
             break;
         }
     }

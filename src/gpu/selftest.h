@@ -1,5 +1,7 @@
 /* A quick end-to-end check of the GPU for `ppocr-vk --self-check`: builds a pipeline, moves
- * random data through device memory, runs a shader and compares with C. */
+ * random data through device memory, runs a shader and compares with C.
+ *
+ * Threads: as any user of the context: beside other threads using the same context. */
 #ifndef PPOCR_GPU_SELFTEST_H
 #define PPOCR_GPU_SELFTEST_H
 

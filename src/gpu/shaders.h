@@ -1,4 +1,5 @@
-/* SPIR-V modules compiled from the shaders folder at build time and linked into the binary. */
+/* SPIR-V modules compiled from the shaders folder at build time and linked into the binary.
+ * Constant data: any thread. */
 #ifndef PPOCR_GPU_SHADERS_H
 #define PPOCR_GPU_SHADERS_H
 

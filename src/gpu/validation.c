@@ -1,7 +1,8 @@
-#include "gpu/internal.h"
+#include "gpu/error.h"
 #include "gpu/validation.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
