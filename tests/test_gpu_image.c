@@ -23,7 +23,7 @@
 #include "gpu/transfer.h"
 #include "gpu/validation.h"
 #include "nn/gpu/image_ops.h"
-#include "ocr/image.h"
+#include "img/image.h"
 #include "ocr/preprocess.h"
 #include "support/gpu_op_harness.h"
 #include "support/test_env.h"

@@ -10,7 +10,7 @@
 #include <stb_image.h>
 #pragma GCC diagnostic pop
 
-#include "ocr/image_internal.h"
+#include "img/image_internal.h"
 
 static const char *const format_names[] = {"image", "PNG", "JPEG", "GIF", "BMP", "PNM", "TGA"};
 

@@ -21,8 +21,8 @@
  * warns about (corrupt entropy data, stray bytes) is decoded as cv2.imread decodes it.
  *
  * Every failure returns a status naming the reason and a one-line message; nothing aborts. */
-#ifndef PPOCR_OCR_IMAGE_H
-#define PPOCR_OCR_IMAGE_H
+#ifndef PPOCR_IMG_IMAGE_H
+#define PPOCR_IMG_IMAGE_H
 
 #include <stddef.h>
 #include <stdint.h>

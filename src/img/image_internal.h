@@ -1,11 +1,11 @@
-/* Helpers shared by the files of ocr/image*: not part of the public API. */
-#ifndef PPOCR_OCR_IMAGE_INTERNAL_H
-#define PPOCR_OCR_IMAGE_INTERNAL_H
+/* Helpers shared by the files of img/: not part of the public API. */
+#ifndef PPOCR_IMG_IMAGE_INTERNAL_H
+#define PPOCR_IMG_IMAGE_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ocr/image.h"
+#include "img/image.h"
 
 /* The containers decoded here (JPEG by libjpeg, the others by stb_image); TGA has no signature. */
 enum image_format { FMT_UNKNOWN, FMT_PNG, FMT_JPEG, FMT_GIF, FMT_BMP, FMT_PNM, FMT_TGA };
