@@ -76,6 +76,10 @@ enum ocr_image_status ocr_image_load_memory(const void *data, size_t size, const
                                             struct ocr_image *img, char *err, size_t err_len);
 void ocr_image_free(struct ocr_image *img);
 
+/* Whether a file name ends in the extension of a format decoded here (case-insensitive, image_formats.c):
+ * the files a folder walk picks up. */
+int ocr_image_has_known_extension(const char *name);
+
 /* EXIF orientation (1-8) of a JPEG's first APP1 Exif segment; 1 when absent or unreadable. */
 int ocr_jpeg_exif_orientation(const uint8_t *data, size_t size);
 
