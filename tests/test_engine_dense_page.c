@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "ocr/engine.h"
-#include "ocr/image.h"
+#include "img/image.h"
 #include "support/test_env.h"
 
 #define BAND_AT 2150 /* pixels from the left: a quarter of the print's width is right of it */

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "ocr/engine.h"
-#include "ocr/image.h"
+#include "img/image.h"
 #include "support/test_env.h"
 
 #define MIB (1024 * 1024)

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "ocr/engine.h"
-#include "ocr/image.h"
+#include "img/image.h"
 #include "ocr/preprocess.h"
 #include "support/test_env.h"
 

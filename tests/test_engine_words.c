@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "ocr/engine.h"
-#include "ocr/image.h"
+#include "img/image.h"
 #include "support/test_env.h"
 
 #define SLACK 3.0 /* pixels a word box may reach past its line's box (corners are rounded) */

@@ -19,7 +19,7 @@
 #include <stb_image_write.h>
 #pragma GCC diagnostic pop
 
-#include "ocr/image.h"
+#include "img/image.h"
 #include "support/test_env.h"
 
 /* The pattern of make.mjs: 7x5 pixels. */

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ocr/image.h"
+#include "img/image.h"
 #include "support/test_env.h"
 
 static char tmpdir[256];

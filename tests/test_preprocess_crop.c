@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ocr/image.h"
+#include "img/image.h"
 #include "ocr/preprocess.h"
 #include "support/test_env.h"
 

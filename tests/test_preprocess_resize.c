@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ocr/image.h"
+#include "img/image.h"
 #include "ocr/pad.h"
 #include "ocr/preprocess.h"
 #include "support/test_env.h"

@@ -16,7 +16,7 @@
 #include "cli/output.h"
 #include "ocr/bench.h"
 #include "ocr/engine.h"
-#include "ocr/image.h"
+#include "img/image.h"
 
 /* The bundled sample: in the source tree this binary was built from, or under the working folder. */
 static const char *sample_path(void)

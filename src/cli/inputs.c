@@ -1,12 +1,12 @@
 #include "cli/inputs.h"
 #include "cli/pdf.h"
+#include "img/image.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 
 static char *dup_str(const char *s)
@@ -40,19 +40,6 @@ static int push_item(struct cli_item_list *list, const char *path, const char *n
         return -1;
     }
     list->n++;
-    return 0;
-}
-
-int cli_is_image_name(const char *name)
-{
-    static const char *const exts[] = {"png", "jpg", "jpeg", "jpe", "bmp", "gif", "pnm", "pbm",
-                                       "pgm", "ppm", "tga", NULL};
-    const char *dot = strrchr(name, '.');
-    if (!dot || dot == name)
-        return 0;
-    for (int i = 0; exts[i]; i++)
-        if (strcasecmp(dot + 1, exts[i]) == 0)
-            return 1;
     return 0;
 }
 
@@ -148,11 +135,12 @@ static int scan_dir(const char *dir, const char *rel, struct cli_item_list *list
                     int sub = scan_dir(path, relpath, list, depth + 1);
                     added = sub < 0 ? -1 : added + sub;
                 }
-            } else if (S_ISREG(st.st_mode) && (cli_is_image_name(names[i]) || cli_pdf_is_pdf_name(names[i]))) {
+            } else if (S_ISREG(st.st_mode) &&
+                       (ocr_image_has_known_extension(names[i]) || cli_pdf_is_pdf_name(names[i]))) {
                 int sub = push_file(list, path, relpath);
                 added = sub < 0 ? -1 : added + sub;
             }
-        } else if (cli_is_image_name(names[i]) || cli_pdf_is_pdf_name(names[i])) {
+        } else if (ocr_image_has_known_extension(names[i]) || cli_pdf_is_pdf_name(names[i])) {
             /* an image name that cannot be looked at (a dangling link): reported, not skipped */
             char msg[512];
             snprintf(msg, sizeof(msg), "%s", errno == ENOENT ? "no such file (a dangling link?)" : strerror(errno));

@@ -26,8 +26,5 @@ int cli_expand_inputs(char *const *inputs, int n_inputs, const volatile sig_atom
 /* Keeps only the K-th (1-based) of N contiguous slices, so shard outputs concatenate in order. */
 void cli_keep_shard(struct cli_item_list *list, int k, int n);
 void cli_free_items(struct cli_item_list *list);
-/* Whether the file name has an image extension that directory scans pick up (they pick up
- * ".pdf" names too: cli/pdf.h). */
-int cli_is_image_name(const char *name);
 
 #endif

@@ -15,7 +15,7 @@
 #include "cli/stream.h"
 #include "cli/workers.h"
 #include "ocr/engine.h"
-#include "ocr/image.h"
+#include "img/image.h"
 
 enum { EXIT_ALL_OK = 0, EXIT_SOME_FAILED = 1, EXIT_USAGE = 2, EXIT_NO_DEVICE_OR_MODELS = 3 };
 

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "ocr/image.h"
+#include "img/image.h"
 
 #define CLI_PDF_DEFAULT_DPI 300
 

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "ocr/image.h" /* struct ocr_image: 8-bit BGR pixels */
+#include "img/image.h" /* struct ocr_image: 8-bit BGR pixels */
 
 struct ocr_options {
     const char *models_dir;  /* holds det.pvk, cls.pvk, rec.pvk; NULL: search the default places */

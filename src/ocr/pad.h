@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "ocr/image.h"
+#include "img/image.h"
 
 /* The margin's colour: the mean of img's outermost rows and columns, rounded. */
 void ocr_border_colour(const struct ocr_image *img, uint8_t bgr[3]);

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ocr/image.h"
+#include "img/image.h"
 
 #define OCR_DET_LIMIT_SIDE_LEN 960
 #define OCR_CLS_HEIGHT 48
@@ -61,7 +61,7 @@ struct ocr_crop_plan {
 
 /* Plans the crop of a 4-point box (clockwise from top-left, as PaddleOCR orders them).
  * Returns 0, or -1 when the box is degenerate (a side shorter than 1 pixel, a singular matrix) or
- * its crop would exceed the image limits of ocr/image.h. */
+ * its crop would exceed the image limits of img/image.h. */
 int ocr_crop_plan_make(const float box[4][2], struct ocr_crop_plan *plan);
 
 /* cv2.getPerspectiveTransform: the 3x3 matrix taking src[i] to dst[i], solved in double as OpenCV

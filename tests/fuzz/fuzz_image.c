@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "ocr/image.h"
+#include "img/image.h"
 #include "ocr/preprocess.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,14 +1,22 @@
-/* Helpers shared by the files of ocr/image*: not part of the public API. */
-#ifndef PPOCR_OCR_IMAGE_INTERNAL_H
-#define PPOCR_OCR_IMAGE_INTERNAL_H
+/* Helpers shared by the files of img/: not part of the public API. */
+#ifndef PPOCR_IMG_IMAGE_INTERNAL_H
+#define PPOCR_IMG_IMAGE_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ocr/image.h"
+#include "img/image.h"
 
-/* The containers decoded here (JPEG by libjpeg, the others by stb_image); TGA has no signature. */
+/* The containers decoded here (JPEG by libjpeg, the others by stb_image); their names, signatures
+ * and file extensions are listed once, in image_formats.c. */
 enum image_format { FMT_UNKNOWN, FMT_PNG, FMT_JPEG, FMT_GIF, FMT_BMP, FMT_PNM, FMT_TGA };
+/* The format's name in messages ("PNG"...; "image" for FMT_UNKNOWN). */
+const char *image_format_name(enum image_format format);
+/* The format the first bytes announce; FMT_UNKNOWN also for TGA, which has no signature. */
+enum image_format image_format_sniff(const uint8_t *data, size_t size);
+/* Formats people feed OCR tools that this build cannot decode (WebP, TIFF, ASCII PNM...), named for
+ * the error; NULL when the data is none of them. */
+const char *image_format_unsupported(const uint8_t *data, size_t size);
 
 /* stb_image's header parser of one format (so that its failure reason is that format's, not the
  * last of all the parsers stbi_info tries). Not for JPEG. Returns 1 and the size, or 0. */

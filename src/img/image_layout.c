@@ -3,7 +3,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "ocr/image_internal.h"
+#include "img/image_internal.h"
 
 static uint32_t be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
 static uint32_t le32(const uint8_t *p) { return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0]; }

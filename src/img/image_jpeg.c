@@ -3,7 +3,7 @@
  * file cut short (libjpeg only warns, and fills the missing part with gray). */
 #include <string.h>
 
-#include "ocr/image_internal.h"
+#include "img/image_internal.h"
 
 static unsigned rd16(const uint8_t *p, int big_endian) {
     return big_endian ? (unsigned)p[0] << 8 | p[1] : (unsigned)p[1] << 8 | p[0];

@@ -21,8 +21,8 @@
  * warns about (corrupt entropy data, stray bytes) is decoded as cv2.imread decodes it.
  *
  * Every failure returns a status naming the reason and a one-line message; nothing aborts. */
-#ifndef PPOCR_OCR_IMAGE_H
-#define PPOCR_OCR_IMAGE_H
+#ifndef PPOCR_IMG_IMAGE_H
+#define PPOCR_IMG_IMAGE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -75,6 +75,10 @@ enum ocr_image_status ocr_image_load_fd(int fd, const char *name, enum ocr_alpha
 enum ocr_image_status ocr_image_load_memory(const void *data, size_t size, const char *name, enum ocr_alpha_mode alpha,
                                             struct ocr_image *img, char *err, size_t err_len);
 void ocr_image_free(struct ocr_image *img);
+
+/* Whether a file name ends in the extension of a format decoded here (case-insensitive, image_formats.c):
+ * the files a folder walk picks up. */
+int ocr_image_has_known_extension(const char *name);
 
 /* EXIF orientation (1-8) of a JPEG's first APP1 Exif segment; 1 when absent or unreadable. */
 int ocr_jpeg_exif_orientation(const uint8_t *data, size_t size);

@@ -1,4 +1,4 @@
-/* The one definition of stb_image, limited to the formats ocr/image.c gives it, so that a hostile
+/* The one definition of stb_image, limited to the formats img/image.c gives it, so that a hostile
  * PSD/HDR/PIC file never reaches a decoder nobody checked. JPEG goes to libjpeg (image_libjpeg.c). */
 #define STB_IMAGE_IMPLEMENTATION
 #define STBI_ONLY_PNG
@@ -20,7 +20,7 @@
 #include <stb_image.h>
 #pragma GCC diagnostic pop
 
-#include "ocr/image_internal.h"
+#include "img/image_internal.h"
 
 int stb_format_info(enum image_format format, const uint8_t *data, int size, int *w, int *h, int *channels) {
     stbi__context s;

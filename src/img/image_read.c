@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ocr/image_internal.h"
+#include "img/image_internal.h"
 
 static enum ocr_image_status errno_status(int e) {
     switch (e) {

@@ -10,31 +10,7 @@
 #include <stb_image.h>
 #pragma GCC diagnostic pop
 
-#include "ocr/image_internal.h"
-
-static const char *const format_names[] = {"image", "PNG", "JPEG", "GIF", "BMP", "PNM", "TGA"};
-
-static enum image_format sniff_format(const uint8_t *p, size_t n) {
-    if (n >= 8 && memcmp(p, "\x89PNG\r\n\x1a\n", 8) == 0) return FMT_PNG;
-    if (n >= 3 && p[0] == 0xFF && p[1] == 0xD8 && p[2] == 0xFF) return FMT_JPEG;
-    if (n >= 6 && (memcmp(p, "GIF87a", 6) == 0 || memcmp(p, "GIF89a", 6) == 0)) return FMT_GIF;
-    if (n >= 2 && p[0] == 'B' && p[1] == 'M') return FMT_BMP;
-    if (n >= 2 && p[0] == 'P' && p[1] >= '1' && p[1] <= '7') return FMT_PNM;
-    return FMT_UNKNOWN; /* TGA has no signature: stb_image's own test decides */
-}
-
-/* Formats people feed OCR tools that this build cannot decode, named in the error. */
-static const char *unsupported_format(const uint8_t *p, size_t n) {
-    if (n >= 12 && memcmp(p, "RIFF", 4) == 0 && memcmp(p + 8, "WEBP", 4) == 0) return "WebP";
-    if (n >= 4 && (memcmp(p, "II*\0", 4) == 0 || memcmp(p, "MM\0*", 4) == 0)) return "TIFF";
-    if (n >= 12 && memcmp(p + 4, "ftyp", 4) == 0) return "HEIF/AVIF";
-    if (n >= 4 && memcmp(p, "8BPS", 4) == 0) return "PSD";
-    if (n >= 4 && memcmp(p, "%PDF", 4) == 0) return "PDF";
-    if (n >= 12 && memcmp(p, "\0\0\0\x0cjP  ", 8) == 0) return "JPEG 2000";
-    if (n >= 2 && p[0] == 'P' && p[1] >= '1' && p[1] <= '4') return "PNM in ASCII or 1-bit form (P1-P4; only P5/P6)";
-    if (n >= 2 && p[0] == 'P' && p[1] == '7') return "PAM (P7)";
-    return NULL;
-}
+#include "img/image_internal.h"
 
 static int is_unsupported_reason(const char *r) {
     static const char *const reasons[] = {"only 8-bit", "no header height", "max value > 65535",
@@ -53,7 +29,7 @@ static enum ocr_image_status stb_failure(enum image_format fmt, const char *name
     snprintf(r, sizeof r, "%s", stbi_failure_reason() ? stbi_failure_reason() : "unknown error");
     for (char *c = r; *c; c++)
         if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7E) *c = '?';
-    const char *f = format_names[fmt];
+    const char *f = image_format_name(fmt);
     if (strcmp(r, "outofmem") == 0) {
         snprintf(err, err_len, "%s: out of memory decoding the %s", name, f);
         return OCR_IMAGE_ERR_NO_MEMORY;
@@ -202,10 +178,10 @@ static enum ocr_image_status check_header(const uint8_t *p, size_t size, const c
     memset(hd, 0, sizeof *hd);
     hd->orientation = 1;
     if (size == 0) return FAIL(OCR_IMAGE_ERR_EMPTY, "%s: empty file (0 bytes)", name);
-    const char *other = unsupported_format(p, size);
+    const char *other = image_format_unsupported(p, size);
     if (other) return FAIL(OCR_IMAGE_ERR_UNSUPPORTED, "%s: unsupported image format: %s", name, other);
     if (size > INT_MAX) return FAIL(OCR_IMAGE_ERR_TOO_LARGE, "%s: file too large (%zu bytes)", name, size);
-    enum image_format fmt = sniff_format(p, size);
+    enum image_format fmt = image_format_sniff(p, size);
     int rewrite;
     if (fmt == FMT_JPEG) return check_jpeg_header(p, size, name, hd, err, err_len);
     /* stb_image refuses large PNG headers in its own words (and at its own bound): ours come first */
@@ -224,12 +200,13 @@ static enum ocr_image_status check_header(const uint8_t *p, size_t size, const c
         int specific = r && (strcmp(r, "too large") == 0 || strcmp(r, "outofmem") == 0 || is_unsupported_reason(r));
         if (!specific && fmt == FMT_PNG && png_walk(p, size, &rewrite) == PNG_WALK_TRUNCATED)
             return FAIL(OCR_IMAGE_ERR_TRUNCATED, "%s: truncated %s (the data ends inside the header)", name,
-                        format_names[fmt]);
+                        image_format_name(fmt));
         return stb_failure(fmt, name, "header", err, err_len);
     }
     hd->fmt = fmt = fmt == FMT_UNKNOWN ? FMT_TGA : fmt;
     if (hd->w <= 0 || hd->h <= 0)
-        return FAIL(OCR_IMAGE_ERR_CORRUPT, "%s: corrupt %s header (%dx%d pixels)", name, format_names[fmt], hd->w, hd->h);
+        return FAIL(OCR_IMAGE_ERR_CORRUPT, "%s: corrupt %s header (%dx%d pixels)", name, image_format_name(fmt), hd->w,
+                    hd->h);
     if (too_large((unsigned long long)hd->w, (unsigned long long)hd->h, name, err, err_len))
         return OCR_IMAGE_ERR_TOO_LARGE;
     /* stb_image decodes cut-off BMP, TGA, GIF and PNM pixels as if the rest were zeros: refuse them
@@ -238,7 +215,8 @@ static enum ocr_image_status check_header(const uint8_t *p, size_t size, const c
     if ((fmt == FMT_BMP && bmp_truncated(p, size)) || (fmt == FMT_TGA && tga_truncated(p, size)) ||
         (fmt == FMT_GIF && gif_truncated(p, size)) ||
         (fmt == FMT_PNM && pnm_layout(p, size, &pnm) == 0 && size - pnm.data_offset < pnm.data_bytes))
-        return FAIL(OCR_IMAGE_ERR_TRUNCATED, "%s: truncated %s (the pixel data ends early)", name, format_names[fmt]);
+        return FAIL(OCR_IMAGE_ERR_TRUNCATED, "%s: truncated %s (the pixel data ends early)", name,
+                    image_format_name(fmt));
     if (fmt == FMT_PNG) {
         /* a chunk running past the end would make stb_image allocate what its length field claims */
         enum png_walk_result chunks = png_walk(p, size, &rewrite);
@@ -276,7 +254,7 @@ static enum ocr_image_status decode_pixels(const uint8_t *p, size_t size, const 
     if (w != hd->w || h != hd->h) { /* the header parse and the decode disagree: never trust either */
         free(*pix);
         *pix = NULL;
-        return FAIL(OCR_IMAGE_ERR_CORRUPT, "%s: corrupt %s (inconsistent size)", name, format_names[hd->fmt]);
+        return FAIL(OCR_IMAGE_ERR_CORRUPT, "%s: corrupt %s (inconsistent size)", name, image_format_name(hd->fmt));
     }
     return OCR_IMAGE_OK;
 }

@@ -22,7 +22,7 @@
 #include <jpeglib.h>
 #include <jerror.h>
 
-#include "ocr/image_internal.h"
+#include "img/image_internal.h"
 
 /* Real progressive files have about ten scans; a hostile one can have thousands of tiny scans, each
  * a pass over the whole coefficient buffer. libjpeg-turbo's own fuzzers stop at 500 too. */
