@@ -9,11 +9,11 @@
 #include "gpu/error.h"
 #include "gpu/pool.h"
 #include "gpu/transfer.h"
+#include "img/image.h"
 #include "nn/gpu/session_gpu.h"
 #include "nn/precision.h"
 #include "ocr/gpu/db_bitmap.h"
 #include "ocr/gpu/image_ops.h"
-#include "ocr/image.h"
 #include "ocr/pad.h"
 #include "ocr/workers.h"
 
