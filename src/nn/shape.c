@@ -190,7 +190,7 @@ static int shape_conv(const struct shape_ctx *c, struct pvk_shape *out)
     return 0;
 }
 
-static int shape_pool(const struct shape_ctx *c, struct pvk_shape *out)
+static int shape_pool2d(const struct shape_ctx *c, struct pvk_shape *out)
 {
     const struct pvk_shape *x = input(c, 0);
     struct ref_pool_params p;
@@ -402,36 +402,29 @@ static int shape_argmax(const struct shape_ctx *c, struct pvk_shape *out)
     return 0;
 }
 
-/* The shape of the op's first output (ARGMAX's second output has the same shape). */
+static int shape_conv2d(const struct shape_ctx *c, struct pvk_shape *out) { return shape_conv(c, out); }
+static int shape_conv_transpose2d(const struct shape_ctx *c, struct pvk_shape *out) { return shape_conv(c, out); }
+
+static int shape_unary(const struct shape_ctx *c, struct pvk_shape *out)
+{
+    const struct pvk_shape *x = input(c, 0);
+    if (!x)
+        return -1;
+    *out = *x;
+    return 0;
+}
+
+/* The shape of the op's first output (ARGMAX's second output has the same shape), by op type. */
+typedef int (*shape_rule_fn)(const struct shape_ctx *c, struct pvk_shape *out);
+#define RULE_ROW(id, value, name, max_in, max_out) [PVK_OP_##id] = shape_##name,
+static const shape_rule_fn shape_rules[PVK_OP_COUNT] = {PVK_OPS(RULE_ROW)};
+#undef RULE_ROW
+
 static int op_out_shape(const struct shape_ctx *c, struct pvk_shape *out)
 {
-    switch ((enum pvk_op_type)c->op->type) {
-    case PVK_OP_CONV2D:
-    case PVK_OP_CONV_TRANSPOSE2D: return shape_conv(c, out);
-    case PVK_OP_POOL2D: return shape_pool(c, out);
-    case PVK_OP_RESIZE: return shape_resize(c, out);
-    case PVK_OP_CONCAT: return shape_concat(c, out);
-    case PVK_OP_BINARY: return shape_binary(c, out);
-    case PVK_OP_UNARY: {
-        const struct pvk_shape *x = input(c, 0);
-        if (!x)
-            return -1;
-        *out = *x;
-        return 0;
-    }
-    case PVK_OP_AFFINE: return shape_affine(c, out);
-    case PVK_OP_SE: return shape_se(c, out);
-    case PVK_OP_MATMUL: return shape_matmul(c, out);
-    case PVK_OP_LAYERNORM: return shape_layernorm(c, out);
-    case PVK_OP_SOFTMAX: return shape_softmax(c, out);
-    case PVK_OP_ATTENTION: return shape_attention(c, out);
-    case PVK_OP_TRANSPOSE: return shape_transpose(c, out);
-    case PVK_OP_RESHAPE: return shape_reshape(c, out);
-    case PVK_OP_SLICE: return shape_slice(c, out);
-    case PVK_OP_ARGMAX: return shape_argmax(c, out);
-    case PVK_OP_COUNT: break;
-    }
-    return fail(c, "unknown op type %u", c->op->type);
+    if (c->op->type < 1 || c->op->type >= PVK_OP_COUNT)
+        return fail(c, "unknown op type %u", c->op->type);
+    return shape_rules[c->op->type](c, out);
 }
 
 static void from_tensor(const struct pvk_tensor *t, struct pvk_shape *s)

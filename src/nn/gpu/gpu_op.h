@@ -109,10 +109,10 @@ struct nn_gpu_op_impl {
                         int n_outputs, char *err, size_t err_len);
 };
 
-/* Each kind's implementation lives in its own file (src/nn/gpu/op_<kind>.c). */
-extern const struct nn_gpu_op_impl nn_gpu_conv2d_impl, nn_gpu_conv_transpose2d_impl, nn_gpu_matmul_impl,
-    nn_gpu_pool2d_impl, nn_gpu_resize_impl, nn_gpu_concat_impl, nn_gpu_binary_impl, nn_gpu_unary_impl,
-    nn_gpu_affine_impl, nn_gpu_se_impl, nn_gpu_layernorm_impl, nn_gpu_softmax_impl, nn_gpu_attention_impl,
-    nn_gpu_transpose_impl, nn_gpu_reshape_impl, nn_gpu_slice_impl, nn_gpu_argmax_impl;
+/* Each kind's implementation lives in its own file (src/nn/gpu/op_<name>.c): nn_gpu_<name>_impl for
+ * every row of PVK_OPS. */
+#define NN_GPU_IMPL_DECL(id, value, name, max_in, max_out) extern const struct nn_gpu_op_impl nn_gpu_##name##_impl;
+PVK_OPS(NN_GPU_IMPL_DECL)
+#undef NN_GPU_IMPL_DECL
 
 #endif
