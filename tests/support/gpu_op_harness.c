@@ -14,7 +14,7 @@
 #include "gpu/context.h"
 #include "gpu/error.h"
 #include "gpu/transfer.h"
-#include "nn/gpu/half.h"
+#include "nn/half.h"
 #include "support/test_env.h"
 
 bool harness_init(struct harness *h, enum nn_dtype dtype)

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "nn/cpu/ref_ops.h"
-#include "nn/gpu/half.h"
+#include "nn/half.h"
 
 struct exec {
     const struct pvk_model *model;
@@ -110,13 +110,13 @@ static int cpu_conv2d(const struct op_run *r)
     struct exec *e = r->e;
     const struct pvk_op *op = r->op;
     const struct pvk_shape *xs = r->xs;
-    struct ref_conv_params p;
+    struct pvk_conv_params p;
     int bad = 0;
     const float *w = constant(e, r->k, op->weights[0], &bad), *b = constant(e, r->k, op->weights[1], &bad);
     const float *res = NULL;
     if (bad)
         return -1;
-    ref_conv_params_from_op(op, &p);
+    pvk_conv_params_from_op(op, &p);
     if (p.residual != PVK_RESIDUAL_NONE && !(res = act_input(e, r->k, 1)))
         return -1;
     ref_conv2d(r->x, (int)xs->d[0], (int)xs->d[1], (int)xs->d[2], (int)xs->d[3], w, b, (int)r->ys->d[1], &p, res,
@@ -127,12 +127,12 @@ static int cpu_conv2d(const struct op_run *r)
 static int cpu_conv_transpose2d(const struct op_run *r)
 {
     const struct pvk_shape *xs = r->xs;
-    struct ref_conv_params p;
+    struct pvk_conv_params p;
     int bad = 0;
     const float *w = constant(r->e, r->k, r->op->weights[0], &bad), *b = constant(r->e, r->k, r->op->weights[1], &bad);
     if (bad)
         return -1;
-    ref_conv_params_from_op(r->op, &p);
+    pvk_conv_params_from_op(r->op, &p);
     ref_conv_transpose2d(r->x, (int)xs->d[0], (int)xs->d[1], (int)xs->d[2], (int)xs->d[3], w, b, (int)r->ys->d[1],
                          &p, r->y);
     return 0;
@@ -141,8 +141,8 @@ static int cpu_conv_transpose2d(const struct op_run *r)
 static int cpu_pool2d(const struct op_run *r)
 {
     const struct pvk_shape *xs = r->xs;
-    struct ref_pool_params p;
-    ref_pool_params_from_op(r->op, &p);
+    struct pvk_pool_params p;
+    pvk_pool_params_from_op(r->op, &p);
     ref_pool2d(r->x, (int)xs->d[0], (int)xs->d[1], (int)xs->d[2], (int)xs->d[3], &p, r->y);
     return 0;
 }
@@ -291,7 +291,7 @@ static int cpu_slice(const struct op_run *r)
     const struct pvk_op *op = r->op;
     struct pvk_shape s;
     int64_t first;
-    ref_slice_out_shape(r->xs, op->attr.slice.axis, op->attr.slice.start, op->attr.slice.end, op->attr.slice.step, &s,
+    pvk_slice_out_shape(r->xs, op->attr.slice.axis, op->attr.slice.start, op->attr.slice.end, op->attr.slice.step, &s,
                         &first);
     ref_slice(r->x, r->xs, op->attr.slice.axis, first, op->attr.slice.step, r->ys, r->y);
     return 0;

@@ -8,8 +8,8 @@
 #include "gpu/error.h"
 #include "gpu/pipeline.h"
 #include "gpu/transfer.h"
-#include "nn/gpu/half.h"
 #include "nn/gpu/op_helpers.h"
+#include "nn/half.h"
 
 /* Tiled kernel: 16 invocations across N, each with 4 rows x 4 columns, so a workgroup of
  * 4 BM invocations covers BM x 64. BM follows OC when the weights fix it: the det stem and the

@@ -11,8 +11,8 @@
 #include "gpu/error.h"
 #include "gpu/pool.h"
 #include "gpu/transfer.h"
-#include "nn/gpu/half.h"
 #include "nn/gpu/op_se.h"
+#include "nn/half.h"
 
 /* Arena offsets are kept on this boundary (or the device's storage-buffer offset alignment when
  * larger) so that every tensor can be bound as its own range and vectorised loads stay aligned. */

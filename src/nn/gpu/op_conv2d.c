@@ -30,9 +30,9 @@
 #include "gpu/error.h"
 #include "gpu/pipeline.h"
 #include "nn/gpu/conv_gemm.h"
-#include "nn/cpu/ref_ops.h"
 #include "nn/gpu/gpu_op.h"
 #include "nn/gpu/op_helpers.h"
+#include "nn/shape.h"
 
 enum conv_kind { CONV_POINTWISE, CONV_DEPTHWISE, CONV_GENERAL, CONV_DIRECT };
 
@@ -51,7 +51,7 @@ enum conv_kind { CONV_POINTWISE, CONV_DEPTHWISE, CONV_GENERAL, CONV_DIRECT };
  * line, 57,600 invocations: 7.3 us with one row, 9.2 with 4). */
 #define DW_ROWS_MIN_ITEMS 131072u
 
-static void dw_tile(bool cpu, enum nn_dtype dtype, const struct ref_conv_params *a, uint32_t *lx, uint32_t *outw,
+static void dw_tile(bool cpu, enum nn_dtype dtype, const struct pvk_conv_params *a, uint32_t *lx, uint32_t *outw,
                     uint32_t *rows)
 {
     if (cpu) {
@@ -371,9 +371,9 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
                          void **state, char *err, size_t err_len)
 {
     *state = NULL;
-    struct ref_conv_params cp;
-    ref_conv_params_from_op(op, &cp);
-    const struct ref_conv_params *a = &cp;
+    struct pvk_conv_params cp;
+    pvk_conv_params_from_op(op, &cp);
+    const struct pvk_conv_params *a = &cp;
     if (a->kh < 1 || a->kw < 1 || a->sh < 1 || a->sw < 1 || a->dh < 1 || a->dw < 1 || a->group < 1 ||
         a->pad_t < 0 || a->pad_l < 0 || a->pad_b < 0 || a->pad_r < 0 || (uint32_t)a->residual > PVK_RESIDUAL_BEFORE_ACT || op->act >= PVK_ACT_COUNT) {
         snprintf(err, err_len, "conv2d %s: unsupported attributes", op->name);
@@ -552,9 +552,9 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
                          int n_in, const struct nn_gpu_tensor *out, int n_out, char *err, size_t err_len)
 {
     struct conv2d_state *s = state;
-    struct ref_conv_params cp;
-    ref_conv_params_from_op(op, &cp);
-    const struct ref_conv_params *a = &cp;
+    struct pvk_conv_params cp;
+    pvk_conv_params_from_op(op, &cp);
+    const struct pvk_conv_params *a = &cp;
     const bool has_res = a->residual != PVK_RESIDUAL_NONE;
     const int want_in = 1 + has_res + s->input_gate;
     if (n_in != want_in || n_out < 1) {
@@ -567,7 +567,7 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     const int64_t n = x->shape.d[0], ic = x->shape.d[1], h = x->shape.d[2], wd = x->shape.d[3];
     int oh = 0, ow = 0;
     if (x->shape.ndim != 4 || h < 1 || wd < 1 || h > INT32_MAX || wd > INT32_MAX ||
-        ref_conv2d_out_hw((int)h, (int)wd, a, &oh, &ow) || !dense_nchw(x) || ic != (int64_t)s->icg * s->group || y->shape.ndim != 4 || y->shape.d[0] != n ||
+        pvk_conv2d_out_hw((int)h, (int)wd, a, &oh, &ow) || !dense_nchw(x) || ic != (int64_t)s->icg * s->group || y->shape.ndim != 4 || y->shape.d[0] != n ||
         y->shape.d[1] != s->oc || y->shape.d[2] != oh || y->shape.d[3] != ow || oh < 1 || ow < 1) {
         snprintf(err, err_len, "conv2d %s: shapes do not match the weights and attributes", op->name);
         return -1;

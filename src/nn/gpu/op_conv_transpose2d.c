@@ -12,10 +12,10 @@
 #include <string.h>
 
 #include "gpu/context.h"
-#include "nn/cpu/ref_ops.h"
 #include "nn/gpu/conv_gemm.h"
 #include "nn/gpu/gpu_op.h"
 #include "nn/gpu/op_helpers.h"
+#include "nn/shape.h"
 
 #define GATHER_LX 64u
 /* The scatter kernel keeps OC KH KW sums per invocation in registers, for few rows: on the H200
@@ -74,8 +74,8 @@ static int deconv_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
                          void **state, char *err, size_t err_len)
 {
     *state = NULL;
-    struct ref_conv_params a;
-    ref_conv_params_from_op(op, &a);
+    struct pvk_conv_params a;
+    pvk_conv_params_from_op(op, &a);
     if (a.kh < 1 || a.kw < 1 || a.sh < 1 || a.sw < 1 || a.dh < 1 || a.dw < 1 || a.group < 1 || a.pad_t < 0 ||
         a.pad_l < 0 || a.pad_b < 0 || a.pad_r < 0 || op->act >= PVK_ACT_COUNT) {
         snprintf(err, err_len, "conv_transpose2d %s: unsupported attributes", op->name);
@@ -175,8 +175,8 @@ static int deconv_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
                          int n_in, const struct nn_gpu_tensor *out, int n_out, char *err, size_t err_len)
 {
     struct deconv_state *s = state;
-    struct ref_conv_params a;
-    ref_conv_params_from_op(op, &a);
+    struct pvk_conv_params a;
+    pvk_conv_params_from_op(op, &a);
     if (n_in < 1 || n_out < 1) {
         snprintf(err, err_len, "conv_transpose2d %s: needs one input and one output", op->name);
         return -1;
@@ -185,7 +185,7 @@ static int deconv_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     const int64_t n = x->shape.d[0], h = x->shape.d[2], wd = x->shape.d[3];
     int oh = 0, ow = 0;
     if (x->shape.ndim != 4 || x->shape.d[1] != s->ic || (x->dst_channels && x->dst_channels != s->ic) ||
-        h < 1 || wd < 1 || h > INT32_MAX || wd > INT32_MAX || ref_conv_transpose2d_out_hw((int)h, (int)wd, &a, &oh, &ow) ||
+        h < 1 || wd < 1 || h > INT32_MAX || wd > INT32_MAX || pvk_conv_transpose2d_out_hw((int)h, (int)wd, &a, &oh, &ow) ||
         y->shape.ndim != 4 || y->shape.d[0] != n || y->shape.d[1] != s->oc || y->shape.d[2] != oh ||
         y->shape.d[3] != ow) {
         snprintf(err, err_len, "conv_transpose2d %s: shapes do not match the weights and attributes", op->name);

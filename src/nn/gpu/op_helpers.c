@@ -8,7 +8,7 @@
 #include "gpu/context.h"
 #include "gpu/error.h"
 #include "gpu/transfer.h"
-#include "nn/gpu/half.h"
+#include "nn/half.h"
 
 int nnh_fail(char *err, size_t err_len, const char *fmt, ...)
 {

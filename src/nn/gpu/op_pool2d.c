@@ -3,8 +3,8 @@
  * small planes; fp32 accumulation). */
 #include <stdlib.h>
 
-#include "nn/cpu/ref_ops.h"
 #include "nn/gpu/op_helpers.h"
+#include "nn/shape.h"
 
 struct pool_push {
     uint32_t n, h, w, oh, ow;
@@ -26,7 +26,7 @@ struct global_push {
 
 struct pool_state {
     struct nn_gpu_config cfg;
-    struct ref_pool_params prm;
+    struct pvk_pool_params prm;
     const struct gpu_pipeline *p;
     const struct gpu_pipeline *serial_p; /* global average, one invocation per plane */
     bool serial;                         /* global average: every plane serial */
@@ -40,7 +40,7 @@ static int pool_create(const struct nn_gpu_config *cfg, const struct pvk_op *op,
     if (!s)
         return nnh_fail(err, err_len, "out of memory");
     s->cfg = *cfg;
-    ref_pool_params_from_op(op, &s->prm);
+    pvk_pool_params_from_op(op, &s->prm);
     int rc;
     if (s->prm.kind == PVK_POOL_GLOBAL_AVG) {
         s->serial = nnh_serial_reductions(cfg->ctx);
@@ -79,7 +79,7 @@ static int pool_record(void *state, const struct pvk_op *op, struct gpu_cmd *cmd
         return -1;
     const struct pvk_shape *is = &in[0].shape, *os = &out[0].shape;
     int oh, ow;
-    if (is->ndim != 4 || os->ndim != 4 || ref_pool2d_out_hw((int)is->d[2], (int)is->d[3], &s->prm, &oh, &ow) ||
+    if (is->ndim != 4 || os->ndim != 4 || pvk_pool2d_out_hw((int)is->d[2], (int)is->d[3], &s->prm, &oh, &ow) ||
         os->d[0] != is->d[0] || os->d[1] != is->d[1] || os->d[2] != oh || os->d[3] != ow)
         return nnh_fail(err, err_len, "%s: pool output shape does not match its input", op->name);
     struct gpu_binding b[2] = {gpu_bind(in[0].buf), gpu_bind(out[0].buf)};

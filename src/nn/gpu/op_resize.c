@@ -4,8 +4,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "nn/cpu/ref_ops.h"
 #include "nn/gpu/op_helpers.h"
+#include "nn/shape.h"
 
 struct resize_push {
     uint32_t h, w, oh, ow, mode;
