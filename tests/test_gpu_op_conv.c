@@ -222,7 +222,7 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
 
     const struct nn_gpu_op_impl *impl = cc->transpose ? &nn_gpu_conv_transpose2d_impl : &nn_gpu_conv2d_impl;
     const bool math = dt == NN_F16 && fp16_math && gpu_context_caps(ctx)->shader_fp16;
-    struct nn_gpu_config cfg = {.ctx = ctx, .act_dtype = dt, .fp16_math = math};
+    struct nn_gpu_config cfg = {.ctx = ctx, .act_dtype = dt, .fp16_math = math, .force = nn_gpu_overrides_from_env()};
     void *state = NULL;
     char err[256] = "";
     if (impl->create(&cfg, &op, &w, &state, err, sizeof err))

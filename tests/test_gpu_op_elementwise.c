@@ -477,7 +477,7 @@ static void se_case(struct harness *h, int n, int c, int cr, int ih, int iw, int
     htensor_alloc(h, &in, &s, dt, (ih * iw) % 4 ? 1 : 0, 0);
     htensor_write(h, &in, x);
     htensor_alloc(h, &out[0], &s, dt, 4, view);
-    struct pvk_shape nc = SHAPE(n, c), sums = {3, {n, c, nn_gpu_se_sum_parts(h->cfg.ctx, (int64_t)ih * iw)}};
+    struct pvk_shape nc = SHAPE(n, c), sums = {3, {n, c, nn_gpu_se_sum_parts(&h->cfg, (int64_t)ih * iw)}};
     htensor_alloc(h, &out[1], &sums, NN_F32, 0, 0);
     htensor_alloc(h, &out[2], &nc, NN_F32, 0, 0);
     harness_run_op(h, &nn_gpu_se_impl, &op, &w, &in, 1, out, 3, NULL);

@@ -128,7 +128,7 @@ static double mm_run(const struct mm_case *mc, enum nn_dtype dt, int reps)
         w.data[1] = bias;
         w.shape[1] = (struct pvk_shape){1, {n}};
     }
-    struct nn_gpu_config cfg = {.ctx = ctx, .act_dtype = dt};
+    struct nn_gpu_config cfg = {.ctx = ctx, .act_dtype = dt, .force = nn_gpu_overrides_from_env()};
     void *state = NULL;
     char err[256] = "";
     if (nn_gpu_matmul_impl.create(&cfg, &op, &w, &state, err, sizeof err))

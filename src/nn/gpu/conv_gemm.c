@@ -208,15 +208,13 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
     out->ctx = cfg->ctx;
     out->desc = *d;
     out->f16 = f16;
-    /* PPOCR_VK_GEMM_KERNEL=tiled|small|ksplit|cpu overrides the device class and the tile choice
+    /* PPOCR_VK_GEMM_KERNEL=tiled|small|ksplit|cpu (cfg->force) overrides the device class and the tile choice
      * (and leaves cooperative matrices out), so that the tests run every kernel on any device;
      * "cpu1" is "cpu" without its subgroup variant, "direct" and "direct1" are "cpu" and "cpu1"
      * with direct convolutions (op_conv2d.c). coopmat32x64|coopmat64x64|
      * coopmat128x128 keep cooperative matrices where the device has them, with that tile for
      * every dispatch (tests and per-op benchmarks). */
-    const char *force = getenv("PPOCR_VK_GEMM_KERNEL");
-    if (force && !*force)
-        force = NULL;
+    const char *force = cfg->force.gemm_kernel[0] ? cfg->force.gemm_kernel : NULL;
     out->cpu_kernel = caps->is_cpu;
     out->coopmat_tile = -1;
     for (unsigned t = 0; force && t < COOPMAT_TILE_COUNT; t++) {

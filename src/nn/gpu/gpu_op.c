@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "nn/gpu/op_se.h"
 
@@ -9,6 +10,22 @@
 #define IMPL_ROW(id, value, name, max_in, max_out) [PVK_OP_##id] = &nn_gpu_##name##_impl,
 static const struct nn_gpu_op_impl *const impls[PVK_OP_COUNT] = {PVK_OPS(IMPL_ROW)};
 #undef IMPL_ROW
+
+struct nn_gpu_overrides nn_gpu_overrides_from_env(void)
+{
+    struct nn_gpu_overrides o = {{0}, false, NN_REDUCE_AUTO};
+    const char *kernel = getenv("PPOCR_VK_GEMM_KERNEL");
+    const char *no_subgroups = getenv("PPOCR_VK_NO_SUBGROUPS");
+    const char *reduce = getenv("PPOCR_VK_REDUCE");
+    if (kernel)
+        snprintf(o.gemm_kernel, sizeof o.gemm_kernel, "%s", kernel);
+    o.no_subgroups = no_subgroups && no_subgroups[0] == '1';
+    if (reduce && !strcmp(reduce, "serial"))
+        o.reduce = NN_REDUCE_SERIAL;
+    else if (reduce && !strcmp(reduce, "workgroup"))
+        o.reduce = NN_REDUCE_WORKGROUP;
+    return o;
+}
 
 struct nn_gpu_op {
     const struct nn_gpu_op_impl *impl;

@@ -188,11 +188,10 @@ static void conv2d_destroy(void *state)
     free(s);
 }
 
-/* The kernel PPOCR_VK_GEMM_KERNEL (the tests' switch) forces, or NULL. */
-static const char *forced_kernel(void)
+/* The kernel PPOCR_VK_GEMM_KERNEL (the tests' switch, cfg->force) forces, or NULL. */
+static const char *forced_kernel(const struct nn_gpu_config *cfg)
 {
-    const char *force = getenv("PPOCR_VK_GEMM_KERNEL");
-    return force && *force ? force : NULL;
+    return cfg->force.gemm_kernel[0] ? cfg->force.gemm_kernel : NULL;
 }
 
 /* Whether PPOCR_VK_GEMM_KERNEL (the tests' switch) asks for the direct kernel with CPU tiles:
@@ -207,7 +206,7 @@ static bool force_direct_cpu(const char *force)
  * and leaves it out with any other kernel. */
 static bool use_direct(const struct nn_gpu_config *cfg)
 {
-    const char *force = forced_kernel();
+    const char *force = forced_kernel(cfg);
     if (force)
         return force_direct_cpu(force);
     return gpu_context_caps(cfg->ctx)->is_cpu;
@@ -218,7 +217,7 @@ static bool use_direct(const struct nn_gpu_config *cfg)
  * loads. */
 static bool direct_subgroup(const struct nn_gpu_config *cfg)
 {
-    const char *force = forced_kernel();
+    const char *force = forced_kernel(cfg);
     if (force && !strcmp(force, "direct1"))
         return false;
     const struct gpu_caps *c = gpu_context_caps(cfg->ctx);
@@ -230,7 +229,7 @@ static bool direct_subgroup(const struct nn_gpu_config *cfg)
  * any device. */
 static bool dw_cpu_tiles(const struct nn_gpu_config *cfg)
 {
-    const char *force = forced_kernel();
+    const char *force = forced_kernel(cfg);
     if (force)
         return !strcmp(force, "cpu") || !strcmp(force, "cpu1") || force_direct_cpu(force);
     return gpu_context_caps(cfg->ctx)->is_cpu;
@@ -242,7 +241,7 @@ static bool dw_cpu_tiles(const struct nn_gpu_config *cfg)
  * variants) keep the storage buffer. */
 static bool dw_texel(const struct nn_gpu_config *cfg, bool cpu_tiles)
 {
-    const char *force = forced_kernel();
+    const char *force = forced_kernel(cfg);
     if (force && (!strcmp(force, "cpu1") || !strcmp(force, "direct1")))
         return false;
     return cpu_tiles && cfg->act_dtype == NN_F32 && gpu_context_caps(cfg->ctx)->shader_int64 &&
@@ -293,15 +292,15 @@ static const struct gpu_pipeline *direct_plain(struct conv2d_state *s, char *err
 /* Whether PPOCR_VK_GEMM_KERNEL=gpudirect (the tests) asks for the direct kernel with GPU tiles
  * for every one-group convolution and dispatch, pointwise ones included; "gputile" does too, and
  * takes the shared-memory tiles for every dispatch they can run. */
-static bool force_direct_gpu(void)
+static bool force_direct_gpu(const struct nn_gpu_config *cfg)
 {
-    const char *force = forced_kernel();
+    const char *force = forced_kernel(cfg);
     return force && (!strcmp(force, "gpudirect") || !strcmp(force, "gputile"));
 }
 
-static bool force_tile(void)
+static bool force_tile(const struct nn_gpu_config *cfg)
 {
-    const char *force = forced_kernel();
+    const char *force = forced_kernel(cfg);
     return force && !strcmp(force, "gputile");
 }
 
@@ -323,7 +322,7 @@ static const struct gpu_pipeline *tile_pipeline(struct conv2d_state *s, char *er
  * forced kernel leaves it out). */
 static bool direct_gpu_beside_gemm(const struct nn_gpu_config *cfg, bool pointwise, uint32_t k)
 {
-    if (forced_kernel() || gpu_context_caps(cfg->ctx)->is_cpu)
+    if (forced_kernel(cfg) || gpu_context_caps(cfg->ctx)->is_cpu)
         return false;
     return !pointwise && k >= DIRECT_GPU_MIN_K;
 }
@@ -410,7 +409,7 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
     const int ic = s->icg * s->group;
     const bool no_pad = !a->pad_t && !a->pad_l && !a->pad_b && !a->pad_r;
     const bool pointwise = s->group == 1 && a->kh == 1 && a->kw == 1 && a->sh == 1 && a->sw == 1 && no_pad;
-    const bool forced_direct_gpu = s->group == 1 && force_direct_gpu();
+    const bool forced_direct_gpu = s->group == 1 && force_direct_gpu(cfg);
     if (pointwise && !use_direct(cfg) && !forced_direct_gpu)
         s->kind = CONV_POINTWISE;
     else if (s->icg == 1 && s->group == ic && s->oc == ic)
@@ -651,7 +650,7 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
         const uint32_t tw = s->tile_spec[0] * s->tile_spec[5], th = s->tile_spec[1], nb = s->tile_spec[2];
         const uint32_t per_image = (((uint32_t)s->oc + 7u) / 8u + nb - 1u) / nb;
         const uint64_t gx = ((uint32_t)ow + tw - 1) / tw, gy = ((uint32_t)oh + th - 1) / th, gz = (uint64_t)n * per_image;
-        if (gz <= UINT16_MAX && (force_tile() || gx * gy * gz >= TILE_MIN_GROUPS)) {
+        if (gz <= UINT16_MAX && (force_tile(&s->cfg) || gx * gy * gz >= TILE_MIN_GROUPS)) {
             bind[0] = gpu_bind(x->buf);
             bind[1] = gpu_bind(s->kind == CONV_DIRECT ? &s->weight : &s->direct_weight);
             const struct gpu_pipeline *pipe = tile_pipeline(s, err, err_len);

@@ -42,12 +42,12 @@ struct scatter_push {
     uint32_t y_off, y_img, ow, ohw;
 };
 
-/* The scatter kernel serves GPUs; PPOCR_VK_GEMM_KERNEL (the tests' switch) picks it on any device
+/* The scatter kernel serves GPUs; PPOCR_VK_GEMM_KERNEL (the tests' switch, cfg->force) picks it on any device
  * with "gpudirect" or "gputile" and leaves it out with any other kernel. */
 static bool use_scatter(const struct nn_gpu_config *cfg)
 {
-    const char *force = getenv("PPOCR_VK_GEMM_KERNEL");
-    if (force && *force)
+    const char *force = cfg->force.gemm_kernel;
+    if (*force)
         return !strcmp(force, "gpudirect") || !strcmp(force, "gputile");
     return !gpu_context_caps(cfg->ctx)->is_cpu;
 }

@@ -21,11 +21,11 @@ int nnh_fail(char *err, size_t err_len, const char *fmt, ...)
     return -1;
 }
 
-bool nnh_use_subgroups(struct gpu_context *ctx)
+bool nnh_use_subgroups(const struct nn_gpu_config *cfg)
 {
-    const struct gpu_caps *caps = gpu_context_caps(ctx);
+    const struct gpu_caps *caps = gpu_context_caps(cfg->ctx);
     VkSubgroupFeatureFlags need = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
-    if (getenv("PPOCR_VK_NO_SUBGROUPS") && getenv("PPOCR_VK_NO_SUBGROUPS")[0] == '1')
+    if (cfg->force.no_subgroups)
         return false;
     return (caps->subgroup_ops & need) == need && caps->subgroup_size >= 4 && caps->subgroup_size <= 128;
 }
@@ -47,20 +47,18 @@ static int named_pipeline(struct gpu_context *ctx, const char *name, uint32_t lo
     return 0;
 }
 
-bool nnh_workgroup_reductions_forced(void)
+bool nnh_workgroup_reductions_forced(const struct nn_gpu_config *cfg)
 {
-    const char *force = getenv("PPOCR_VK_REDUCE");
-    return force && !strcmp(force, "workgroup");
+    return cfg->force.reduce == NN_REDUCE_WORKGROUP;
 }
 
-bool nnh_serial_reductions(struct gpu_context *ctx)
+bool nnh_serial_reductions(const struct nn_gpu_config *cfg)
 {
-    const char *force = getenv("PPOCR_VK_REDUCE");
-    if (force && !strcmp(force, "serial"))
+    if (cfg->force.reduce == NN_REDUCE_SERIAL)
         return true;
-    if (nnh_workgroup_reductions_forced())
+    if (nnh_workgroup_reductions_forced(cfg))
         return false;
-    return gpu_context_caps(ctx)->is_cpu;
+    return gpu_context_caps(cfg->ctx)->is_cpu;
 }
 
 int nnh_pipeline(struct gpu_context *ctx, const char *base, bool subgroup, enum nn_dtype dtype, uint32_t local_x,

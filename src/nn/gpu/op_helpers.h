@@ -23,15 +23,15 @@ int nnh_fail(char *err, size_t err_len, const char *fmt, ...) __attribute__((for
 
 /* Whether the reduction kernels can use their subgroup twins (*_sg): basic + arithmetic +
  * ballot-free ops in compute, and a subgroup of at least 4 lanes. */
-bool nnh_use_subgroups(struct gpu_context *ctx);
+bool nnh_use_subgroups(const struct nn_gpu_config *cfg);
 
 /* Whether a reduction over a plane runs in one invocation (CPU devices: no barriers) rather than
- * a workgroup. PPOCR_VK_REDUCE=serial|workgroup overrides the device class (the tests run both). */
-bool nnh_serial_reductions(struct gpu_context *ctx);
+ * a workgroup. cfg->force.reduce (PPOCR_VK_REDUCE) overrides the device class (the tests run both). */
+bool nnh_serial_reductions(const struct nn_gpu_config *cfg);
 
-/* Whether PPOCR_VK_REDUCE=workgroup asks for workgroup reductions even where a kernel would pick
- * one invocation per plane for its size (small planes on GPUs). */
-bool nnh_workgroup_reductions_forced(void);
+/* Whether cfg->force.reduce (PPOCR_VK_REDUCE=workgroup) asks for workgroup reductions even where a
+ * kernel would pick one invocation per plane for its size (small planes on GPUs). */
+bool nnh_workgroup_reductions_forced(const struct nn_gpu_config *cfg);
 
 /* The pipeline "<base>[_sg][_f16]" with spec constant 0 = local size x, then `extra` constants. */
 int nnh_pipeline(struct gpu_context *ctx, const char *base, bool subgroup, enum nn_dtype dtype, uint32_t local_x,

@@ -43,9 +43,9 @@ static int pool_create(const struct nn_gpu_config *cfg, const struct pvk_op *op,
     pvk_pool_params_from_op(op, &s->prm);
     int rc;
     if (s->prm.kind == PVK_POOL_GLOBAL_AVG) {
-        s->serial = nnh_serial_reductions(cfg->ctx);
-        s->small_serial = !nnh_workgroup_reductions_forced();
-        bool sg = !s->serial && nnh_use_subgroups(cfg->ctx);
+        s->serial = nnh_serial_reductions(cfg);
+        s->small_serial = !nnh_workgroup_reductions_forced(cfg);
+        bool sg = !s->serial && nnh_use_subgroups(cfg);
         rc = nnh_pipeline(cfg->ctx, "pool_global_serial", false, cfg->act_dtype, NNH_WG_ELEMENTWISE, NULL, 0, 2,
                           sizeof(struct global_push), &s->serial_p, err, err_len);
         if (!rc && !s->serial)

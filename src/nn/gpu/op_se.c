@@ -42,11 +42,11 @@ struct se_fc_push {
     uint32_t parts, plane;
 };
 
-int64_t nn_gpu_se_sum_parts(struct gpu_context *ctx, int64_t plane)
+int64_t nn_gpu_se_sum_parts(const struct nn_gpu_config *cfg, int64_t plane)
 {
     /* CPU devices keep one workgroup per channel: lavapipe pays for every workgroup's reduction
      * barriers (det's SE over 96 x 240 x 240: 17.5-20.0 ms in one, 26 ms in slices). */
-    if (gpu_context_caps(ctx)->is_cpu && !nnh_workgroup_reductions_forced())
+    if (gpu_context_caps(cfg->ctx)->is_cpu && !nnh_workgroup_reductions_forced(cfg))
         return 1;
     return plane >= SE_MEAN_WIDE_PLANE ? (plane + SE_MEAN_PART - 1) / SE_MEAN_PART : 1;
 }
@@ -149,7 +149,7 @@ int nn_gpu_se_record_gate_phase(void *state, const struct pvk_op *op, struct gpu
     if (xs->ndim != 4 || xs->d[1] != s->c)
         return nnh_fail(err, err_len, "%s: SE over %lld channels needs NCHW input with them", op->name,
                         (long long)s->c);
-    const int64_t plane = xs->d[2] * xs->d[3], parts = nn_gpu_se_sum_parts(s->cfg.ctx, plane);
+    const int64_t plane = xs->d[2] * xs->d[3], parts = nn_gpu_se_sum_parts(&s->cfg, plane);
     if (check_scratch(sums, xs->d[0], s->c, parts, "sums", err, err_len) ||
         check_scratch(gate, xs->d[0], s->c, 0, "gate", err, err_len))
         return -1;
