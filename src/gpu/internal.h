@@ -4,6 +4,7 @@
 
 #include "gpu/context.h"
 #include "gpu/error.h"
+#include "gpu/shader_ids.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -47,7 +48,8 @@ struct gpu_context {
 };
 
 struct gpu_pipeline {
-    char shader[64];
+    enum gpu_shader_id shader_id;
+    char shader[64]; /* its name, for messages and profiles */
     uint32_t spec[32];
     unsigned spec_count, buffer_count, push_bytes;
     uint32_t subgroup_size;

@@ -257,8 +257,8 @@ static const struct gpu_pipeline *direct_build(struct conv2d_state *s, const uin
     if (*slot)
         return *slot;
     const bool f16 = s->cfg.act_dtype == NN_F16;
-    const char *shader = s->direct_sg ? (f16 ? "conv_direct_sg_f16" : "conv_direct_sg")
-                                      : f16 ? "conv_direct_f16" : "conv_direct";
+    const enum gpu_shader_id shader = s->direct_sg ? (f16 ? GPU_SHADER_conv_direct_sg_f16 : GPU_SHADER_conv_direct_sg)
+                                      : f16 ? GPU_SHADER_conv_direct_f16 : GPU_SHADER_conv_direct;
     struct gpu_pipeline_desc pd = {.shader = shader,
                                    .spec = spec, .spec_count = 19, .buffer_count = 6,
                                    .push_bytes = sizeof(struct direct_push)};
@@ -309,7 +309,7 @@ static const struct gpu_pipeline *tile_pipeline(struct conv2d_state *s, char *er
 {
     if (s->tile)
         return s->tile;
-    struct gpu_pipeline_desc pd = {.shader = "conv_tile", .spec = s->tile_spec, .spec_count = 13,
+    struct gpu_pipeline_desc pd = {.shader = GPU_SHADER_conv_tile, .spec = s->tile_spec, .spec_count = 13,
                                    .buffer_count = 5, .push_bytes = sizeof(struct direct_push)};
     if (gpu_pipeline_get(s->cfg.ctx, &pd, &s->tile) != GPU_OK) {
         snprintf(err, err_len, "conv2d: shared-memory tile kernel: %s", gpu_last_error());
@@ -352,8 +352,7 @@ static const struct gpu_pipeline *dw_pipeline(struct conv2d_state *s, uint32_t r
 {
     if (*slot)
         return *slot;
-    char shader[32];
-    snprintf(shader, sizeof shader, "conv_dw%s", texel ? "_texel" : nnh_precision_suffix(&s->cfg));
+    const enum gpu_shader_id shader = texel ? GPU_SHADER_conv_dw_texel : nnh_precision_shader(&s->cfg, NNH_SHADERS_F16A(conv_dw));
     uint32_t spec[15];
     memcpy(spec, s->dw_spec, sizeof spec);
     spec[14] = rows;

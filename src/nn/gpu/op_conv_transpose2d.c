@@ -144,7 +144,7 @@ static int deconv_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
     if (scatter) {
         const uint32_t spec[8] = {(uint32_t)m4, (uint32_t)s->oc, (uint32_t)a.kh, (uint32_t)a.kw, op->act,
                                   conv_float_bits(op->act_alpha), conv_float_bits(op->act_beta), s->has_bias};
-        if (nnh_pipeline(cfg->ctx, "deconv_scatter", false, cfg->act_dtype, SCATTER_LX, spec, 8, 4,
+        if (nnh_pipeline(cfg->ctx, NNH_SHADERS(deconv_scatter), false, cfg->act_dtype, SCATTER_LX, spec, 8, 4,
                          sizeof(struct scatter_push), &s->scatter, err, err_len))
             goto fail;
     } else if (s->one_tap) {
@@ -160,7 +160,7 @@ static int deconv_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
         const uint32_t spec[10] = {(uint32_t)a.kh, (uint32_t)a.kw, (uint32_t)a.sh, (uint32_t)a.sw,
                                    (uint32_t)a.dh, (uint32_t)a.dw, op->act, conv_float_bits(op->act_alpha),
                                    conv_float_bits(op->act_beta), s->has_bias};
-        if (nnh_pipeline(cfg->ctx, "deconv", false, cfg->act_dtype, GATHER_LX, spec, 10, 4,
+        if (nnh_pipeline(cfg->ctx, NNH_SHADERS(deconv), false, cfg->act_dtype, GATHER_LX, spec, 10, 4,
                          sizeof(struct gather_push), &s->gather, err, err_len))
             goto fail;
     }

@@ -46,16 +46,16 @@ static int pool_create(const struct nn_gpu_config *cfg, const struct pvk_op *op,
         s->serial = nnh_serial_reductions(cfg);
         s->small_serial = !nnh_workgroup_reductions_forced(cfg);
         bool sg = !s->serial && nnh_use_subgroups(cfg);
-        rc = nnh_pipeline(cfg->ctx, "pool_global_serial", false, cfg->act_dtype, NNH_WG_ELEMENTWISE, NULL, 0, 2,
+        rc = nnh_pipeline(cfg->ctx, NNH_SHADERS(pool_global_serial), false, cfg->act_dtype, NNH_WG_ELEMENTWISE, NULL, 0, 2,
                           sizeof(struct global_push), &s->serial_p, err, err_len);
         if (!rc && !s->serial)
-            rc = nnh_pipeline(cfg->ctx, "pool_global", sg, cfg->act_dtype, NNH_WG_REDUCE, NULL, 0, 2,
+            rc = nnh_pipeline(cfg->ctx, NNH_SHADERS_SG(pool_global), sg, cfg->act_dtype, NNH_WG_REDUCE, NULL, 0, 2,
                               sizeof(struct global_push), &s->p, err, err_len);
     } else if (s->prm.kind == PVK_POOL_MAX || s->prm.kind == PVK_POOL_AVG) {
         if (s->prm.kh < 1 || s->prm.kw < 1 || s->prm.sh < 1 || s->prm.sw < 1)
             rc = nnh_fail(err, err_len, "%s: bad pooling window", op->name);
         else
-            rc = nnh_pipeline(cfg->ctx, "pool", false, cfg->act_dtype, NNH_WG_ELEMENTWISE, NULL, 0, 2,
+            rc = nnh_pipeline(cfg->ctx, NNH_SHADERS(pool), false, cfg->act_dtype, NNH_WG_ELEMENTWISE, NULL, 0, 2,
                               sizeof(struct pool_push), &s->p, err, err_len);
     } else {
         rc = nnh_fail(err, err_len, "%s: unknown pooling kind %d", op->name, s->prm.kind);

@@ -107,13 +107,13 @@ static int se_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, c
     const uint32_t mean_spec[1] = {SE_MEAN_CHANNELS}, wide_spec[1] = {1};
     const uint32_t fc_spec[3] = {(uint32_t)cr, (uint32_t)c, s->fc_rows};
     if (!rc)
-        rc = nnh_pipeline(cfg->ctx, "se_mean", false, cfg->act_dtype, SE_WG, mean_spec, 1, 2,
+        rc = nnh_pipeline(cfg->ctx, NNH_SHADERS(se_mean), false, cfg->act_dtype, SE_WG, mean_spec, 1, 2,
                           sizeof(struct se_mean_push), &s->mean_p, err, err_len);
     if (!rc)
-        rc = nnh_pipeline(cfg->ctx, "se_mean", false, cfg->act_dtype, SE_WG, wide_spec, 1, 2,
+        rc = nnh_pipeline(cfg->ctx, NNH_SHADERS(se_mean), false, cfg->act_dtype, SE_WG, wide_spec, 1, 2,
                           sizeof(struct se_mean_push), &s->mean_wide_p, err, err_len);
     if (!rc)
-        rc = nnh_pipeline(cfg->ctx, "se_fc", false, NN_F32, SE_WG, fc_spec, 3, 3, sizeof(struct se_fc_push),
+        rc = nnh_pipeline(cfg->ctx, NNH_SHADERS_F32(se_fc), false, NN_F32, SE_WG, fc_spec, 3, 3, sizeof(struct se_fc_push),
                           &s->fc_p, err, err_len);
     if (!rc)
         rc = nnh_affine_pipeline(cfg, &s->apply_p, err, err_len);
