@@ -1,5 +1,6 @@
 /* SPIR-V modules compiled from the shaders folder at build time and linked into the binary, one
- * per shaders/<name>.comp, named in code by their ids (GPU_SHADER_<name>, generated). */
+ * per shaders/<name>.comp and per row of shaders/variants.cmake, named in code by their ids
+ * (GPU_SHADER_<name>, generated). */
 #ifndef PPOCR_GPU_SHADERS_H
 #define PPOCR_GPU_SHADERS_H
 
