@@ -34,7 +34,7 @@ struct pvk_conv_params {
     int group;
     enum pvk_act act; /* applied by the conv itself (ref_conv2d, the GPU conv2d); ignored by transposed convs */
     float act_alpha, act_beta;
-    enum pvk_residual residual; /* how ref_conv2d adds `residual` (NONE: it must be NULL) */
+    enum pvk_residual residual; /* how the conv adds its residual input (in[1]; NONE: there is none) */
 };
 
 /* From a CONV2D / CONV_TRANSPOSE2D record (attr.conv and the op's fused activation). */

@@ -25,7 +25,7 @@ void ref_act(enum pvk_act act, float alpha, float beta, float *x, size_t n);
 /* ---- convolution --------------------------------------------------------------------------- */
 
 /* x [n][c][h][w], weight [oc][c/group][kh][kw], bias [oc] or NULL, residual [n][oc][oh][ow] or
- * NULL -> y [n][oc][oh][ow]. Zero padding.
+ * NULL (NULL exactly when p->residual is NONE) -> y [n][oc][oh][ow]. Zero padding.
  * residual AFTER_ACT: y = act(conv) + r; BEFORE_ACT: y = act(conv + r). */
 void ref_conv2d(const float *x, int n, int c, int h, int w, const float *weight, const float *bias, int oc,
                 const struct pvk_conv_params *p, const float *residual, float *y);
