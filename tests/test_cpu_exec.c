@@ -17,7 +17,7 @@
 #include "model/model.h"
 #include "nn/cpu/cpu_exec.h"
 #include "nn/cpu/ref_ops.h"
-#include "nn/gpu/half.h"
+#include "nn/half.h"
 #include "support/test_env.h"
 
 static void load_model(const char *net, struct pvk_model *m)
@@ -349,7 +349,7 @@ static void test_tiny_net_glue(void **state)
     int cw1 = tiny_tensor(&m, PVK_TENSOR_CONSTANT, PVK_DTYPE_F32, 4, (int64_t[]){OC, OC, 1, 1}, w1);
 
     struct pvk_op *o = tiny_op(&m, PVK_OP_CONV2D, PVK_ACT_RELU, 1, &in, t1);
-    struct ref_conv_params p = {1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, PVK_RESIDUAL_NONE};
+    struct pvk_conv_params p = {1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, PVK_RESIDUAL_NONE};
     o->attr.conv.kh = o->attr.conv.kw = o->attr.conv.sh = o->attr.conv.sw = o->attr.conv.dh = o->attr.conv.dw = 1;
     o->attr.conv.group = 1;
     o->weights[0] = cw0;
@@ -403,7 +403,7 @@ static void test_tiny_net_glue(void **state)
     memcpy(a4, a2 + H * W, sizeof a4); /* channels 1..2 */
     struct pvk_shape s5 = {3, {1, 2, H * W}}, s6 = {3, {1, H * W, 2}}, s7;
     ref_transpose(a4, &s5, (int32_t[]){0, 2, 1}, a6);
-    assert_int_equal(ref_matmul_out_shape(&s6, &s5, 0, &s7), 0);
+    assert_int_equal(pvk_matmul_out_shape(&s6, &s5, 0, &s7), 0);
     ref_matmul(a6, &s6, a4, &s5, 0, NULL, &s7, a7);
     ref_argmax(a7, H * W, H * W, idx, mx);
 

@@ -25,9 +25,9 @@ static void expect_near(const float *got, const float *want, size_t n, double to
     }
 }
 
-static struct ref_conv_params conv_params(int k, int s, int pad, int group)
+static struct pvk_conv_params conv_params(int k, int s, int pad, int group)
 {
-    struct ref_conv_params p = {k, k, s, s, 1, 1, pad, pad, pad, pad, group, PVK_ACT_NONE, 0, 0, PVK_RESIDUAL_NONE};
+    struct pvk_conv_params p = {k, k, s, s, 1, 1, pad, pad, pad, pad, group, PVK_ACT_NONE, 0, 0, PVK_RESIDUAL_NONE};
     return p;
 }
 
@@ -40,9 +40,9 @@ static void test_conv_3x3_by_hand(void **state)
     float w[9], b = 1, y[9];
     for (int i = 0; i < 9; i++)
         w[i] = 1;
-    struct ref_conv_params p = conv_params(3, 1, 1, 1);
+    struct pvk_conv_params p = conv_params(3, 1, 1, 1);
     int oh, ow;
-    assert_int_equal(ref_conv2d_out_hw(3, 3, &p, &oh, &ow), 0);
+    assert_int_equal(pvk_conv2d_out_hw(3, 3, &p, &oh, &ow), 0);
     assert_int_equal(oh, 3);
     assert_int_equal(ow, 3);
     test_fill_nan(y, 9);
@@ -60,10 +60,10 @@ static void test_conv_dilation_by_hand(void **state)
         x[i] = (float)i;
     for (int i = 0; i < 9; i++)
         w[i] = 1;
-    struct ref_conv_params p = conv_params(3, 1, 0, 1);
+    struct pvk_conv_params p = conv_params(3, 1, 0, 1);
     p.dh = p.dw = 2;
     int oh, ow;
-    assert_int_equal(ref_conv2d_out_hw(5, 5, &p, &oh, &ow), 0);
+    assert_int_equal(pvk_conv2d_out_hw(5, 5, &p, &oh, &ow), 0);
     assert_int_equal(oh * ow, 1);
     ref_conv2d(x, 1, 1, 5, 5, w, NULL, 1, &p, NULL, y);
     assert_float_equal(y[0], 0 + 2 + 4 + 10 + 12 + 14 + 20 + 22 + 24, 0);
@@ -73,11 +73,11 @@ static void test_conv_asymmetric_pads_by_hand(void **state)
 {
     (void)state;
     const float x[4] = {1, 2, 3, 4}, w[1] = {1};
-    struct ref_conv_params p = conv_params(1, 1, 0, 1);
+    struct pvk_conv_params p = conv_params(1, 1, 0, 1);
     p.pad_t = 1;
     p.pad_r = 2;
     int oh, ow;
-    assert_int_equal(ref_conv2d_out_hw(2, 2, &p, &oh, &ow), 0);
+    assert_int_equal(pvk_conv2d_out_hw(2, 2, &p, &oh, &ow), 0);
     assert_int_equal(oh, 3);
     assert_int_equal(ow, 4);
     float y[12];
@@ -98,7 +98,7 @@ static void test_conv_depthwise_stride2_by_hand(void **state)
     for (int i = 0; i < 9; i++)
         w[i] = 1;
     w[9 + 4] = 1;
-    struct ref_conv_params p = conv_params(3, 2, 1, 2);
+    struct pvk_conv_params p = conv_params(3, 2, 1, 2);
     ref_conv2d(x, 1, 2, 4, 4, w, NULL, 2, &p, NULL, y);
     /* channel 0 (values r*4+c): window sums around (0,0), (0,2), (2,0), (2,2) */
     const float want[8] = {0 + 1 + 4 + 5, 1 + 2 + 3 + 5 + 6 + 7, 4 + 5 + 8 + 9 + 12 + 13,
@@ -108,7 +108,7 @@ static void test_conv_depthwise_stride2_by_hand(void **state)
 
 /* Independent of ref_conv2d's loop structure: one output element at a time, bounds checked per tap. */
 static void naive_conv(const float *x, int n, int c, int h, int w, const float *wt, const float *b, int oc,
-                       const struct ref_conv_params *p, int oh, int ow, float *y)
+                       const struct pvk_conv_params *p, int oh, int ow, float *y)
 {
     int icg = c / p->group, ocg = oc / p->group;
     for (int bi = 0; bi < n; bi++)
@@ -145,11 +145,11 @@ static void test_conv_matches_naive(void **state)
         {1, 3, 7, 7, 3, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, 3},   /* stride larger than half the kernel */
     };
     for (size_t t = 0; t < ARRAY_LEN(cases); t++) {
-        struct ref_conv_params p = {cases[t].kh, cases[t].kw, cases[t].sh, cases[t].sw, cases[t].dh, cases[t].dw,
+        struct pvk_conv_params p = {cases[t].kh, cases[t].kw, cases[t].sh, cases[t].sw, cases[t].dh, cases[t].dw,
                                     cases[t].pt, cases[t].pl, cases[t].pb, cases[t].pr, cases[t].g, PVK_ACT_NONE,
                                     0, 0, PVK_RESIDUAL_NONE};
         int n = cases[t].n, c = cases[t].c, h = cases[t].h, w = cases[t].w, oc = cases[t].oc, oh, ow;
-        assert_int_equal(ref_conv2d_out_hw(h, w, &p, &oh, &ow), 0);
+        assert_int_equal(pvk_conv2d_out_hw(h, w, &p, &oh, &ow), 0);
         size_t nx = (size_t)n * c * h * w, nw = (size_t)oc * (c / p.group) * p.kh * p.kw, ny = (size_t)n * oc * oh * ow;
         float *x = malloc(nx * 4), *wt = malloc(nw * 4), *b = malloc((size_t)oc * 4);
         float *y = malloc(ny * 4), *want = malloc(ny * 4);
@@ -169,7 +169,7 @@ static void test_conv_residual_and_act_order(void **state)
     (void)state;
     const float x[1] = {-2}, w[1] = {1}, r[1] = {1};
     float y[1];
-    struct ref_conv_params p = conv_params(1, 1, 0, 1);
+    struct pvk_conv_params p = conv_params(1, 1, 0, 1);
     p.act = PVK_ACT_RELU;
     p.residual = PVK_RESIDUAL_AFTER_ACT;
     ref_conv2d(x, 1, 1, 1, 1, w, NULL, 1, &p, r, y);
@@ -187,11 +187,11 @@ static void test_conv_residual_and_act_order(void **state)
 static void test_conv_out_hw_rejects_empty(void **state)
 {
     (void)state;
-    struct ref_conv_params p = conv_params(5, 1, 0, 1);
+    struct pvk_conv_params p = conv_params(5, 1, 0, 1);
     int oh, ow;
-    assert_int_equal(ref_conv2d_out_hw(4, 8, &p, &oh, &ow), -1);
+    assert_int_equal(pvk_conv2d_out_hw(4, 8, &p, &oh, &ow), -1);
     p.sh = 0;
-    assert_int_equal(ref_conv2d_out_hw(8, 8, &p, &oh, &ow), -1);
+    assert_int_equal(pvk_conv2d_out_hw(8, 8, &p, &oh, &ow), -1);
 }
 
 /* ---- conv transpose ------------------------------------------------------------------------ */
@@ -201,9 +201,9 @@ static void test_conv_transpose_2x2_s2_by_hand(void **state)
     (void)state;
     const float x[4] = {1, 2, 3, 4}, w[4] = {1, 2, 3, 4};
     const float b = 0.5f;
-    struct ref_conv_params p = conv_params(2, 2, 0, 1);
+    struct pvk_conv_params p = conv_params(2, 2, 0, 1);
     int oh, ow;
-    assert_int_equal(ref_conv_transpose2d_out_hw(2, 2, &p, &oh, &ow), 0);
+    assert_int_equal(pvk_conv_transpose2d_out_hw(2, 2, &p, &oh, &ow), 0);
     assert_int_equal(oh, 4);
     assert_int_equal(ow, 4);
     float y[16];
@@ -218,7 +218,7 @@ static void test_conv_transpose_2x2_s2_by_hand(void **state)
 /* Conv transpose as the gradient-free definition: y[o][oy][ox] = sum over (ci, iy, ix, ky, kx) with
  * oy = iy s - pad + ky d. Loops over outputs and solves for the input (independent of the scatter). */
 static void naive_conv_transpose(const float *x, int c, int h, int w, const float *wt, int oc,
-                                 const struct ref_conv_params *p, int oh, int ow, float *y)
+                                 const struct pvk_conv_params *p, int oh, int ow, float *y)
 {
     int icg = c / p->group, ocg = oc / p->group;
     for (int o = 0; o < oc; o++)
@@ -245,15 +245,15 @@ static void naive_conv_transpose(const float *x, int c, int h, int w, const floa
 static void test_conv_transpose_matches_naive(void **state)
 {
     (void)state;
-    struct ref_conv_params cases[] = {
+    struct pvk_conv_params cases[] = {
         {2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, PVK_RESIDUAL_NONE},
         {3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, PVK_ACT_NONE, 0, 0, PVK_RESIDUAL_NONE},
         {4, 3, 3, 1, 1, 2, 1, 0, 2, 1, 1, PVK_ACT_NONE, 0, 0, PVK_RESIDUAL_NONE},
     };
     for (size_t t = 0; t < ARRAY_LEN(cases); t++) {
-        const struct ref_conv_params *p = &cases[t];
+        const struct pvk_conv_params *p = &cases[t];
         int c = 4, h = 5, w = 6, oc = 6, oh, ow;
-        assert_int_equal(ref_conv_transpose2d_out_hw(h, w, p, &oh, &ow), 0);
+        assert_int_equal(pvk_conv_transpose2d_out_hw(h, w, p, &oh, &ow), 0);
         size_t nx = (size_t)c * h * w, nw = (size_t)c * (oc / p->group) * p->kh * p->kw, ny = (size_t)oc * oh * ow;
         float *x = malloc(nx * 4), *wt = malloc(nw * 4), *y = malloc(ny * 4), *want = malloc(ny * 4);
         test_fill_uniform(x, nx, -1, 1);
@@ -276,12 +276,12 @@ static void test_conv_and_transpose_random_configs(void **state)
     (void)state;
     for (int t = 0; t < 60; t++) {
         int g = rand_int(1, 3);
-        struct ref_conv_params p = {rand_int(1, 5), rand_int(1, 5), rand_int(1, 3), rand_int(1, 3), rand_int(1, 2),
+        struct pvk_conv_params p = {rand_int(1, 5), rand_int(1, 5), rand_int(1, 3), rand_int(1, 3), rand_int(1, 2),
                                     rand_int(1, 2), rand_int(0, 2), rand_int(0, 2), rand_int(0, 2), rand_int(0, 2), g,
                                     PVK_ACT_NONE, 0, 0, PVK_RESIDUAL_NONE};
         int c = g * rand_int(1, 3), oc = g * rand_int(1, 3), h = rand_int(1, 12), w = rand_int(1, 12), oh, ow;
         int transpose = t % 2;
-        if (transpose ? ref_conv_transpose2d_out_hw(h, w, &p, &oh, &ow) : ref_conv2d_out_hw(h, w, &p, &oh, &ow))
+        if (transpose ? pvk_conv_transpose2d_out_hw(h, w, &p, &oh, &ow) : pvk_conv2d_out_hw(h, w, &p, &oh, &ow))
             continue;
         size_t nx = (size_t)c * h * w, nw = (size_t)oc * (c / g) * p.kh * p.kw, ny = (size_t)oc * oh * ow;
         float *x = malloc(nx * 4), *wt = malloc(nw * 4), *y = malloc(ny * 4), *want = malloc(ny * 4);
@@ -308,9 +308,9 @@ static void test_pool_max_2x2(void **state)
     float x[16], y[4];
     for (int i = 0; i < 16; i++)
         x[i] = (float)((i * 7) % 16) - 8; /* a permutation of -8..7 */
-    struct ref_pool_params p = {PVK_POOL_MAX, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0};
+    struct pvk_pool_params p = {PVK_POOL_MAX, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0};
     int oh, ow;
-    assert_int_equal(ref_pool2d_out_hw(4, 4, &p, &oh, &ow), 0);
+    assert_int_equal(pvk_pool2d_out_hw(4, 4, &p, &oh, &ow), 0);
     assert_int_equal(oh * 10 + ow, 22);
     ref_pool2d(x, 1, 1, 4, 4, &p, y);
     for (int i = 0; i < 2; i++)
@@ -328,7 +328,7 @@ static void test_pool_max_ignores_padding(void **state)
     (void)state;
     const float x[4] = {-5, -6, -7, -8};
     float y[9];
-    struct ref_pool_params p = {PVK_POOL_MAX, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0};
+    struct pvk_pool_params p = {PVK_POOL_MAX, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0};
     ref_pool2d(x, 1, 1, 2, 2, &p, y);
     assert_float_equal(y[0], -5, 0); /* a zero pad would win otherwise */
     assert_float_equal(y[8], -8, 0);
@@ -339,9 +339,9 @@ static void test_pool_avg_count_include_pad(void **state)
     (void)state;
     const float x[4] = {1, 2, 3, 4};
     float y[9];
-    struct ref_pool_params p = {PVK_POOL_AVG, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0};
+    struct pvk_pool_params p = {PVK_POOL_AVG, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0};
     int oh, ow;
-    assert_int_equal(ref_pool2d_out_hw(2, 2, &p, &oh, &ow), 0);
+    assert_int_equal(pvk_pool2d_out_hw(2, 2, &p, &oh, &ow), 0);
     assert_int_equal(oh * 10 + ow, 33);
     ref_pool2d(x, 1, 1, 2, 2, &p, y);
     const float excl[9] = {1, 1.5f, 2, 2, 2.5f, 3, 3, 3.5f, 4};
@@ -358,17 +358,17 @@ static void test_pool_avg_rec_3x2_and_global(void **state)
     float x[2 * 6 * 4], y[2 * 2 * 2];
     for (int i = 0; i < 48; i++)
         x[i] = (float)i;
-    struct ref_pool_params p = {PVK_POOL_AVG, 3, 2, 3, 2, 0, 0, 0, 0, 0, 0};
+    struct pvk_pool_params p = {PVK_POOL_AVG, 3, 2, 3, 2, 0, 0, 0, 0, 0, 0};
     int oh, ow;
-    assert_int_equal(ref_pool2d_out_hw(6, 4, &p, &oh, &ow), 0);
+    assert_int_equal(pvk_pool2d_out_hw(6, 4, &p, &oh, &ow), 0);
     assert_int_equal(oh * 10 + ow, 22);
     ref_pool2d(x, 1, 2, 6, 4, &p, y);
     /* window (rows 0-2, cols 0-1) of channel 0: 0 1 4 5 8 9 */
     assert_float_equal(y[0], 27.0f / 6, 1e-6);
     /* channel 1, window (rows 3-5, cols 2-3): 24 + 14 15 18 19 22 23 */
     assert_float_equal(y[7], (6 * 24 + 14 + 15 + 18 + 19 + 22 + 23) / 6.0f, 1e-5);
-    struct ref_pool_params g = {PVK_POOL_GLOBAL_AVG, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-    assert_int_equal(ref_pool2d_out_hw(6, 4, &g, &oh, &ow), 0);
+    struct pvk_pool_params g = {PVK_POOL_GLOBAL_AVG, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    assert_int_equal(pvk_pool2d_out_hw(6, 4, &g, &oh, &ow), 0);
     assert_int_equal(oh * ow, 1);
     ref_pool2d(x, 1, 2, 6, 4, &g, y);
     assert_float_equal(y[0], 11.5f, 1e-6);
@@ -378,12 +378,12 @@ static void test_pool_avg_rec_3x2_and_global(void **state)
 static void test_pool_ceil_mode(void **state)
 {
     (void)state;
-    struct ref_pool_params p = {PVK_POOL_MAX, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0};
+    struct pvk_pool_params p = {PVK_POOL_MAX, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0};
     int oh, ow;
-    assert_int_equal(ref_pool2d_out_hw(5, 4, &p, &oh, &ow), 0);
+    assert_int_equal(pvk_pool2d_out_hw(5, 4, &p, &oh, &ow), 0);
     assert_int_equal(oh * 10 + ow, 22);
     p.ceil_mode = 1;
-    assert_int_equal(ref_pool2d_out_hw(5, 4, &p, &oh, &ow), 0);
+    assert_int_equal(pvk_pool2d_out_hw(5, 4, &p, &oh, &ow), 0);
     assert_int_equal(oh * 10 + ow, 32);
     float x[20], y[6];
     for (int i = 0; i < 20; i++)
@@ -401,7 +401,7 @@ static void test_resize_nearest(void **state)
     const float x[6] = {1, 2, 3, 4, 5, 6}; /* 2x3 */
     float y[4 * 6];
     int oh, ow;
-    assert_int_equal(ref_resize_out_hw(2, 3, 2, 2, &oh, &ow), 0);
+    assert_int_equal(pvk_resize_out_hw(2, 3, 2, 2, &oh, &ow), 0);
     assert_int_equal(oh * 10 + ow, 46);
     ref_resize(x, 1, 1, 2, 3, PVK_RESIZE_NEAREST, 2, 2, oh, ow, y);
     const float want[24] = {1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 4, 4, 5, 5, 6, 6};
@@ -437,15 +437,15 @@ static void test_concat_axes(void **state)
     const float a[4] = {1, 2, 3, 4}, b[2] = {5, 6};
     const float *xs[2] = {a, b};
     struct pvk_shape in[2] = {{2, {2, 2}}, {2, {2, 1}}}, out;
-    assert_int_equal(ref_concat_out_shape(2, in, 1, &out), 0);
+    assert_int_equal(pvk_concat_out_shape(2, in, 1, &out), 0);
     assert_int_equal(out.d[1], 3);
     float y[6];
     ref_concat(2, xs, in, 1, y);
     const float want1[6] = {1, 2, 5, 3, 4, 6};
     expect_near(y, want1, 6, 0);
-    assert_int_equal(ref_concat_out_shape(2, in, 0, &out), -1); /* dims differ off the axis */
+    assert_int_equal(pvk_concat_out_shape(2, in, 0, &out), -1); /* dims differ off the axis */
     struct pvk_shape in0[2] = {{2, {2, 2}}, {2, {1, 2}}};
-    assert_int_equal(ref_concat_out_shape(2, in0, 0, &out), 0);
+    assert_int_equal(pvk_concat_out_shape(2, in0, 0, &out), 0);
     ref_concat(2, xs, in0, 0, y);
     const float want0[6] = {1, 2, 3, 4, 5, 6};
     expect_near(y, want0, 6, 0);
@@ -458,7 +458,7 @@ static void test_transpose_2d_and_6d(void **state)
     struct pvk_shape s = {2, {2, 3}}, o;
     const int32_t p2[2] = {1, 0};
     float y[6];
-    assert_int_equal(ref_transpose_out_shape(&s, p2, &o), 0);
+    assert_int_equal(pvk_transpose_out_shape(&s, p2, &o), 0);
     ref_transpose(x, &s, p2, y);
     const float want[6] = {1, 4, 2, 5, 3, 6};
     expect_near(y, want, 6, 0);
@@ -469,7 +469,7 @@ static void test_transpose_2d_and_6d(void **state)
     float *x6 = malloc(n * 4), *y6 = malloc(n * 4);
     for (size_t i = 0; i < n; i++)
         x6[i] = (float)i;
-    assert_int_equal(ref_transpose_out_shape(&s6, p6, &o), 0);
+    assert_int_equal(pvk_transpose_out_shape(&s6, p6, &o), 0);
     ref_transpose(x6, &s6, p6, y6);
     size_t k = 0;
     int64_t idx[6];
@@ -487,7 +487,7 @@ static void test_transpose_2d_and_6d(void **state)
                             assert_float_equal(y6[k], x6[off], 0);
                         }
     const int32_t bad[2] = {0, 0};
-    assert_int_equal(ref_transpose_out_shape(&s, bad, &o), -1);
+    assert_int_equal(pvk_transpose_out_shape(&s, bad, &o), -1);
     free(x6), free(y6);
 }
 
@@ -496,16 +496,16 @@ static void test_reshape_rules(void **state)
     (void)state;
     struct pvk_shape s = {4, {2, 3, 4, 5}}, o;
     const int32_t spec[3] = {0, -1, 5};
-    assert_int_equal(ref_reshape_out_shape(&s, 3, spec, &o), 0);
+    assert_int_equal(pvk_reshape_out_shape(&s, 3, spec, &o), 0);
     assert_int_equal(o.ndim, 3);
     assert_int_equal(o.d[0], 2);
     assert_int_equal(o.d[1], 12);
     const int32_t bad[2] = {7, -1};
-    assert_int_equal(ref_reshape_out_shape(&s, 2, bad, &o), -1);
+    assert_int_equal(pvk_reshape_out_shape(&s, 2, bad, &o), -1);
     const int32_t two_infer[2] = {-1, -1};
-    assert_int_equal(ref_reshape_out_shape(&s, 2, two_infer, &o), -1);
+    assert_int_equal(pvk_reshape_out_shape(&s, 2, two_infer, &o), -1);
     const int32_t wrong_total[2] = {2, 3};
-    assert_int_equal(ref_reshape_out_shape(&s, 2, wrong_total, &o), -1);
+    assert_int_equal(pvk_reshape_out_shape(&s, 2, wrong_total, &o), -1);
 }
 
 static void test_slice(void **state)
@@ -516,16 +516,16 @@ static void test_slice(void **state)
         x[i] = (float)i;
     struct pvk_shape s = {3, {2, 6, 2}}, o;
     int64_t first;
-    assert_int_equal(ref_slice_out_shape(&s, 1, -5, INT32_MAX, 2, &o, &first), 0);
+    assert_int_equal(pvk_slice_out_shape(&s, 1, -5, INT32_MAX, 2, &o, &first), 0);
     assert_int_equal(first, 1);
     assert_int_equal(o.d[1], 3);
     float y[12];
     ref_slice(x, &s, 1, first, 2, &o, y);
     const float want[12] = {2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23};
     expect_near(y, want, 12, 0);
-    assert_int_equal(ref_slice_out_shape(&s, 0, 1, 2, 1, &o, &first), 0);
+    assert_int_equal(pvk_slice_out_shape(&s, 0, 1, 2, 1, &o, &first), 0);
     assert_int_equal(o.d[0], 1);
-    assert_int_equal(ref_slice_out_shape(&s, 1, 4, 2, 1, &o, &first), -1);
+    assert_int_equal(pvk_slice_out_shape(&s, 1, 4, 2, 1, &o, &first), -1);
 }
 
 /* ---- elementwise --------------------------------------------------------------------------- */
@@ -539,7 +539,7 @@ static void test_binary_broadcasting(void **state)
     for (int i = 0; i < 4; i++)
         b[i] = (float)(i + 1);
     struct pvk_shape as = {3, {2, 3, 1}}, bs = {2, {1, 4}}, o;
-    assert_int_equal(ref_broadcast_shape(&as, &bs, &o), 0);
+    assert_int_equal(pvk_broadcast_shape(&as, &bs, &o), 0);
     assert_int_equal(o.ndim, 3);
     assert_int_equal(o.d[0] * 100 + o.d[1] * 10 + o.d[2], 234);
     ref_binary(PVK_BIN_SUB, a, &as, b, &bs, &o, y);
@@ -549,14 +549,14 @@ static void test_binary_broadcasting(void **state)
     ref_binary(PVK_BIN_DIV, b, &bs, a + 1, &(struct pvk_shape){1, {1}}, &bs, y);
     assert_float_equal(y[3], 0.4f, 1e-7);
     struct pvk_shape cs = {4, {1, 3, 1, 1}}, ds = {4, {2, 3, 4, 5}};
-    assert_int_equal(ref_broadcast_shape(&ds, &cs, &o), 0);
+    assert_int_equal(pvk_broadcast_shape(&ds, &cs, &o), 0);
     assert_true(o.d[0] * o.d[1] * o.d[2] * o.d[3] == 120);
     struct pvk_shape es = {2, {3, 2}};
-    assert_int_equal(ref_broadcast_shape(&as, &es, &o), 0);
+    assert_int_equal(pvk_broadcast_shape(&as, &es, &o), 0);
     struct pvk_shape fs = {1, {5}};
-    assert_int_equal(ref_broadcast_shape(&ds, &fs, &o), 0);
+    assert_int_equal(pvk_broadcast_shape(&ds, &fs, &o), 0);
     struct pvk_shape gs = {1, {4}};
-    assert_int_equal(ref_broadcast_shape(&ds, &gs, &o), -1);
+    assert_int_equal(pvk_broadcast_shape(&ds, &gs, &o), -1);
 }
 
 static void test_affine_and_se(void **state)
@@ -606,7 +606,7 @@ static void test_matmul(void **state)
     const float a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8}, bias[2] = {1, -1};
     struct pvk_shape s = {2, {2, 2}}, o;
     float y[4];
-    assert_int_equal(ref_matmul_out_shape(&s, &s, 0, &o), 0);
+    assert_int_equal(pvk_matmul_out_shape(&s, &s, 0, &o), 0);
     ref_matmul(a, &s, b, &s, 0, bias, &o, y);
     const float want[4] = {20, 21, 44, 49};
     expect_near(y, want, 4, 0);
@@ -619,7 +619,7 @@ static void test_matmul(void **state)
     float A[12], B[18], Y[24];
     test_fill_uniform(A, 12, -1, 1);
     test_fill_uniform(B, 18, -1, 1);
-    assert_int_equal(ref_matmul_out_shape(&as, &bs, 0, &o), 0);
+    assert_int_equal(pvk_matmul_out_shape(&as, &bs, 0, &o), 0);
     assert_int_equal(o.ndim, 4);
     assert_int_equal(o.d[1], 3);
     ref_matmul(A, &as, B, &bs, 0, NULL, &o, Y);
@@ -633,7 +633,7 @@ static void test_matmul(void **state)
                     assert_float_equal(Y[((i * 3 + j) * 2 + m) * 2 + n], acc, 1e-6);
                 }
     struct pvk_shape bad = {2, {4, 2}};
-    assert_int_equal(ref_matmul_out_shape(&as, &bad, 0, &o), -1);
+    assert_int_equal(pvk_matmul_out_shape(&as, &bad, 0, &o), -1);
 }
 
 static void test_layernorm(void **state)
@@ -706,10 +706,10 @@ static void test_attention_matches_composition(void **state)
     const int32_t perm[5] = {2, 0, 3, 1, 4}, perm_out[4] = {0, 2, 1, 3};
     float packed[3 * N * HEADS * T * DH], scores[N * HEADS * T * T], probs[N * HEADS * T * T];
     float heads_out[N * HEADS * T * DH], want[N * T * C];
-    assert_int_equal(ref_transpose_out_shape(&s5, perm, &t5), 0);
+    assert_int_equal(pvk_transpose_out_shape(&s5, perm, &t5), 0);
     ref_transpose(qkv, &s5, perm, packed);
     const float *q = packed, *k = packed + N * HEADS * T * DH, *v = packed + 2 * N * HEADS * T * DH;
-    assert_int_equal(ref_matmul_out_shape(&qs, &qs, 1, &ss), 0);
+    assert_int_equal(pvk_matmul_out_shape(&qs, &qs, 1, &ss), 0);
     ref_matmul(q, &qs, k, &qs, 1, NULL, &ss, scores);
     const float sc[1] = {scale};
     ref_binary(PVK_BIN_MUL, scores, &ss, sc, &(struct pvk_shape){1, {1}}, &ss, scores);

@@ -53,7 +53,7 @@ static void build_some_pipelines(struct gpu_context *ctx)
     for (uint32_t local = 16; local <= 64; local *= 2) {
         const struct gpu_pipeline *p;
         CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){
-                  .shader = "selftest_saxpy", .spec = &local, .spec_count = 1,
+                  .shader = GPU_SHADER_selftest_saxpy, .spec = &local, .spec_count = 1,
                   .buffer_count = 2, .push_bytes = 8}, &p));
     }
 }
@@ -145,7 +145,7 @@ static void test_variant_built_once(void **state)
     (void)state;
     struct gpu_context *ctx = create_in("");
     uint32_t spec[2] = {64, 7};
-    struct gpu_pipeline_desc d = {.shader = "selftest_saxpy", .spec = spec, .spec_count = 1,
+    struct gpu_pipeline_desc d = {.shader = GPU_SHADER_selftest_saxpy, .spec = spec, .spec_count = 1,
                                   .buffer_count = 2, .push_bytes = 8};
     const struct gpu_pipeline *a, *b, *c, *e;
     CHECK(gpu_pipeline_get(ctx, &d, &a));
@@ -227,7 +227,7 @@ struct racer {
 static void *race(void *arg)
 {
     struct racer *r = arg;
-    struct gpu_pipeline_desc d = {.shader = "selftest_saxpy", .spec = &r->spec, .spec_count = 1,
+    struct gpu_pipeline_desc d = {.shader = GPU_SHADER_selftest_saxpy, .spec = &r->spec, .spec_count = 1,
                                   .buffer_count = 2, .push_bytes = 8};
     pthread_barrier_wait(r->start);
     r->status = gpu_pipeline_get(r->ctx, &d, &r->got);
@@ -261,7 +261,7 @@ static void test_variants_built_by_threads(void **state)
             assert_ptr_not_equal(r[i].got, r[i - 2].got);
     }
     assert_int_equal(gpu_pipeline_count(ctx), count + RACERS / 2);
-    struct gpu_pipeline_desc d = {.shader = "selftest_saxpy", .spec = &r[RACERS - 1].spec, .spec_count = 1,
+    struct gpu_pipeline_desc d = {.shader = GPU_SHADER_selftest_saxpy, .spec = &r[RACERS - 1].spec, .spec_count = 1,
                                   .buffer_count = 2, .push_bytes = 8};
     const struct gpu_pipeline *again;
     CHECK(gpu_pipeline_get(ctx, &d, &again));

@@ -79,7 +79,7 @@ static void saxpy(enum mode mode)
 
         const struct gpu_pipeline *p;
         CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){
-                  .shader = "selftest_saxpy", .spec = &local, .spec_count = 1,
+                  .shader = GPU_SHADER_selftest_saxpy, .spec = &local, .spec_count = 1,
                   .buffer_count = 2, .push_bytes = sizeof push}, &p));
         /* the buffers sit at non-zero offsets inside shared blocks */
         struct gpu_buffer pad, bx, by;
@@ -130,7 +130,7 @@ static void texel_gather(enum mode mode)
     struct gpu_context *ctx = create(mode, 0);
     const struct gpu_pipeline *p;
     CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){
-              .shader = "selftest_texel_gather", .buffer_count = 2,
+              .shader = GPU_SHADER_selftest_texel_gather, .buffer_count = 2,
               .push_bytes = sizeof(struct gather_push), .texel_mask = 1}, &p));
     static const uint32_t sizes[] = {1, 5, 4099, 65537};
     struct gpu_cmd *cmd;
@@ -227,7 +227,7 @@ static void chain(enum mode mode, bool marks)
 {
     struct gpu_context *ctx = create(mode, 0);
     const struct gpu_pipeline *p;
-    CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = "selftest_add_one",
+    CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_add_one,
                                                             .buffer_count = 2, .push_bytes = 4}, &p));
     uint32_t in[CHAIN_N], out[CHAIN_N];
     for (unsigned i = 0; i < CHAIN_N; i++)
@@ -297,7 +297,7 @@ static void test_rerecord_fill_copy(void **state)
     (void)state;
     struct gpu_context *ctx = create(DESCRIPTOR_POOLS, 0);
     const struct gpu_pipeline *p;
-    CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = "selftest_add_one",
+    CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_add_one,
                                                             .buffer_count = 2, .push_bytes = 4}, &p));
     const uint32_t n = 333;
     struct gpu_buffer a, b, c;
@@ -335,14 +335,14 @@ static void test_recording_errors(void **state)
     (void)state;
     struct gpu_context *ctx = create(PUSH_DESCRIPTORS, 0);
     const struct gpu_pipeline *p;
-    assert_int_equal(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = "no_such_shader"}, &p),
+    assert_int_equal(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_NONE}, &p),
                      GPU_ERR);
-    assert_non_null(strstr(gpu_last_error(), "no_such_shader"));
-    assert_int_equal(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = "selftest_add_one",
+    assert_non_null(strstr(gpu_last_error(), "no embedded shader"));
+    assert_int_equal(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_add_one,
                                                                        .buffer_count = 2,
                                                                        .push_bytes = 6}, &p),
                      GPU_ERR);
-    CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = "selftest_add_one",
+    CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_add_one,
                                                             .buffer_count = 2, .push_bytes = 4}, &p));
     struct gpu_buffer a;
     CHECK(gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, 4096, &a));
@@ -356,12 +356,12 @@ static void test_recording_errors(void **state)
                                                                   .push = &n}), GPU_ERR);
     assert_non_null(strstr(gpu_last_error(), "binding 0"));
     const struct gpu_pipeline *gather;
-    assert_int_equal(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = "selftest_texel_gather",
+    assert_int_equal(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_texel_gather,
                                                                        .buffer_count = 2, .push_bytes = 8,
                                                                        .texel_mask = 4}, &gather),
                      GPU_ERR); /* no binding 2 */
     assert_non_null(strstr(gpu_last_error(), "texel"));
-    CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = "selftest_texel_gather", .buffer_count = 2,
+    CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_texel_gather, .buffer_count = 2,
                                                             .push_bytes = 8, .texel_mask = 1}, &gather));
     const uint32_t gather_push[2] = {4, 0};
     struct gpu_binding bad_texel[2] = {gpu_bind_range(&a, 4, 64), gpu_bind(&a)}; /* misaligned */
@@ -383,7 +383,7 @@ static void fence_timeout(enum mode mode)
 {
     struct gpu_context *ctx = create(mode, 1);
     const struct gpu_pipeline *p;
-    CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = "selftest_add_one",
+    CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_add_one,
                                                             .buffer_count = 2, .push_bytes = 4}, &p));
     const uint32_t n = 65535u * 64u; /* the most workgroups every device allows */
     struct gpu_buffer a, b;

@@ -24,7 +24,7 @@
 #include "gpu/validation.h"
 #include "nn/cpu/ref_ops.h"
 #include "nn/gpu/gpu_op.h"
-#include "nn/gpu/half.h"
+#include "nn/half.h"
 #include "support/test_env.h"
 
 static struct gpu_context *ctx;
@@ -164,7 +164,7 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
     const struct gpu_caps *caps = gpu_context_caps(ctx);
     if (dt == NN_F16 && !caps->storage_16bit)
         return INFINITY;
-    struct ref_conv_params p = {cc->kh, cc->kw, cc->sh, cc->sw, cc->dh, cc->dw, cc->pt, cc->pl, cc->pb, cc->pr,
+    struct pvk_conv_params p = {cc->kh, cc->kw, cc->sh, cc->sw, cc->dh, cc->dw, cc->pt, cc->pl, cc->pb, cc->pr,
                                 cc->group, cc->act, 0.2f, 0.5f, cc->res};
     if (cc->act == PVK_ACT_CLIP) {
         p.act_alpha = -0.3f;
@@ -172,9 +172,9 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
     }
     int oh, ow;
     if (cc->transpose)
-        assert_int_equal(ref_conv_transpose2d_out_hw(cc->h, cc->w, &p, &oh, &ow), 0);
+        assert_int_equal(pvk_conv_transpose2d_out_hw(cc->h, cc->w, &p, &oh, &ow), 0);
     else
-        assert_int_equal(ref_conv2d_out_hw(cc->h, cc->w, &p, &oh, &ow), 0);
+        assert_int_equal(pvk_conv2d_out_hw(cc->h, cc->w, &p, &oh, &ow), 0);
 
     const size_t xn = (size_t)cc->n * cc->c * cc->h * cc->w, yn = (size_t)cc->n * cc->oc * oh * ow;
     const size_t wn = cc->transpose ? (size_t)cc->c * (cc->oc / cc->group) * cc->kh * cc->kw
@@ -222,7 +222,7 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
 
     const struct nn_gpu_op_impl *impl = cc->transpose ? &nn_gpu_conv_transpose2d_impl : &nn_gpu_conv2d_impl;
     const bool math = dt == NN_F16 && fp16_math && gpu_context_caps(ctx)->shader_fp16;
-    struct nn_gpu_config cfg = {.ctx = ctx, .act_dtype = dt, .fp16_math = math};
+    struct nn_gpu_config cfg = {.ctx = ctx, .act_dtype = dt, .fp16_math = math, .force = nn_gpu_overrides_from_env()};
     void *state = NULL;
     char err[256] = "";
     if (impl->create(&cfg, &op, &w, &state, err, sizeof err))
@@ -573,13 +573,13 @@ static void test_timings(void **s)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const struct conv_case *cc = &cases[i].cc;
-        struct ref_conv_params p = {cc->kh, cc->kw, cc->sh, cc->sw, cc->dh, cc->dw, cc->pt, cc->pl, cc->pb,
+        struct pvk_conv_params p = {cc->kh, cc->kw, cc->sh, cc->sw, cc->dh, cc->dw, cc->pt, cc->pl, cc->pb,
                                     cc->pr, cc->group, 0, 0, 0, 0};
         int oh, ow;
         if (cc->transpose)
-            ref_conv_transpose2d_out_hw(cc->h, cc->w, &p, &oh, &ow);
+            pvk_conv_transpose2d_out_hw(cc->h, cc->w, &p, &oh, &ow);
         else
-            ref_conv2d_out_hw(cc->h, cc->w, &p, &oh, &ow);
+            pvk_conv2d_out_hw(cc->h, cc->w, &p, &oh, &ow);
         double macs = cc->transpose ? (double)cc->c * cc->oc * cc->h * cc->w * cc->kh * cc->kw
                                     : (double)cc->oc * oh * ow * (cc->c / cc->group) * cc->kh * cc->kw;
         for (int dt = NN_F32; dt <= NN_F16; dt++) {

@@ -70,7 +70,7 @@ static void binary_case(struct harness *h, enum pvk_binary_kind kind, struct pvk
 {
     enum nn_dtype dt = h->cfg.act_dtype;
     struct pvk_shape ys;
-    assert_int_equal(ref_broadcast_shape(&as, &bs, &ys), 0);
+    assert_int_equal(pvk_broadcast_shape(&as, &bs, &ys), 0);
     size_t na = (size_t)pvk_shape_numel(&as), nb = (size_t)pvk_shape_numel(&bs), ny = (size_t)pvk_shape_numel(&ys);
     float *a = harness_rand_vec(na, -2, 2, dt), *b = harness_rand_vec(nb, 0.5f, 2, dt), *want = malloc(ny * sizeof *want);
     if (kind != PVK_BIN_DIV)
@@ -327,7 +327,7 @@ static void resize_case(struct harness *h, enum pvk_resize_mode mode, int n, int
 {
     enum nn_dtype dt = h->cfg.act_dtype;
     int oh, ow;
-    assert_int_equal(ref_resize_out_hw(ih, iw, sh, sw, &oh, &ow), 0);
+    assert_int_equal(pvk_resize_out_hw(ih, iw, sh, sw, &oh, &ow), 0);
     struct pvk_shape is = SHAPE(n, c, ih, iw), os = SHAPE(n, c, oh, ow);
     size_t ni = (size_t)pvk_shape_numel(&is), no = (size_t)pvk_shape_numel(&os);
     float *x = harness_rand_vec(ni, -3, 3, dt), *want = malloc(no * sizeof *want);
@@ -396,11 +396,11 @@ static void test_resize_f16(void **s) { (void)s; run_resize(NN_F16); }
 
 /* ---- pool2d ---------------------------------------------------------------------------------- */
 
-static void pool_case(struct harness *h, struct ref_pool_params prm, int n, int c, int ih, int iw, int64_t view)
+static void pool_case(struct harness *h, struct pvk_pool_params prm, int n, int c, int ih, int iw, int64_t view)
 {
     enum nn_dtype dt = h->cfg.act_dtype;
     int oh, ow;
-    assert_int_equal(ref_pool2d_out_hw(ih, iw, &prm, &oh, &ow), 0);
+    assert_int_equal(pvk_pool2d_out_hw(ih, iw, &prm, &oh, &ow), 0);
     struct pvk_shape is = SHAPE(n, c, ih, iw), os = SHAPE(n, c, oh, ow);
     size_t ni = (size_t)pvk_shape_numel(&is), no = (size_t)pvk_shape_numel(&os);
     float *x = harness_rand_vec(ni, -3, 3, dt), *want = malloc(no * sizeof *want);
@@ -434,15 +434,15 @@ static void run_pool(enum nn_dtype dt)
     if (!harness_init(&h, dt))
         return;
     /* cls: MaxPool 2x2 s2; rec: AveragePool (3,2) s(3,2) without padding counted */
-    pool_case(&h, (struct ref_pool_params){PVK_POOL_MAX, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0}, 2, 5, 6, 24, 0);
-    pool_case(&h, (struct ref_pool_params){PVK_POOL_MAX, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0}, 1, 3, 7, 9, 5);
-    pool_case(&h, (struct ref_pool_params){PVK_POOL_AVG, 3, 2, 3, 2, 0, 0, 0, 0, 0, 0}, 1, 7, 3, 40, 0);
-    pool_case(&h, (struct ref_pool_params){PVK_POOL_AVG, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0}, 1, 2, 9, 8, 0);
-    pool_case(&h, (struct ref_pool_params){PVK_POOL_AVG, 3, 3, 2, 2, 1, 1, 1, 1, 0, 1}, 1, 2, 8, 9, 0);
-    pool_case(&h, (struct ref_pool_params){PVK_POOL_MAX, 3, 3, 2, 2, 1, 1, 1, 1, 0, 1}, 2, 3, 1, 1, 0);
-    pool_case(&h, (struct ref_pool_params){PVK_POOL_GLOBAL_AVG, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0}, 2, 3, 13, 17, 0);
-    pool_case(&h, (struct ref_pool_params){PVK_POOL_GLOBAL_AVG, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0}, 1, 5, 1, 1, 9);
-    pool_case(&h, (struct ref_pool_params){PVK_POOL_GLOBAL_AVG, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0}, 1, 2, 120, 120, 0);
+    pool_case(&h, (struct pvk_pool_params){PVK_POOL_MAX, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0}, 2, 5, 6, 24, 0);
+    pool_case(&h, (struct pvk_pool_params){PVK_POOL_MAX, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0}, 1, 3, 7, 9, 5);
+    pool_case(&h, (struct pvk_pool_params){PVK_POOL_AVG, 3, 2, 3, 2, 0, 0, 0, 0, 0, 0}, 1, 7, 3, 40, 0);
+    pool_case(&h, (struct pvk_pool_params){PVK_POOL_AVG, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0}, 1, 2, 9, 8, 0);
+    pool_case(&h, (struct pvk_pool_params){PVK_POOL_AVG, 3, 3, 2, 2, 1, 1, 1, 1, 0, 1}, 1, 2, 8, 9, 0);
+    pool_case(&h, (struct pvk_pool_params){PVK_POOL_MAX, 3, 3, 2, 2, 1, 1, 1, 1, 0, 1}, 2, 3, 1, 1, 0);
+    pool_case(&h, (struct pvk_pool_params){PVK_POOL_GLOBAL_AVG, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0}, 2, 3, 13, 17, 0);
+    pool_case(&h, (struct pvk_pool_params){PVK_POOL_GLOBAL_AVG, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0}, 1, 5, 1, 1, 9);
+    pool_case(&h, (struct pvk_pool_params){PVK_POOL_GLOBAL_AVG, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0}, 1, 2, 120, 120, 0);
     harness_done(&h);
     assert_int_equal(gpu_validation_message_count(), 0);
 }
@@ -477,7 +477,7 @@ static void se_case(struct harness *h, int n, int c, int cr, int ih, int iw, int
     htensor_alloc(h, &in, &s, dt, (ih * iw) % 4 ? 1 : 0, 0);
     htensor_write(h, &in, x);
     htensor_alloc(h, &out[0], &s, dt, 4, view);
-    struct pvk_shape nc = SHAPE(n, c), sums = {3, {n, c, nn_gpu_se_sum_parts(h->cfg.ctx, (int64_t)ih * iw)}};
+    struct pvk_shape nc = SHAPE(n, c), sums = {3, {n, c, nn_gpu_se_sum_parts(&h->cfg, (int64_t)ih * iw)}};
     htensor_alloc(h, &out[1], &sums, NN_F32, 0, 0);
     htensor_alloc(h, &out[2], &nc, NN_F32, 0, 0);
     harness_run_op(h, &nn_gpu_se_impl, &op, &w, &in, 1, out, 3, NULL);

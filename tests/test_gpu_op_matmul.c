@@ -23,7 +23,7 @@
 #include "gpu/validation.h"
 #include "nn/cpu/ref_ops.h"
 #include "nn/gpu/gpu_op.h"
-#include "nn/gpu/half.h"
+#include "nn/half.h"
 #include "support/test_env.h"
 
 static struct gpu_context *ctx;
@@ -105,7 +105,7 @@ static double mm_run(const struct mm_case *mc, enum nn_dtype dt, int reps)
     if (dt == NN_F16 && !gpu_context_caps(ctx)->storage_16bit)
         return INFINITY;
     struct pvk_shape ys;
-    assert_int_equal(ref_matmul_out_shape(&mc->a, &mc->b, mc->trans_b, &ys), 0);
+    assert_int_equal(pvk_matmul_out_shape(&mc->a, &mc->b, mc->trans_b, &ys), 0);
     const size_t an = (size_t)pvk_shape_numel(&mc->a), bn = (size_t)pvk_shape_numel(&mc->b);
     const size_t yn = (size_t)pvk_shape_numel(&ys);
     const int64_t k = mc->a.d[mc->a.ndim - 1], n = ys.d[ys.ndim - 1];
@@ -128,7 +128,7 @@ static double mm_run(const struct mm_case *mc, enum nn_dtype dt, int reps)
         w.data[1] = bias;
         w.shape[1] = (struct pvk_shape){1, {n}};
     }
-    struct nn_gpu_config cfg = {.ctx = ctx, .act_dtype = dt};
+    struct nn_gpu_config cfg = {.ctx = ctx, .act_dtype = dt, .force = nn_gpu_overrides_from_env()};
     void *state = NULL;
     char err[256] = "";
     if (nn_gpu_matmul_impl.create(&cfg, &op, &w, &state, err, sizeof err))

@@ -55,7 +55,7 @@ static float *run_job(struct harness *h, struct job *j, const float *x, double *
     /* SE also writes its channel sums, fp32 [N][C][parts], and its gate, fp32 [N][C] */
     int n_out = j->op.type == PVK_OP_SE ? 3 : 1;
     struct pvk_shape nc = SHAPE(j->xs.d[0], j->xs.d[1]);
-    struct pvk_shape sums = {3, {j->xs.d[0], j->xs.d[1], nn_gpu_se_sum_parts(h->cfg.ctx, j->xs.d[2] * j->xs.d[3])}};
+    struct pvk_shape sums = {3, {j->xs.d[0], j->xs.d[1], nn_gpu_se_sum_parts(&h->cfg, j->xs.d[2] * j->xs.d[3])}};
     if (n_out > 1) {
         htensor_alloc(h, &out[1], &sums, NN_F32, 0, 0);
         htensor_alloc(h, &out[2], &nc, NN_F32, 0, 0);

@@ -10,6 +10,7 @@
 #include "gpu/pipeline.h"
 #include "gpu/pool.h"
 #include "gpu/queue.h"
+#include "gpu/shader_ids.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -43,7 +44,8 @@ void gpu_pipeline_cache_describe(const struct gpu_pipeline_cache *c, struct gpu_
 
 /* pipeline.c: every pipeline variant built, built into one VkPipelineCache. */
 struct gpu_pipeline {
-    char shader[64];
+    enum gpu_shader_id shader_id;
+    char shader[64]; /* its name, for messages and profiles */
     uint32_t spec[32];
     unsigned spec_count, buffer_count, push_bytes;
     uint32_t subgroup_size;

@@ -7,7 +7,7 @@
 
 static bool same_variant(const struct gpu_pipeline *p, const struct gpu_pipeline_desc *d)
 {
-    return strcmp(p->shader, d->shader) == 0 && p->spec_count == d->spec_count &&
+    return p->shader_id == d->shader && p->spec_count == d->spec_count &&
            p->buffer_count == d->buffer_count && p->push_bytes == d->push_bytes &&
            p->subgroup_size == d->subgroup_size && p->texel_mask == d->texel_mask &&
            (d->spec_count == 0 || memcmp(p->spec, d->spec, d->spec_count * sizeof *d->spec) == 0);
@@ -26,9 +26,9 @@ static void pipeline_destroy(VkDevice dev, struct gpu_pipeline *p)
 
 static int check_desc(const struct gpu_caps *caps, const struct gpu_pipeline_desc *d)
 {
-    const char *name = d->shader ? d->shader : "(null)";
-    if (!d->shader || strlen(d->shader) >= sizeof ((struct gpu_pipeline *)0)->shader)
-        return gpu_fail(GPU_ERR, "building pipeline %s: bad shader name", name);
+    const char *name = gpu_shader_name(d->shader);
+    if (!gpu_shader_get(d->shader))
+        return gpu_fail(GPU_ERR, "building pipeline %s: no embedded shader with id %d", name, (int)d->shader);
     if (d->spec_count > GPU_MAX_SPEC_CONSTANTS || (d->spec_count && !d->spec))
         return gpu_fail(GPU_ERR, "building pipeline %s: %u specialization constants (at most %d)",
                         name, d->spec_count, GPU_MAX_SPEC_CONSTANTS);
@@ -54,9 +54,10 @@ static int build(struct gpu_device *gd, VkPipelineCache cache, const struct gpu_
 {
     VkDevice dev = gd->device;
     char doing[160];
-    const struct gpu_shader_blob *blob = gpu_shader_find(d->shader);
+    const struct gpu_shader_blob *blob = gpu_shader_get(d->shader);
     if (!blob)
-        return gpu_fail(GPU_ERR, "building pipeline %s: no embedded shader of that name", d->shader);
+        return gpu_fail(GPU_ERR, "building pipeline %s: no embedded shader with id %d", gpu_shader_name(d->shader),
+                        (int)d->shader);
 
     VkDescriptorSetLayoutBinding bindings[GPU_MAX_BUFFERS];
     for (unsigned i = 0; i < d->buffer_count; i++)
@@ -73,7 +74,7 @@ static int build(struct gpu_device *gd, VkPipelineCache cache, const struct gpu_
     VkResult r = vkCreateDescriptorSetLayout(dev, &sli, NULL, &p->set_layout);
     if (r != VK_SUCCESS) {
         p->set_layout = VK_NULL_HANDLE;
-        snprintf(doing, sizeof doing, "building pipeline %s: descriptor set layout", d->shader);
+        snprintf(doing, sizeof doing, "building pipeline %s: descriptor set layout", gpu_shader_name(d->shader));
         return gpu_device_fail_vk(gd, r, doing);
     }
     VkPushConstantRange push = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = d->push_bytes};
@@ -84,7 +85,7 @@ static int build(struct gpu_device *gd, VkPipelineCache cache, const struct gpu_
     r = vkCreatePipelineLayout(dev, &li, NULL, &p->layout);
     if (r != VK_SUCCESS) {
         p->layout = VK_NULL_HANDLE;
-        snprintf(doing, sizeof doing, "building pipeline %s: pipeline layout", d->shader);
+        snprintf(doing, sizeof doing, "building pipeline %s: pipeline layout", gpu_shader_name(d->shader));
         return gpu_device_fail_vk(gd, r, doing);
     }
 
@@ -93,7 +94,7 @@ static int build(struct gpu_device *gd, VkPipelineCache cache, const struct gpu_
     VkShaderModule module;
     r = vkCreateShaderModule(dev, &mi, NULL, &module);
     if (r != VK_SUCCESS) {
-        snprintf(doing, sizeof doing, "building pipeline %s: shader module", d->shader);
+        snprintf(doing, sizeof doing, "building pipeline %s: shader module", gpu_shader_name(d->shader));
         return gpu_device_fail_vk(gd, r, doing);
     }
     VkSpecializationMapEntry entries[GPU_MAX_SPEC_CONSTANTS];
@@ -115,7 +116,7 @@ static int build(struct gpu_device *gd, VkPipelineCache cache, const struct gpu_
     vkDestroyShaderModule(dev, module, NULL);
     if (r != VK_SUCCESS) {
         p->pipeline = VK_NULL_HANDLE;
-        snprintf(doing, sizeof doing, "building pipeline %s: vkCreateComputePipelines", d->shader);
+        snprintf(doing, sizeof doing, "building pipeline %s: vkCreateComputePipelines", gpu_shader_name(d->shader));
         return gpu_device_fail_vk(gd, r, doing);
     }
     return GPU_OK;
@@ -152,8 +153,9 @@ int gpu_pipeline_table_get(struct gpu_pipeline_table *t, const struct gpu_pipeli
         return GPU_OK;
     struct gpu_pipeline *p = calloc(1, sizeof *p);
     if (!p)
-        return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "building pipeline %s: out of memory", d->shader);
-    snprintf(p->shader, sizeof p->shader, "%s", d->shader);
+        return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "building pipeline %s: out of memory", gpu_shader_name(d->shader));
+    p->shader_id = d->shader;
+    snprintf(p->shader, sizeof p->shader, "%s", gpu_shader_name(d->shader));
     if (d->spec_count)
         memcpy(p->spec, d->spec, d->spec_count * sizeof *d->spec);
     p->spec_count = d->spec_count;
@@ -175,7 +177,7 @@ int gpu_pipeline_table_get(struct gpu_pipeline_table *t, const struct gpu_pipeli
             t->list = list;
             t->capacity = cap;
         } else {
-            st = gpu_fail(GPU_ERR_OUT_OF_MEMORY, "building pipeline %s: out of memory", d->shader);
+            st = gpu_fail(GPU_ERR_OUT_OF_MEMORY, "building pipeline %s: out of memory", gpu_shader_name(d->shader));
         }
     }
     if (!built && !st)

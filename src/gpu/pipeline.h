@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpu/shader_ids.h"
+
 struct gpu_context;
 struct gpu_pipeline;
 
@@ -21,7 +23,7 @@ struct gpu_pipeline;
 #define GPU_MAX_BUFFERS 16
 
 struct gpu_pipeline_desc {
-    const char *shader;       /* embedded module name: shaders/<name>.comp */
+    enum gpu_shader_id shader; /* embedded module GPU_SHADER_<name> (shaders/<name>.comp or variants.cmake) */
     const uint32_t *spec;     /* values of constant_id 0..spec_count-1 (floats: bit patterns) */
     unsigned spec_count;
     unsigned buffer_count;    /* buffers the shader declares (storage or, by texel_mask, texel) */

@@ -42,7 +42,7 @@ int gpu_selftest(struct gpu_context *ctx)
 
     const uint32_t spec[] = {LOCAL_SIZE};
     const struct gpu_pipeline *p;
-    st = gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = "selftest_saxpy",
+    st = gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_saxpy,
                                                           .spec = spec, .spec_count = 1,
                                                           .buffer_count = 2,
                                                           .push_bytes = sizeof push}, &p);

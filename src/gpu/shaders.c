@@ -1,11 +1,14 @@
 #include "gpu/shaders.h"
 
-#include <string.h>
-
-const struct gpu_shader_blob *gpu_shader_find(const char *name)
+const struct gpu_shader_blob *gpu_shader_get(enum gpu_shader_id id)
 {
-    for (unsigned i = 0; i < gpu_shader_blob_count; i++)
-        if (strcmp(gpu_shader_blobs[i].name, name) == 0)
-            return &gpu_shader_blobs[i];
-    return NULL;
+    if ((unsigned)id >= GPU_SHADER_COUNT || !gpu_shader_blobs[id].code)
+        return NULL;
+    return &gpu_shader_blobs[id];
+}
+
+const char *gpu_shader_name(enum gpu_shader_id id)
+{
+    const struct gpu_shader_blob *blob = gpu_shader_get(id);
+    return blob ? blob->name : "(none)";
 }

@@ -1,9 +1,13 @@
-/* SPIR-V modules compiled from the shaders folder at build time and linked into the binary.
+/* SPIR-V modules compiled from the shaders folder at build time and linked into the binary, one
+ * per shaders/<name>.comp and per row of shaders/variants.cmake, named in code by their ids
+ * (GPU_SHADER_<name>, generated).
  * Constant data: any thread. */
 #ifndef PPOCR_GPU_SHADERS_H
 #define PPOCR_GPU_SHADERS_H
 
 #include <stddef.h>
+
+#include "gpu/shader_ids.h"
 
 struct gpu_shader_blob {
     const char *name;          /* file name without .comp, e.g. "conv2d" */
@@ -11,10 +15,11 @@ struct gpu_shader_blob {
     size_t size;               /* bytes */
 };
 
-extern const struct gpu_shader_blob gpu_shader_blobs[];
-extern const unsigned gpu_shader_blob_count;
+extern const struct gpu_shader_blob gpu_shader_blobs[GPU_SHADER_COUNT];
 
-/* The embedded module called `name`, or NULL. */
-const struct gpu_shader_blob *gpu_shader_find(const char *name);
+/* The embedded module `id`, or NULL for GPU_SHADER_NONE and ids out of range. */
+const struct gpu_shader_blob *gpu_shader_get(enum gpu_shader_id id);
+/* Its name (for messages and profiles): "conv2d"; "(none)" where gpu_shader_get gives NULL. */
+const char *gpu_shader_name(enum gpu_shader_id id);
 
 #endif

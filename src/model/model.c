@@ -124,70 +124,99 @@ static int all_in_range(const int32_t *v, int n, int32_t lo)
     return 1;
 }
 
-static int check_attr(const struct pvk_op *op)
+/* Attribute checks, one per op type (check_<name> of PVK_OPS): 1 when the record is usable. */
+static int check_conv(const struct pvk_op *op)
 {
     const union pvk_op_attr *a = &op->attr;
-    switch (op->type) {
-    case PVK_OP_CONV2D:
-    case PVK_OP_CONV_TRANSPOSE2D: {
-        const int32_t sizes[] = {a->conv.kh, a->conv.kw, a->conv.sh, a->conv.sw, a->conv.dh, a->conv.dw};
-        const int32_t pads[] = {a->conv.pad_t, a->conv.pad_l, a->conv.pad_b, a->conv.pad_r};
-        if (!all_in_range(sizes, 6, 1) || !all_in_range(pads, 4, 0) || a->conv.group < 1 || a->conv.residual < 0 ||
-            a->conv.residual > PVK_RESIDUAL_BEFORE_ACT)
-            return 0;
-        return (a->conv.residual != PVK_RESIDUAL_NONE) == (op->n_inputs == 2) && op->weights[0] >= 0;
-    }
-    case PVK_OP_POOL2D: {
-        const int32_t sizes[] = {a->pool.kh, a->pool.kw, a->pool.sh, a->pool.sw};
-        const int32_t pads[] = {a->pool.pad_t, a->pool.pad_l, a->pool.pad_b, a->pool.pad_r};
-        return a->pool.kind >= 0 && a->pool.kind <= PVK_POOL_GLOBAL_AVG &&
-               (a->pool.kind == PVK_POOL_GLOBAL_AVG || (all_in_range(sizes, 4, 1) && all_in_range(pads, 4, 0)));
-    }
-    case PVK_OP_RESIZE:
-        return a->resize.mode >= 0 && a->resize.mode <= PVK_RESIZE_BILINEAR_ALIGN_CORNERS && a->resize.scale_h > 0 &&
-               a->resize.scale_w > 0;
-    case PVK_OP_CONCAT:
-    case PVK_OP_SOFTMAX:
-        return a->axis.axis >= 0 && a->axis.axis < PVK_MAX_DIMS;
-    case PVK_OP_BINARY:
-        return a->binary.kind >= 0 && a->binary.kind <= PVK_BIN_DIV && (op->n_inputs == 2) != (op->weights[0] >= 0);
-    case PVK_OP_AFFINE:
-    case PVK_OP_LAYERNORM:
-        return op->weights[0] >= 0 && op->weights[1] >= 0;
-    case PVK_OP_SE:
-        return op->weights[0] >= 0 && op->weights[1] >= 0 && op->weights[2] >= 0 && op->weights[3] >= 0 &&
-               (a->se.residual == 0 || a->se.residual == 1) && a->se.gate_act >= 0 && a->se.gate_act < PVK_ACT_COUNT;
-    case PVK_OP_MATMUL:
-        return (op->n_inputs == 2) != (op->weights[0] >= 0);
-    case PVK_OP_ATTENTION:
-        return a->attention.heads > 0;
-    case PVK_OP_TRANSPOSE: {
-        if (a->transpose.ndim < 1 || a->transpose.ndim > PVK_MAX_DIMS)
-            return 0;
-        int seen = 0;
-        for (int d = 0; d < a->transpose.ndim; d++) {
-            if (a->transpose.perm[d] < 0 || a->transpose.perm[d] >= a->transpose.ndim || (seen >> a->transpose.perm[d] & 1))
-                return 0;
-            seen |= 1 << a->transpose.perm[d];
-        }
-        return 1;
-    }
-    case PVK_OP_RESHAPE: {
-        if (a->reshape.ndim < 0 || a->reshape.ndim > PVK_MAX_DIMS)
-            return 0;
-        int inferred = 0;
-        for (int d = 0; d < a->reshape.ndim; d++)
-            if (a->reshape.shape[d] < -1 || (a->reshape.shape[d] == -1 && inferred++))
-                return 0;
-        return 1;
-    }
-    case PVK_OP_SLICE:
-        return a->slice.axis >= 0 && a->slice.axis < PVK_MAX_DIMS && a->slice.step >= 1 && a->slice.start >= 0 &&
-               a->slice.end >= a->slice.start;
-    default:
-        return 1;
-    }
+    const int32_t sizes[] = {a->conv.kh, a->conv.kw, a->conv.sh, a->conv.sw, a->conv.dh, a->conv.dw};
+    const int32_t pads[] = {a->conv.pad_t, a->conv.pad_l, a->conv.pad_b, a->conv.pad_r};
+    if (!all_in_range(sizes, 6, 1) || !all_in_range(pads, 4, 0) || a->conv.group < 1 || a->conv.residual < 0 ||
+        a->conv.residual > PVK_RESIDUAL_BEFORE_ACT)
+        return 0;
+    return (a->conv.residual != PVK_RESIDUAL_NONE) == (op->n_inputs == 2) && op->weights[0] >= 0;
 }
+
+static int check_conv2d(const struct pvk_op *op) { return check_conv(op); }
+static int check_conv_transpose2d(const struct pvk_op *op) { return check_conv(op); }
+
+static int check_pool2d(const struct pvk_op *op)
+{
+    const union pvk_op_attr *a = &op->attr;
+    const int32_t sizes[] = {a->pool.kh, a->pool.kw, a->pool.sh, a->pool.sw};
+    const int32_t pads[] = {a->pool.pad_t, a->pool.pad_l, a->pool.pad_b, a->pool.pad_r};
+    return a->pool.kind >= 0 && a->pool.kind <= PVK_POOL_GLOBAL_AVG &&
+           (a->pool.kind == PVK_POOL_GLOBAL_AVG || (all_in_range(sizes, 4, 1) && all_in_range(pads, 4, 0)));
+}
+
+static int check_resize(const struct pvk_op *op)
+{
+    const union pvk_op_attr *a = &op->attr;
+    return a->resize.mode >= 0 && a->resize.mode <= PVK_RESIZE_BILINEAR_ALIGN_CORNERS && a->resize.scale_h > 0 &&
+           a->resize.scale_w > 0;
+}
+
+static int check_axis(const struct pvk_op *op) { return op->attr.axis.axis >= 0 && op->attr.axis.axis < PVK_MAX_DIMS; }
+static int check_concat(const struct pvk_op *op) { return check_axis(op); }
+static int check_softmax(const struct pvk_op *op) { return check_axis(op); }
+
+static int check_binary(const struct pvk_op *op)
+{
+    return op->attr.binary.kind >= 0 && op->attr.binary.kind <= PVK_BIN_DIV &&
+           (op->n_inputs == 2) != (op->weights[0] >= 0);
+}
+
+static int check_unary(const struct pvk_op *op) { return 1; }
+static int check_affine(const struct pvk_op *op) { return op->weights[0] >= 0 && op->weights[1] >= 0; }
+static int check_layernorm(const struct pvk_op *op) { return op->weights[0] >= 0 && op->weights[1] >= 0; }
+
+static int check_se(const struct pvk_op *op)
+{
+    const union pvk_op_attr *a = &op->attr;
+    return op->weights[0] >= 0 && op->weights[1] >= 0 && op->weights[2] >= 0 && op->weights[3] >= 0 &&
+           (a->se.residual == 0 || a->se.residual == 1) && a->se.gate_act >= 0 && a->se.gate_act < PVK_ACT_COUNT;
+}
+
+static int check_matmul(const struct pvk_op *op) { return (op->n_inputs == 2) != (op->weights[0] >= 0); }
+static int check_attention(const struct pvk_op *op) { return op->attr.attention.heads > 0; }
+
+static int check_transpose(const struct pvk_op *op)
+{
+    const union pvk_op_attr *a = &op->attr;
+    if (a->transpose.ndim < 1 || a->transpose.ndim > PVK_MAX_DIMS)
+        return 0;
+    int seen = 0;
+    for (int d = 0; d < a->transpose.ndim; d++) {
+        if (a->transpose.perm[d] < 0 || a->transpose.perm[d] >= a->transpose.ndim || (seen >> a->transpose.perm[d] & 1))
+            return 0;
+        seen |= 1 << a->transpose.perm[d];
+    }
+    return 1;
+}
+
+static int check_reshape(const struct pvk_op *op)
+{
+    const union pvk_op_attr *a = &op->attr;
+    if (a->reshape.ndim < 0 || a->reshape.ndim > PVK_MAX_DIMS)
+        return 0;
+    int inferred = 0;
+    for (int d = 0; d < a->reshape.ndim; d++)
+        if (a->reshape.shape[d] < -1 || (a->reshape.shape[d] == -1 && inferred++))
+            return 0;
+    return 1;
+}
+
+static int check_slice(const struct pvk_op *op)
+{
+    const union pvk_op_attr *a = &op->attr;
+    return a->slice.axis >= 0 && a->slice.axis < PVK_MAX_DIMS && a->slice.step >= 1 && a->slice.start >= 0 &&
+           a->slice.end >= a->slice.start;
+}
+
+static int check_argmax(const struct pvk_op *op) { return 1; }
+
+#define CHECK_ROW(id, value, name, max_in, max_out) [PVK_OP_##id] = check_##name,
+static int (*const check_attr[PVK_OP_COUNT])(const struct pvk_op *op) = {PVK_OPS(CHECK_ROW)};
+#undef CHECK_ROW
 
 static int check_op(const struct pvk_file_header *h, const struct pvk_tensor *tensors, const struct pvk_op *op, int i,
                     char *err, size_t err_len)
@@ -208,15 +237,9 @@ static int check_op(const struct pvk_file_header *h, const struct pvk_tensor *te
         if (op->weights[k] != -1 && !check_ref(h, tensors, op->weights[k], PVK_TENSOR_CONSTANT))
             return fail(err, err_len, "op %d (%s): weight %d is not a valid constant id", i, op->name, k);
     /* Inputs each op type reads: a reader may rely on them being there. */
-    static const uint8_t max_inputs[PVK_OP_COUNT] = {
-        [PVK_OP_CONV2D] = 2, [PVK_OP_CONV_TRANSPOSE2D] = 1, [PVK_OP_POOL2D] = 1, [PVK_OP_RESIZE] = 1,
-        [PVK_OP_CONCAT] = PVK_MAX_INPUTS, [PVK_OP_BINARY] = 2, [PVK_OP_UNARY] = 1, [PVK_OP_AFFINE] = 1, [PVK_OP_SE] = 1,
-        [PVK_OP_MATMUL] = 2, [PVK_OP_LAYERNORM] = 1, [PVK_OP_SOFTMAX] = 1, [PVK_OP_ATTENTION] = 1,
-        [PVK_OP_TRANSPOSE] = 1, [PVK_OP_RESHAPE] = 1, [PVK_OP_SLICE] = 1, [PVK_OP_ARGMAX] = 1,
-    };
-    if (op->n_inputs > max_inputs[op->type] || op->n_outputs > (op->type == PVK_OP_ARGMAX ? 2u : 1u))
+    if (op->n_inputs > pvk_op_max_inputs(op->type) || op->n_outputs > pvk_op_max_outputs(op->type))
         return fail(err, err_len, "op %d (%s): too many inputs or outputs for %s", i, op->name, pvk_op_type_name(op->type));
-    if (!check_attr(op))
+    if (!check_attr[op->type](op))
         return fail(err, err_len, "op %d (%s): invalid attributes for %s", i, op->name, pvk_op_type_name(op->type));
     return 0;
 }

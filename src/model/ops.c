@@ -2,14 +2,33 @@
 
 const char *pvk_op_type_name(enum pvk_op_type type)
 {
-    static const char *const names[PVK_OP_COUNT] = {
-        [PVK_OP_CONV2D] = "CONV2D", [PVK_OP_CONV_TRANSPOSE2D] = "CONV_TRANSPOSE2D", [PVK_OP_POOL2D] = "POOL2D",
-        [PVK_OP_RESIZE] = "RESIZE", [PVK_OP_CONCAT] = "CONCAT", [PVK_OP_BINARY] = "BINARY", [PVK_OP_UNARY] = "UNARY",
-        [PVK_OP_AFFINE] = "AFFINE", [PVK_OP_SE] = "SE", [PVK_OP_MATMUL] = "MATMUL", [PVK_OP_LAYERNORM] = "LAYERNORM",
-        [PVK_OP_SOFTMAX] = "SOFTMAX", [PVK_OP_ATTENTION] = "ATTENTION", [PVK_OP_TRANSPOSE] = "TRANSPOSE",
-        [PVK_OP_RESHAPE] = "RESHAPE", [PVK_OP_SLICE] = "SLICE", [PVK_OP_ARGMAX] = "ARGMAX",
-    };
-    return (unsigned)type < PVK_OP_COUNT && names[type] ? names[type] : "?";
+    /* a switch, so that two rows of PVK_OPS with one value do not compile */
+    switch (type) {
+#define NAME_CASE(id, value, name, max_in, max_out) \
+    case PVK_OP_##id: return #id;
+        PVK_OPS(NAME_CASE)
+#undef NAME_CASE
+    case PVK_OP_COUNT: break;
+    }
+    return "?";
+}
+
+/* Every value below PVK_OP_COUNT: a row whose value is past the count does not compile. */
+#define INPUTS_ROW(id, value, name, max_in, max_out) [PVK_OP_##id] = max_in,
+static const unsigned char max_inputs[PVK_OP_COUNT] = {PVK_OPS(INPUTS_ROW)};
+#undef INPUTS_ROW
+#define OUTPUTS_ROW(id, value, name, max_in, max_out) [PVK_OP_##id] = max_out,
+static const unsigned char max_outputs[PVK_OP_COUNT] = {PVK_OPS(OUTPUTS_ROW)};
+#undef OUTPUTS_ROW
+
+unsigned pvk_op_max_inputs(enum pvk_op_type type)
+{
+    return (unsigned)type < PVK_OP_COUNT ? max_inputs[type] : 0;
+}
+
+unsigned pvk_op_max_outputs(enum pvk_op_type type)
+{
+    return (unsigned)type < PVK_OP_COUNT ? max_outputs[type] : 0;
 }
 
 const char *pvk_act_name(enum pvk_act act)

@@ -45,28 +45,7 @@
 #define PVK_MAX_WEIGHTS 4
 #define PVK_NAME_LEN 64
 
-enum pvk_op_type {
-    PVK_OP_CONV2D = 1,      /* in: x [, residual]; w: W[OC][IC/g][KH][KW], bias[OC] (-1 if none) */
-    PVK_OP_CONV_TRANSPOSE2D,/* in: x; w: W[IC][OC/g][KH][KW], bias[OC] */
-    PVK_OP_POOL2D,          /* in: x; attr.pool */
-    PVK_OP_RESIZE,          /* in: x; attr.resize; 4-D NCHW, scales on H and W */
-    PVK_OP_CONCAT,          /* in: x0..xn-1; attr.axis.axis */
-    PVK_OP_BINARY,          /* in: a, b (b may be a constant: w[0] instead of in[1]); numpy broadcasting */
-    PVK_OP_UNARY,           /* in: x; only `act` is applied (e.g. a stand-alone Sigmoid) */
-    PVK_OP_AFFINE,          /* in: x; w: scale[C], shift[C] on axis 1 (stand-alone folded BatchNorm) */
-    PVK_OP_SE,              /* in: x; w: W1[Cr][C], b1[Cr], W2[C][Cr], b2[C];
-                               y = x * hardsigmoid(W2 relu(W1 mean_hw(x) + b1) + b2) [+ x] */
-    PVK_OP_MATMUL,          /* in: a [.., M, K] [, b [.., K, N]]; w: B[K][N] const, bias[N] */
-    PVK_OP_LAYERNORM,       /* in: x; normalises the last axis; w: gamma[C], beta[C]; attr.norm */
-    PVK_OP_SOFTMAX,         /* in: x; attr.axis.axis */
-    PVK_OP_ATTENTION,       /* in: qkv [N, T, 3*C] (q, k, v packed as ONNX's qkv Linear emits them);
-                               out [N, T, C]; per head: softmax(q k^T * scale) v */
-    PVK_OP_TRANSPOSE,       /* in: x; attr.transpose */
-    PVK_OP_RESHAPE,         /* in: x; attr.reshape (0 = copy that input dim, -1 = inferred) */
-    PVK_OP_SLICE,           /* in: x; attr.slice */
-    PVK_OP_ARGMAX,          /* in: x [.., C]; out0: index (int32) [..], out1: max value [..] (attr.argmax) */
-    PVK_OP_COUNT
-};
+#include "model/op_table.h" /* enum pvk_op_type */
 
 enum pvk_act {
     PVK_ACT_NONE = 0,
@@ -164,6 +143,9 @@ struct pvk_op {
 };
 
 const char *pvk_op_type_name(enum pvk_op_type type);
+/* The most activation inputs and outputs an op of `type` has (PVK_OPS); 0 for an unknown type. */
+unsigned pvk_op_max_inputs(enum pvk_op_type type);
+unsigned pvk_op_max_outputs(enum pvk_op_type type);
 const char *pvk_act_name(enum pvk_act act);
 
 #endif

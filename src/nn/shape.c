@@ -1,10 +1,9 @@
 #include "nn/shape.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-#include "nn/cpu/ref_ops.h"
 
 int64_t pvk_shape_numel(const struct pvk_shape *s)
 {
@@ -37,6 +36,222 @@ const char *pvk_shape_str(const struct pvk_shape *s, char *buf, size_t len)
         snprintf(buf + used, len - used, "]");
     return buf;
 }
+
+/* ---- shape rules of single ops (shape.h) ------------------------------------------------------ */
+
+void pvk_conv_params_from_op(const struct pvk_op *op, struct pvk_conv_params *p)
+{
+    p->kh = op->attr.conv.kh;
+    p->kw = op->attr.conv.kw;
+    p->sh = op->attr.conv.sh;
+    p->sw = op->attr.conv.sw;
+    p->dh = op->attr.conv.dh;
+    p->dw = op->attr.conv.dw;
+    p->pad_t = op->attr.conv.pad_t;
+    p->pad_l = op->attr.conv.pad_l;
+    p->pad_b = op->attr.conv.pad_b;
+    p->pad_r = op->attr.conv.pad_r;
+    p->group = op->attr.conv.group;
+    p->act = (enum pvk_act)op->act;
+    p->act_alpha = op->act_alpha;
+    p->act_beta = op->act_beta;
+    p->residual = (enum pvk_residual)op->attr.conv.residual;
+}
+
+int pvk_conv2d_out_hw(int h, int w, const struct pvk_conv_params *p, int *oh, int *ow)
+{
+    if (p->kh < 1 || p->kw < 1 || p->sh < 1 || p->sw < 1 || p->dh < 1 || p->dw < 1 || p->group < 1)
+        return -1;
+    int eh = h + p->pad_t + p->pad_b - p->dh * (p->kh - 1) - 1;
+    int ew = w + p->pad_l + p->pad_r - p->dw * (p->kw - 1) - 1;
+    if (eh < 0 || ew < 0)
+        return -1;
+    *oh = eh / p->sh + 1;
+    *ow = ew / p->sw + 1;
+    return 0;
+}
+
+int pvk_conv_transpose2d_out_hw(int h, int w, const struct pvk_conv_params *p, int *oh, int *ow)
+{
+    if (p->kh < 1 || p->kw < 1 || p->sh < 1 || p->sw < 1 || p->dh < 1 || p->dw < 1 || p->group < 1)
+        return -1;
+    *oh = (h - 1) * p->sh - p->pad_t - p->pad_b + p->dh * (p->kh - 1) + 1;
+    *ow = (w - 1) * p->sw - p->pad_l - p->pad_r + p->dw * (p->kw - 1) + 1;
+    return *oh >= 1 && *ow >= 1 ? 0 : -1;
+}
+
+void pvk_pool_params_from_op(const struct pvk_op *op, struct pvk_pool_params *p)
+{
+    p->kind = (enum pvk_pool_kind)op->attr.pool.kind;
+    p->kh = op->attr.pool.kh;
+    p->kw = op->attr.pool.kw;
+    p->sh = op->attr.pool.sh;
+    p->sw = op->attr.pool.sw;
+    p->pad_t = op->attr.pool.pad_t;
+    p->pad_l = op->attr.pool.pad_l;
+    p->pad_b = op->attr.pool.pad_b;
+    p->pad_r = op->attr.pool.pad_r;
+    p->count_include_pad = op->attr.pool.count_include_pad;
+    p->ceil_mode = op->attr.pool.ceil_mode;
+}
+
+static int pool_out_len(int len, int k, int s, int pad0, int pad1, int ceil_mode)
+{
+    int span = len + pad0 + pad1 - k;
+    if (span < 0)
+        return -1;
+    int out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    if (ceil_mode && (out - 1) * s >= len + pad0)
+        out--;
+    return out;
+}
+
+int pvk_pool2d_out_hw(int h, int w, const struct pvk_pool_params *p, int *oh, int *ow)
+{
+    if (p->kind == PVK_POOL_GLOBAL_AVG) {
+        *oh = *ow = 1;
+        return h >= 1 && w >= 1 ? 0 : -1;
+    }
+    if (p->kh < 1 || p->kw < 1 || p->sh < 1 || p->sw < 1)
+        return -1;
+    *oh = pool_out_len(h, p->kh, p->sh, p->pad_t, p->pad_b, p->ceil_mode);
+    *ow = pool_out_len(w, p->kw, p->sw, p->pad_l, p->pad_r, p->ceil_mode);
+    return *oh >= 1 && *ow >= 1 ? 0 : -1;
+}
+
+int pvk_resize_out_hw(int h, int w, float scale_h, float scale_w, int *oh, int *ow)
+{
+    if (!(scale_h > 0.0f) || !(scale_w > 0.0f))
+        return -1;
+    *oh = (int)floorf((float)h * scale_h);
+    *ow = (int)floorf((float)w * scale_w);
+    return *oh >= 1 && *ow >= 1 ? 0 : -1;
+}
+
+int pvk_concat_out_shape(int n_in, const struct pvk_shape *in, int axis, struct pvk_shape *out)
+{
+    if (n_in < 1 || axis < 0 || axis >= in[0].ndim)
+        return -1;
+    *out = in[0];
+    for (int i = 1; i < n_in; i++) {
+        if (in[i].ndim != in[0].ndim)
+            return -1;
+        for (int d = 0; d < in[0].ndim; d++)
+            if (d != axis && in[i].d[d] != in[0].d[d])
+                return -1;
+        out->d[axis] += in[i].d[axis];
+    }
+    return 0;
+}
+
+int pvk_transpose_out_shape(const struct pvk_shape *in, const int32_t *perm, struct pvk_shape *out)
+{
+    int seen[PVK_MAX_DIMS] = {0};
+    if (in->ndim < 1 || in->ndim > PVK_MAX_DIMS)
+        return -1;
+    out->ndim = in->ndim;
+    for (int i = 0; i < in->ndim; i++) {
+        if (perm[i] < 0 || perm[i] >= in->ndim || seen[perm[i]]++)
+            return -1;
+        out->d[i] = in->d[perm[i]];
+    }
+    return 0;
+}
+
+int pvk_reshape_out_shape(const struct pvk_shape *in, int ndim, const int32_t *spec, struct pvk_shape *out)
+{
+    if (ndim < 1 || ndim > PVK_MAX_DIMS)
+        return -1;
+    int infer = -1;
+    int64_t known = 1;
+    out->ndim = ndim;
+    for (int i = 0; i < ndim; i++) {
+        if (spec[i] == -1) {
+            if (infer >= 0)
+                return -1;
+            infer = i;
+            continue;
+        }
+        if (spec[i] == 0) {
+            if (i >= in->ndim)
+                return -1;
+            out->d[i] = in->d[i];
+        } else if (spec[i] > 0) {
+            out->d[i] = spec[i];
+        } else {
+            return -1;
+        }
+        /* a hostile model's sizes can overflow the product (up to 6 int32 entries): refused
+         * like any other mismatch */
+        if (out->d[i] > 0 && known > INT64_MAX / out->d[i])
+            return -1;
+        known *= out->d[i];
+    }
+    int64_t total = pvk_shape_numel(in);
+    if (infer >= 0) {
+        if (known == 0 || total % known)
+            return -1;
+        out->d[infer] = total / known;
+    } else if (known != total) {
+        return -1;
+    }
+    return 0;
+}
+
+int pvk_slice_out_shape(const struct pvk_shape *in, int axis, int64_t start, int64_t end, int64_t step,
+                        struct pvk_shape *out, int64_t *first)
+{
+    if (axis < 0 || axis >= in->ndim || step < 1)
+        return -1;
+    int64_t dim = in->d[axis];
+    if (start < 0)
+        start += dim;
+    if (end < 0)
+        end += dim;
+    start = start < 0 ? 0 : start > dim ? dim : start;
+    end = end < 0 ? 0 : end > dim ? dim : end;
+    *out = *in;
+    out->d[axis] = end > start ? (end - start + step - 1) / step : 0;
+    *first = start;
+    return out->d[axis] >= 1 ? 0 : -1;
+}
+
+int pvk_broadcast_shape(const struct pvk_shape *a, const struct pvk_shape *b, struct pvk_shape *out)
+{
+    int nd = a->ndim > b->ndim ? a->ndim : b->ndim;
+    if (nd > PVK_MAX_DIMS)
+        return -1;
+    out->ndim = nd;
+    for (int i = 0; i < nd; i++) {
+        int ia = i - (nd - a->ndim), ib = i - (nd - b->ndim);
+        int64_t da = ia >= 0 ? a->d[ia] : 1, db = ib >= 0 ? b->d[ib] : 1;
+        if (da != db && da != 1 && db != 1)
+            return -1;
+        out->d[i] = da == 1 ? db : da;
+    }
+    return 0;
+}
+
+int pvk_matmul_out_shape(const struct pvk_shape *a, const struct pvk_shape *b, int trans_b, struct pvk_shape *out)
+{
+    if (a->ndim < 2 || b->ndim < 2)
+        return -1;
+    int64_t k = a->d[a->ndim - 1];
+    int64_t kb = trans_b ? b->d[b->ndim - 1] : b->d[b->ndim - 2];
+    int64_t nn = trans_b ? b->d[b->ndim - 2] : b->d[b->ndim - 1];
+    if (k != kb)
+        return -1;
+    struct pvk_shape ba = *a, bb = *b;
+    ba.ndim -= 2;
+    bb.ndim -= 2;
+    if (pvk_broadcast_shape(&ba, &bb, out) || out->ndim + 2 > PVK_MAX_DIMS)
+        return -1;
+    out->d[out->ndim++] = a->d[a->ndim - 2];
+    out->d[out->ndim++] = nn;
+    return 0;
+}
+
+/* ---- shape inference over a net ------------------------------------------------------------- */
 
 /* Context of one op's check, so that every message names the op the same way. */
 struct shape_ctx {
@@ -123,7 +338,7 @@ static const char *numel_reason(const struct pvk_shape *s, char *buf, size_t len
     return buf;
 }
 
-/* The spatial rules of ref_ops.h compute in int. Activations are capped, but what an op's
+/* The spatial rules above compute in int. Activations are capped, but what an op's
  * attributes add to an extent (pads, a transposed conv's stride) can still carry the rule's
  * arithmetic past INT_MAX before it could refuse: eh x ew, the largest value the rule forms, is
  * computed here in int64 (attributes are at most 4096 after loading) and refused first. */
@@ -147,11 +362,11 @@ static int shape_conv(const struct shape_ctx *c, struct pvk_shape *out)
 {
     const struct pvk_op *op = c->op;
     const struct pvk_shape *x = input(c, 0), *w = weight(c, 0, 1), *b = weight(c, 1, 0);
-    struct ref_conv_params p;
+    struct pvk_conv_params p;
     int oh, ow;
     if (!x || !w || check_rank(c, x, 4, "input") || check_rank(c, w, 4, "weight"))
         return -1;
-    ref_conv_params_from_op(op, &p);
+    pvk_conv_params_from_op(op, &p);
     if (p.group < 1 || w->d[2] != p.kh || w->d[3] != p.kw)
         return fail(c, "weight is %lldx%lld, attributes say %dx%d (group %d)", (long long)w->d[2],
                     (long long)w->d[3], p.kh, p.kw, p.group);
@@ -171,8 +386,8 @@ static int shape_conv(const struct shape_ctx *c, struct pvk_shape *out)
                                 (iw - 1) * p.sw + (int64_t)p.dw * (p.kw - 1) + 1)
                   : extent_fits(c, x, ih + p.pad_t + p.pad_b, iw + p.pad_l + p.pad_r))
         return -1;
-    int bad = transpose ? ref_conv_transpose2d_out_hw((int)x->d[2], (int)x->d[3], &p, &oh, &ow)
-                        : ref_conv2d_out_hw((int)x->d[2], (int)x->d[3], &p, &oh, &ow);
+    int bad = transpose ? pvk_conv_transpose2d_out_hw((int)x->d[2], (int)x->d[3], &p, &oh, &ow)
+                        : pvk_conv2d_out_hw((int)x->d[2], (int)x->d[3], &p, &oh, &ow);
     if (bad)
         return fail(c, "a %lldx%lld input gives an empty output (k %dx%d, s %dx%d, pads %d %d %d %d)",
                     (long long)x->d[2], (long long)x->d[3], p.kh, p.kw, p.sh, p.sw, p.pad_t, p.pad_l, p.pad_b,
@@ -190,19 +405,19 @@ static int shape_conv(const struct shape_ctx *c, struct pvk_shape *out)
     return 0;
 }
 
-static int shape_pool(const struct shape_ctx *c, struct pvk_shape *out)
+static int shape_pool2d(const struct shape_ctx *c, struct pvk_shape *out)
 {
     const struct pvk_shape *x = input(c, 0);
-    struct ref_pool_params p;
+    struct pvk_pool_params p;
     int oh, ow;
     if (!x || check_rank(c, x, 4, "input"))
         return -1;
-    ref_pool_params_from_op(c->op, &p);
+    pvk_pool_params_from_op(c->op, &p);
     /* span + stride bounds every value the window count forms (ceil mode included) */
     if (p.kind != PVK_POOL_GLOBAL_AVG && extent_fits(c, x, x->d[2] + p.pad_t + p.pad_b + p.sh,
                                                      x->d[3] + p.pad_l + p.pad_r + p.sw))
         return -1;
-    if (p.kind > PVK_POOL_GLOBAL_AVG || ref_pool2d_out_hw((int)x->d[2], (int)x->d[3], &p, &oh, &ow))
+    if (p.kind > PVK_POOL_GLOBAL_AVG || pvk_pool2d_out_hw((int)x->d[2], (int)x->d[3], &p, &oh, &ow))
         return fail(c, "pool (kind %d) k %dx%d, s %dx%d does not fit a %lldx%lld input", p.kind, p.kh, p.kw, p.sh,
                     p.sw, (long long)x->d[2], (long long)x->d[3]);
     *out = (struct pvk_shape){4, {x->d[0], x->d[1], oh, ow}};
@@ -217,13 +432,13 @@ static int shape_resize(const struct shape_ctx *c, struct pvk_shape *out)
     int oh, ow;
     if (!x || check_rank(c, x, 4, "input"))
         return -1;
-    /* the products exactly as ref_resize_out_hw forms them in float: an int conversion of one at
+    /* the products exactly as pvk_resize_out_hw forms them in float: an int conversion of one at
      * 2^31 or more (an infinite scale) is undefined */
     if (!((float)x->d[2] * sh < 0x1p31f) || !((float)x->d[3] * sw < 0x1p31f))
         return fail(c, "scales %g x %g take a %s input past %d elements", (double)sh, (double)sw,
                     pvk_shape_str(x, a, sizeof a), PVK_SHAPE_MAX_NUMEL);
     if (c->op->attr.resize.mode < 0 || c->op->attr.resize.mode > PVK_RESIZE_BILINEAR_ALIGN_CORNERS ||
-        ref_resize_out_hw((int)x->d[2], (int)x->d[3], sh, sw, &oh, &ow))
+        pvk_resize_out_hw((int)x->d[2], (int)x->d[3], sh, sw, &oh, &ow))
         return fail(c, "resize mode %d with scales %g x %g is invalid", c->op->attr.resize.mode, (double)sh,
                     (double)sw);
     *out = (struct pvk_shape){4, {x->d[0], x->d[1], oh, ow}};
@@ -242,10 +457,10 @@ static int shape_concat(const struct shape_ctx *c, struct pvk_shape *out)
             return -1;
         in[i] = *s;
     }
-    if (ref_concat_out_shape(n, in, c->op->attr.axis.axis, out)) {
+    if (pvk_concat_out_shape(n, in, c->op->attr.axis.axis, out)) {
         char a[64], b[64];
         for (int i = 1; i < n; i++)
-            if (ref_concat_out_shape(2, (struct pvk_shape[]){in[0], in[i]}, c->op->attr.axis.axis, out))
+            if (pvk_concat_out_shape(2, (struct pvk_shape[]){in[0], in[i]}, c->op->attr.axis.axis, out))
                 return fail(c, "input %d %s does not concatenate with input 0 %s on axis %d", i,
                             pvk_shape_str(&in[i], a, sizeof a), pvk_shape_str(&in[0], b, sizeof b),
                             c->op->attr.axis.axis);
@@ -263,7 +478,7 @@ static int shape_binary(const struct shape_ctx *c, struct pvk_shape *out)
         return -1;
     if (c->op->attr.binary.kind < PVK_BIN_ADD || c->op->attr.binary.kind > PVK_BIN_DIV)
         return fail(c, "unknown binary kind %d", c->op->attr.binary.kind);
-    if (ref_broadcast_shape(a, b, out))
+    if (pvk_broadcast_shape(a, b, out))
         return fail(c, "%s and %s do not broadcast", pvk_shape_str(a, sa, sizeof sa), pvk_shape_str(b, sb, sizeof sb));
     return 0;
 }
@@ -305,7 +520,7 @@ static int shape_matmul(const struct shape_ctx *c, struct pvk_shape *out)
     char sa[64], sb[64];
     if (!a || !b)
         return -1;
-    if (ref_matmul_out_shape(a, b, c->op->attr.matmul.trans_b, out))
+    if (pvk_matmul_out_shape(a, b, c->op->attr.matmul.trans_b, out))
         return fail(c, "%s times %s%s does not multiply", pvk_shape_str(a, sa, sizeof sa),
                     pvk_shape_str(b, sb, sizeof sb), c->op->attr.matmul.trans_b ? "^T" : "");
     return check_numel(c, bias, out->d[out->ndim - 1], "bias");
@@ -341,7 +556,7 @@ static int shape_transpose(const struct shape_ctx *c, struct pvk_shape *out)
     const struct pvk_shape *x = input(c, 0);
     if (!x)
         return -1;
-    if (c->op->attr.transpose.ndim != x->ndim || ref_transpose_out_shape(x, c->op->attr.transpose.perm, out))
+    if (c->op->attr.transpose.ndim != x->ndim || pvk_transpose_out_shape(x, c->op->attr.transpose.perm, out))
         return fail(c, "perm of rank %d is not a permutation for an input of rank %d",
                     c->op->attr.transpose.ndim, x->ndim);
     return 0;
@@ -354,7 +569,7 @@ static int shape_reshape(const struct shape_ctx *c, struct pvk_shape *out)
     if (!x)
         return -1;
     int nd = c->op->attr.reshape.ndim;
-    if (ref_reshape_out_shape(x, nd, c->op->attr.reshape.shape, out)) {
+    if (pvk_reshape_out_shape(x, nd, c->op->attr.reshape.shape, out)) {
         struct pvk_shape s = {nd < 0 ? 0 : nd > PVK_MAX_DIMS ? PVK_MAX_DIMS : nd, {0}};
         for (int i = 0; i < s.ndim; i++)
             s.d[i] = c->op->attr.reshape.shape[i];
@@ -371,7 +586,7 @@ static int shape_slice(const struct shape_ctx *c, struct pvk_shape *out)
     char sa[64];
     if (!x)
         return -1;
-    if (ref_slice_out_shape(x, c->op->attr.slice.axis, c->op->attr.slice.start, c->op->attr.slice.end,
+    if (pvk_slice_out_shape(x, c->op->attr.slice.axis, c->op->attr.slice.start, c->op->attr.slice.end,
                             c->op->attr.slice.step, out, &first))
         return fail(c, "slice axis %d [%d:%d:%d] of %s is empty or invalid", c->op->attr.slice.axis,
                     c->op->attr.slice.start, c->op->attr.slice.end, c->op->attr.slice.step,
@@ -402,36 +617,29 @@ static int shape_argmax(const struct shape_ctx *c, struct pvk_shape *out)
     return 0;
 }
 
-/* The shape of the op's first output (ARGMAX's second output has the same shape). */
+static int shape_conv2d(const struct shape_ctx *c, struct pvk_shape *out) { return shape_conv(c, out); }
+static int shape_conv_transpose2d(const struct shape_ctx *c, struct pvk_shape *out) { return shape_conv(c, out); }
+
+static int shape_unary(const struct shape_ctx *c, struct pvk_shape *out)
+{
+    const struct pvk_shape *x = input(c, 0);
+    if (!x)
+        return -1;
+    *out = *x;
+    return 0;
+}
+
+/* The shape of the op's first output (ARGMAX's second output has the same shape), by op type. */
+typedef int (*shape_rule_fn)(const struct shape_ctx *c, struct pvk_shape *out);
+#define RULE_ROW(id, value, name, max_in, max_out) [PVK_OP_##id] = shape_##name,
+static const shape_rule_fn shape_rules[PVK_OP_COUNT] = {PVK_OPS(RULE_ROW)};
+#undef RULE_ROW
+
 static int op_out_shape(const struct shape_ctx *c, struct pvk_shape *out)
 {
-    switch ((enum pvk_op_type)c->op->type) {
-    case PVK_OP_CONV2D:
-    case PVK_OP_CONV_TRANSPOSE2D: return shape_conv(c, out);
-    case PVK_OP_POOL2D: return shape_pool(c, out);
-    case PVK_OP_RESIZE: return shape_resize(c, out);
-    case PVK_OP_CONCAT: return shape_concat(c, out);
-    case PVK_OP_BINARY: return shape_binary(c, out);
-    case PVK_OP_UNARY: {
-        const struct pvk_shape *x = input(c, 0);
-        if (!x)
-            return -1;
-        *out = *x;
-        return 0;
-    }
-    case PVK_OP_AFFINE: return shape_affine(c, out);
-    case PVK_OP_SE: return shape_se(c, out);
-    case PVK_OP_MATMUL: return shape_matmul(c, out);
-    case PVK_OP_LAYERNORM: return shape_layernorm(c, out);
-    case PVK_OP_SOFTMAX: return shape_softmax(c, out);
-    case PVK_OP_ATTENTION: return shape_attention(c, out);
-    case PVK_OP_TRANSPOSE: return shape_transpose(c, out);
-    case PVK_OP_RESHAPE: return shape_reshape(c, out);
-    case PVK_OP_SLICE: return shape_slice(c, out);
-    case PVK_OP_ARGMAX: return shape_argmax(c, out);
-    case PVK_OP_COUNT: break;
-    }
-    return fail(c, "unknown op type %u", c->op->type);
+    if (c->op->type < 1 || c->op->type >= PVK_OP_COUNT)
+        return fail(c, "unknown op type %u", c->op->type);
+    return shape_rules[c->op->type](c, out);
 }
 
 static void from_tensor(const struct pvk_tensor *t, struct pvk_shape *s)

@@ -14,7 +14,7 @@
 #include "gpu/context.h"
 #include "gpu/error.h"
 #include "gpu/transfer.h"
-#include "nn/gpu/half.h"
+#include "nn/half.h"
 #include "support/test_env.h"
 
 bool harness_init(struct harness *h, enum nn_dtype dtype)
@@ -29,7 +29,8 @@ bool harness_init(struct harness *h, enum nn_dtype dtype)
         h->ctx = NULL;
         return false;
     }
-    h->cfg = (struct nn_gpu_config){.ctx = h->ctx, .act_dtype = dtype, .fp16_math = false};
+    h->cfg = (struct nn_gpu_config){.ctx = h->ctx, .act_dtype = dtype, .fp16_math = false,
+                                    .force = nn_gpu_overrides_from_env()};
     return true;
 }
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "nn/cpu/ref_ops.h"
-#include "nn/gpu/half.h"
+#include "nn/half.h"
 
 struct exec {
     const struct pvk_model *model;
@@ -90,154 +90,241 @@ static const struct pvk_shape *in_shape(const struct exec *e, int k, int slot)
     return &e->shapes[e->model->ops[k].inputs[slot]];
 }
 
+/* One op's run: its inputs' and output's shapes, x (input 0, fp32) and its outputs. */
+struct op_run {
+    struct exec *e;
+    int k;
+    const struct pvk_op *op;
+    const struct pvk_shape *xs, *ys;
+    const float *x;
+    float *y;
+    void *out0, *out1;
+};
+
+/* What an op function returns when it has applied the op's activation itself (or takes none);
+ * 0 has run_op apply it, -1 is a failure (err set). */
+#define ACT_APPLIED 1
+
+static int cpu_conv2d(const struct op_run *r)
+{
+    struct exec *e = r->e;
+    const struct pvk_op *op = r->op;
+    const struct pvk_shape *xs = r->xs;
+    struct pvk_conv_params p;
+    int bad = 0;
+    const float *w = constant(e, r->k, op->weights[0], &bad), *b = constant(e, r->k, op->weights[1], &bad);
+    const float *res = NULL;
+    if (bad)
+        return -1;
+    pvk_conv_params_from_op(op, &p);
+    if (p.residual != PVK_RESIDUAL_NONE && !(res = act_input(e, r->k, 1)))
+        return -1;
+    ref_conv2d(r->x, (int)xs->d[0], (int)xs->d[1], (int)xs->d[2], (int)xs->d[3], w, b, (int)r->ys->d[1], &p, res,
+               r->y);
+    return ACT_APPLIED; /* the activation is fused */
+}
+
+static int cpu_conv_transpose2d(const struct op_run *r)
+{
+    const struct pvk_shape *xs = r->xs;
+    struct pvk_conv_params p;
+    int bad = 0;
+    const float *w = constant(r->e, r->k, r->op->weights[0], &bad), *b = constant(r->e, r->k, r->op->weights[1], &bad);
+    if (bad)
+        return -1;
+    pvk_conv_params_from_op(r->op, &p);
+    ref_conv_transpose2d(r->x, (int)xs->d[0], (int)xs->d[1], (int)xs->d[2], (int)xs->d[3], w, b, (int)r->ys->d[1],
+                         &p, r->y);
+    return 0;
+}
+
+static int cpu_pool2d(const struct op_run *r)
+{
+    const struct pvk_shape *xs = r->xs;
+    struct pvk_pool_params p;
+    pvk_pool_params_from_op(r->op, &p);
+    ref_pool2d(r->x, (int)xs->d[0], (int)xs->d[1], (int)xs->d[2], (int)xs->d[3], &p, r->y);
+    return 0;
+}
+
+static int cpu_resize(const struct op_run *r)
+{
+    const struct pvk_shape *xs = r->xs;
+    const struct pvk_op *op = r->op;
+    ref_resize(r->x, (int)xs->d[0], (int)xs->d[1], (int)xs->d[2], (int)xs->d[3],
+               (enum pvk_resize_mode)op->attr.resize.mode, op->attr.resize.scale_h, op->attr.resize.scale_w,
+               (int)r->ys->d[2], (int)r->ys->d[3], r->y);
+    return 0;
+}
+
+static int cpu_concat(const struct op_run *r)
+{
+    const float *xv[PVK_MAX_INPUTS];
+    struct pvk_shape sv[PVK_MAX_INPUTS];
+    for (uint32_t i = 0; i < r->op->n_inputs; i++) {
+        if (!(xv[i] = act_input(r->e, r->k, (int)i)))
+            return -1;
+        sv[i] = *in_shape(r->e, r->k, (int)i);
+    }
+    ref_concat((int)r->op->n_inputs, xv, sv, r->op->attr.axis.axis, r->y);
+    return 0;
+}
+
+static int cpu_binary(const struct op_run *r)
+{
+    struct exec *e = r->e;
+    const struct pvk_op *op = r->op;
+    const float *b;
+    const struct pvk_shape *bs;
+    int bad = 0;
+    if (op->n_inputs > 1) {
+        b = act_input(e, r->k, 1);
+        bs = in_shape(e, r->k, 1);
+    } else {
+        b = constant(e, r->k, op->weights[0], &bad);
+        bs = &e->shapes[op->weights[0]];
+    }
+    if (!b)
+        return -1;
+    ref_binary((enum pvk_binary_kind)op->attr.binary.kind, r->x, r->xs, b, bs, r->ys, r->y);
+    return 0;
+}
+
+static int cpu_unary(const struct op_run *r)
+{
+    memcpy(r->y, r->x, (size_t)pvk_shape_numel(r->xs) * sizeof(float));
+    return 0;
+}
+
+static int cpu_reshape(const struct op_run *r) { return cpu_unary(r); }
+
+static int cpu_affine(const struct op_run *r)
+{
+    const struct pvk_shape *xs = r->xs;
+    int bad = 0;
+    const float *s = constant(r->e, r->k, r->op->weights[0], &bad), *t = constant(r->e, r->k, r->op->weights[1], &bad);
+    if (bad)
+        return -1;
+    int64_t inner = pvk_shape_numel(xs) / (xs->d[0] * xs->d[1]);
+    ref_affine(r->x, xs->d[0], xs->d[1], inner, s, t, r->y);
+    return 0;
+}
+
+static int cpu_se(const struct op_run *r)
+{
+    struct exec *e = r->e;
+    const struct pvk_op *op = r->op;
+    const struct pvk_shape *xs = r->xs;
+    int k = r->k, bad = 0;
+    const float *w1 = constant(e, k, op->weights[0], &bad), *b1 = constant(e, k, op->weights[1], &bad);
+    const float *w2 = constant(e, k, op->weights[2], &bad), *b2 = constant(e, k, op->weights[3], &bad);
+    if (bad)
+        return -1;
+    int cr = (int)(pvk_shape_numel(&e->shapes[op->weights[0]]) / xs->d[1]);
+    if (ref_se(r->x, (int)xs->d[0], (int)xs->d[1], (int)xs->d[2], (int)xs->d[3], cr, w1, b1, w2, b2,
+               (enum pvk_act)op->attr.se.gate_act, op->attr.se.gate_alpha, op->attr.se.gate_beta, op->attr.se.residual,
+               r->y))
+        return fail_op(e, k, "out of memory");
+    return 0;
+}
+
+static int cpu_matmul(const struct op_run *r)
+{
+    struct exec *e = r->e;
+    const struct pvk_op *op = r->op;
+    int bad = 0;
+    const float *b, *bias = constant(e, r->k, op->weights[1], &bad);
+    const struct pvk_shape *bs;
+    if (op->n_inputs > 1) {
+        b = act_input(e, r->k, 1);
+        bs = in_shape(e, r->k, 1);
+    } else {
+        b = constant(e, r->k, op->weights[0], &bad);
+        bs = &e->shapes[op->weights[0]];
+    }
+    if (!b || bad)
+        return -1;
+    ref_matmul(r->x, r->xs, b, bs, op->attr.matmul.trans_b, bias, r->ys, r->y);
+    return 0;
+}
+
+static int cpu_layernorm(const struct op_run *r)
+{
+    const struct pvk_shape *xs = r->xs;
+    int bad = 0;
+    const float *g = constant(r->e, r->k, r->op->weights[0], &bad), *b = constant(r->e, r->k, r->op->weights[1], &bad);
+    if (bad)
+        return -1;
+    int64_t c = xs->d[xs->ndim - 1];
+    ref_layernorm(r->x, pvk_shape_numel(xs) / c, c, g, b, r->op->attr.norm.eps, r->y);
+    return 0;
+}
+
+static int cpu_softmax(const struct op_run *r)
+{
+    const struct pvk_shape *xs = r->xs;
+    int a = r->op->attr.axis.axis;
+    int64_t outer = 1, inner = 1;
+    for (int i = 0; i < a; i++)
+        outer *= xs->d[i];
+    for (int i = a + 1; i < xs->ndim; i++)
+        inner *= xs->d[i];
+    ref_softmax(r->x, outer, xs->d[a], inner, r->y);
+    return 0;
+}
+
+static int cpu_attention(const struct op_run *r)
+{
+    ref_attention(r->x, (int)r->xs->d[0], (int)r->xs->d[1], (int)r->ys->d[2], r->op->attr.attention.heads,
+                  r->op->attr.attention.scale, r->y);
+    return 0;
+}
+
+static int cpu_transpose(const struct op_run *r)
+{
+    ref_transpose(r->x, r->xs, r->op->attr.transpose.perm, r->y);
+    return 0;
+}
+
+static int cpu_slice(const struct op_run *r)
+{
+    const struct pvk_op *op = r->op;
+    struct pvk_shape s;
+    int64_t first;
+    pvk_slice_out_shape(r->xs, op->attr.slice.axis, op->attr.slice.start, op->attr.slice.end, op->attr.slice.step, &s,
+                        &first);
+    ref_slice(r->x, r->xs, op->attr.slice.axis, first, op->attr.slice.step, r->ys, r->y);
+    return 0;
+}
+
+static int cpu_argmax(const struct op_run *r)
+{
+    const struct pvk_shape *xs = r->xs;
+    int softmax = r->op->attr.argmax.value == PVK_ARGMAX_VALUE_SOFTMAX;
+    int64_t c = xs->d[xs->ndim - 1], rows = pvk_shape_numel(xs) / c;
+    ref_argmax(r->x, rows, c, r->out0, softmax ? NULL : r->out1);
+    if (softmax)
+        ref_softmax_of_max(r->x, rows, c, r->out1);
+    return ACT_APPLIED; /* an index takes no activation */
+}
+
+typedef int (*cpu_op_fn)(const struct op_run *r);
+#define CPU_ROW(id, value, name, max_in, max_out) [PVK_OP_##id] = cpu_##name,
+static const cpu_op_fn cpu_ops[PVK_OP_COUNT] = {PVK_OPS(CPU_ROW)};
+#undef CPU_ROW
+
 static int run_op(struct exec *e, int k, void *out0, void *out1)
 {
     const struct pvk_op *op = &e->model->ops[k];
-    const struct pvk_shape *xs = in_shape(e, k, 0), *ys = &e->shapes[op->outputs[0]];
-    const float *x = act_input(e, k, 0);
-    float *y = out0;
-    int bad = 0;
-    if (!x)
+    struct op_run r = {e, k, op, in_shape(e, k, 0), &e->shapes[op->outputs[0]], act_input(e, k, 0), out0, out0, out1};
+    if (!r.x)
         return -1;
-    switch ((enum pvk_op_type)op->type) {
-    case PVK_OP_CONV2D:
-    case PVK_OP_CONV_TRANSPOSE2D: {
-        struct ref_conv_params p;
-        const float *w = constant(e, k, op->weights[0], &bad), *b = constant(e, k, op->weights[1], &bad);
-        const float *r = NULL;
-        if (bad)
-            return -1;
-        ref_conv_params_from_op(op, &p);
-        if (op->type == PVK_OP_CONV_TRANSPOSE2D) {
-            ref_conv_transpose2d(x, (int)xs->d[0], (int)xs->d[1], (int)xs->d[2], (int)xs->d[3], w, b, (int)ys->d[1],
-                                 &p, y);
-            break;
-        }
-        if (p.residual != PVK_RESIDUAL_NONE && !(r = act_input(e, k, 1)))
-            return -1;
-        ref_conv2d(x, (int)xs->d[0], (int)xs->d[1], (int)xs->d[2], (int)xs->d[3], w, b, (int)ys->d[1], &p, r, y);
-        return 0; /* the activation is fused */
-    }
-    case PVK_OP_POOL2D: {
-        struct ref_pool_params p;
-        ref_pool_params_from_op(op, &p);
-        ref_pool2d(x, (int)xs->d[0], (int)xs->d[1], (int)xs->d[2], (int)xs->d[3], &p, y);
-        break;
-    }
-    case PVK_OP_RESIZE:
-        ref_resize(x, (int)xs->d[0], (int)xs->d[1], (int)xs->d[2], (int)xs->d[3],
-                   (enum pvk_resize_mode)op->attr.resize.mode, op->attr.resize.scale_h, op->attr.resize.scale_w,
-                   (int)ys->d[2], (int)ys->d[3], y);
-        break;
-    case PVK_OP_CONCAT: {
-        const float *xv[PVK_MAX_INPUTS];
-        struct pvk_shape sv[PVK_MAX_INPUTS];
-        for (uint32_t i = 0; i < op->n_inputs; i++) {
-            if (!(xv[i] = act_input(e, k, (int)i)))
-                return -1;
-            sv[i] = *in_shape(e, k, (int)i);
-        }
-        ref_concat((int)op->n_inputs, xv, sv, op->attr.axis.axis, y);
-        break;
-    }
-    case PVK_OP_BINARY: {
-        const float *b;
-        const struct pvk_shape *bs;
-        if (op->n_inputs > 1) {
-            b = act_input(e, k, 1);
-            bs = in_shape(e, k, 1);
-        } else {
-            b = constant(e, k, op->weights[0], &bad);
-            bs = &e->shapes[op->weights[0]];
-        }
-        if (!b)
-            return -1;
-        ref_binary((enum pvk_binary_kind)op->attr.binary.kind, x, xs, b, bs, ys, y);
-        break;
-    }
-    case PVK_OP_UNARY:
-    case PVK_OP_RESHAPE:
-        memcpy(y, x, (size_t)pvk_shape_numel(xs) * sizeof(float));
-        break;
-    case PVK_OP_AFFINE: {
-        const float *s = constant(e, k, op->weights[0], &bad), *t = constant(e, k, op->weights[1], &bad);
-        if (bad)
-            return -1;
-        int64_t inner = pvk_shape_numel(xs) / (xs->d[0] * xs->d[1]);
-        ref_affine(x, xs->d[0], xs->d[1], inner, s, t, y);
-        break;
-    }
-    case PVK_OP_SE: {
-        const float *w1 = constant(e, k, op->weights[0], &bad), *b1 = constant(e, k, op->weights[1], &bad);
-        const float *w2 = constant(e, k, op->weights[2], &bad), *b2 = constant(e, k, op->weights[3], &bad);
-        if (bad)
-            return -1;
-        int cr = (int)(pvk_shape_numel(&e->shapes[op->weights[0]]) / xs->d[1]);
-        if (ref_se(x, (int)xs->d[0], (int)xs->d[1], (int)xs->d[2], (int)xs->d[3], cr, w1, b1, w2, b2,
-                   (enum pvk_act)op->attr.se.gate_act, op->attr.se.gate_alpha, op->attr.se.gate_beta,
-                   op->attr.se.residual, y))
-            return fail_op(e, k, "out of memory");
-        break;
-    }
-    case PVK_OP_MATMUL: {
-        const float *b, *bias = constant(e, k, op->weights[1], &bad);
-        const struct pvk_shape *bs;
-        if (op->n_inputs > 1) {
-            b = act_input(e, k, 1);
-            bs = in_shape(e, k, 1);
-        } else {
-            b = constant(e, k, op->weights[0], &bad);
-            bs = &e->shapes[op->weights[0]];
-        }
-        if (!b || bad)
-            return -1;
-        ref_matmul(x, xs, b, bs, op->attr.matmul.trans_b, bias, ys, y);
-        break;
-    }
-    case PVK_OP_LAYERNORM: {
-        const float *g = constant(e, k, op->weights[0], &bad), *b = constant(e, k, op->weights[1], &bad);
-        if (bad)
-            return -1;
-        int64_t c = xs->d[xs->ndim - 1];
-        ref_layernorm(x, pvk_shape_numel(xs) / c, c, g, b, op->attr.norm.eps, y);
-        break;
-    }
-    case PVK_OP_SOFTMAX: {
-        int a = op->attr.axis.axis;
-        int64_t outer = 1, inner = 1;
-        for (int i = 0; i < a; i++)
-            outer *= xs->d[i];
-        for (int i = a + 1; i < xs->ndim; i++)
-            inner *= xs->d[i];
-        ref_softmax(x, outer, xs->d[a], inner, y);
-        break;
-    }
-    case PVK_OP_ATTENTION:
-        ref_attention(x, (int)xs->d[0], (int)xs->d[1], (int)ys->d[2], op->attr.attention.heads,
-                      op->attr.attention.scale, y);
-        break;
-    case PVK_OP_TRANSPOSE:
-        ref_transpose(x, xs, op->attr.transpose.perm, y);
-        break;
-    case PVK_OP_SLICE: {
-        struct pvk_shape s;
-        int64_t first;
-        ref_slice_out_shape(xs, op->attr.slice.axis, op->attr.slice.start, op->attr.slice.end, op->attr.slice.step,
-                            &s, &first);
-        ref_slice(x, xs, op->attr.slice.axis, first, op->attr.slice.step, ys, y);
-        break;
-    }
-    case PVK_OP_ARGMAX: {
-        int64_t c = xs->d[xs->ndim - 1], rows = pvk_shape_numel(xs) / c;
-        ref_argmax(x, rows, c, out0, op->attr.argmax.value == PVK_ARGMAX_VALUE_SOFTMAX ? NULL : out1);
-        if (op->attr.argmax.value == PVK_ARGMAX_VALUE_SOFTMAX)
-            ref_softmax_of_max(x, rows, c, out1);
-        return 0; /* an index takes no activation */
-    }
-    case PVK_OP_COUNT:
+    if (op->type < 1 || op->type >= PVK_OP_COUNT)
         return fail_op(e, k, "unknown op type %u", op->type);
-    }
-    ref_act((enum pvk_act)op->act, op->act_alpha, op->act_beta, y, (size_t)pvk_shape_numel(ys));
+    int rc = cpu_ops[op->type](&r);
+    if (rc)
+        return rc < 0 ? -1 : 0;
+    ref_act((enum pvk_act)op->act, op->act_alpha, op->act_beta, r.y, (size_t)pvk_shape_numel(r.ys));
     return 0;
 }
 

@@ -41,19 +41,6 @@ void ref_act(enum pvk_act act, float alpha, float beta, float *x, size_t n)
 
 /* ---- convolution --------------------------------------------------------------------------- */
 
-int ref_conv2d_out_hw(int h, int w, const struct ref_conv_params *p, int *oh, int *ow)
-{
-    if (p->kh < 1 || p->kw < 1 || p->sh < 1 || p->sw < 1 || p->dh < 1 || p->dw < 1 || p->group < 1)
-        return -1;
-    int eh = h + p->pad_t + p->pad_b - p->dh * (p->kh - 1) - 1;
-    int ew = w + p->pad_l + p->pad_r - p->dw * (p->kw - 1) - 1;
-    if (eh < 0 || ew < 0)
-        return -1;
-    *oh = eh / p->sh + 1;
-    *ow = ew / p->sw + 1;
-    return 0;
-}
-
 /* The range of output columns o for which o s - pad + k d lands inside [0, len). */
 static void valid_range(int len, int out, int s, int pad, int kd, int *lo, int *hi)
 {
@@ -69,10 +56,10 @@ static void valid_range(int len, int out, int s, int pad, int kd, int *lo, int *
 }
 
 void ref_conv2d(const float *x, int n, int c, int h, int w, const float *weight, const float *bias, int oc,
-                const struct ref_conv_params *p, const float *residual, float *y)
+                const struct pvk_conv_params *p, const float *residual, float *y)
 {
     int oh, ow;
-    if (ref_conv2d_out_hw(h, w, p, &oh, &ow))
+    if (pvk_conv2d_out_hw(h, w, p, &oh, &ow))
         return;
     const int icg = c / p->group, ocg = oc / p->group;
     const size_t plane = (size_t)oh * ow;
@@ -124,20 +111,11 @@ void ref_conv2d(const float *x, int n, int c, int h, int w, const float *weight,
     }
 }
 
-int ref_conv_transpose2d_out_hw(int h, int w, const struct ref_conv_params *p, int *oh, int *ow)
-{
-    if (p->kh < 1 || p->kw < 1 || p->sh < 1 || p->sw < 1 || p->dh < 1 || p->dw < 1 || p->group < 1)
-        return -1;
-    *oh = (h - 1) * p->sh - p->pad_t - p->pad_b + p->dh * (p->kh - 1) + 1;
-    *ow = (w - 1) * p->sw - p->pad_l - p->pad_r + p->dw * (p->kw - 1) + 1;
-    return *oh >= 1 && *ow >= 1 ? 0 : -1;
-}
-
 void ref_conv_transpose2d(const float *x, int n, int c, int h, int w, const float *weight, const float *bias, int oc,
-                          const struct ref_conv_params *p, float *y)
+                          const struct pvk_conv_params *p, float *y)
 {
     int oh, ow;
-    if (ref_conv_transpose2d_out_hw(h, w, p, &oh, &ow))
+    if (pvk_conv_transpose2d_out_hw(h, w, p, &oh, &ow))
         return;
     const int icg = c / p->group, ocg = oc / p->group;
     const size_t plane = (size_t)oh * ow;
@@ -175,73 +153,15 @@ void ref_conv_transpose2d(const float *x, int n, int c, int h, int w, const floa
     }
 }
 
-void ref_conv_params_from_op(const struct pvk_op *op, struct ref_conv_params *p)
-{
-    p->kh = op->attr.conv.kh;
-    p->kw = op->attr.conv.kw;
-    p->sh = op->attr.conv.sh;
-    p->sw = op->attr.conv.sw;
-    p->dh = op->attr.conv.dh;
-    p->dw = op->attr.conv.dw;
-    p->pad_t = op->attr.conv.pad_t;
-    p->pad_l = op->attr.conv.pad_l;
-    p->pad_b = op->attr.conv.pad_b;
-    p->pad_r = op->attr.conv.pad_r;
-    p->group = op->attr.conv.group;
-    p->act = (enum pvk_act)op->act;
-    p->act_alpha = op->act_alpha;
-    p->act_beta = op->act_beta;
-    p->residual = (enum pvk_residual)op->attr.conv.residual;
-}
-
 /* ---- pooling ------------------------------------------------------------------------------- */
-
-void ref_pool_params_from_op(const struct pvk_op *op, struct ref_pool_params *p)
-{
-    p->kind = (enum pvk_pool_kind)op->attr.pool.kind;
-    p->kh = op->attr.pool.kh;
-    p->kw = op->attr.pool.kw;
-    p->sh = op->attr.pool.sh;
-    p->sw = op->attr.pool.sw;
-    p->pad_t = op->attr.pool.pad_t;
-    p->pad_l = op->attr.pool.pad_l;
-    p->pad_b = op->attr.pool.pad_b;
-    p->pad_r = op->attr.pool.pad_r;
-    p->count_include_pad = op->attr.pool.count_include_pad;
-    p->ceil_mode = op->attr.pool.ceil_mode;
-}
-
-static int pool_out_len(int len, int k, int s, int pad0, int pad1, int ceil_mode)
-{
-    int span = len + pad0 + pad1 - k;
-    if (span < 0)
-        return -1;
-    int out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
-    if (ceil_mode && (out - 1) * s >= len + pad0)
-        out--;
-    return out;
-}
-
-int ref_pool2d_out_hw(int h, int w, const struct ref_pool_params *p, int *oh, int *ow)
-{
-    if (p->kind == PVK_POOL_GLOBAL_AVG) {
-        *oh = *ow = 1;
-        return h >= 1 && w >= 1 ? 0 : -1;
-    }
-    if (p->kh < 1 || p->kw < 1 || p->sh < 1 || p->sw < 1)
-        return -1;
-    *oh = pool_out_len(h, p->kh, p->sh, p->pad_t, p->pad_b, p->ceil_mode);
-    *ow = pool_out_len(w, p->kw, p->sw, p->pad_l, p->pad_r, p->ceil_mode);
-    return *oh >= 1 && *ow >= 1 ? 0 : -1;
-}
 
 static int imin(int a, int b) { return a < b ? a : b; }
 static int imax(int a, int b) { return a > b ? a : b; }
 
-void ref_pool2d(const float *x, int n, int c, int h, int w, const struct ref_pool_params *p, float *y)
+void ref_pool2d(const float *x, int n, int c, int h, int w, const struct pvk_pool_params *p, float *y)
 {
     int oh, ow;
-    if (ref_pool2d_out_hw(h, w, p, &oh, &ow))
+    if (pvk_pool2d_out_hw(h, w, p, &oh, &ow))
         return;
     for (size_t ch = 0; ch < (size_t)n * c; ch++) {
         const float *xc = x + ch * h * w;
@@ -279,15 +199,6 @@ void ref_pool2d(const float *x, int n, int c, int h, int w, const struct ref_poo
 }
 
 /* ---- resize -------------------------------------------------------------------------------- */
-
-int ref_resize_out_hw(int h, int w, float scale_h, float scale_w, int *oh, int *ow)
-{
-    if (!(scale_h > 0.0f) || !(scale_w > 0.0f))
-        return -1;
-    *oh = (int)floorf((float)h * scale_h);
-    *ow = (int)floorf((float)w * scale_w);
-    return *oh >= 1 && *ow >= 1 ? 0 : -1;
-}
 
 /* Source coordinate of output index o along one axis (see the header). */
 static float resize_src(enum pvk_resize_mode mode, int o, int in, int out, float scale)
@@ -334,37 +245,12 @@ void ref_resize(const float *x, int n, int c, int h, int w, enum pvk_resize_mode
 
 /* ---- layout ops ---------------------------------------------------------------------------- */
 
-/* Local rather than pvk_shape_numel so that the reference ops link on their own (GPU op tests). */
-static int64_t shape_numel(const struct pvk_shape *s)
-{
-    int64_t n = 1;
-    for (int i = 0; i < s->ndim; i++)
-        n *= s->d[i];
-    return n;
-}
-
 static int64_t prod(const int64_t *d, int from, int to)
 {
     int64_t p = 1;
     for (int i = from; i < to; i++)
         p *= d[i];
     return p;
-}
-
-int ref_concat_out_shape(int n_in, const struct pvk_shape *in, int axis, struct pvk_shape *out)
-{
-    if (n_in < 1 || axis < 0 || axis >= in[0].ndim)
-        return -1;
-    *out = in[0];
-    for (int i = 1; i < n_in; i++) {
-        if (in[i].ndim != in[0].ndim)
-            return -1;
-        for (int d = 0; d < in[0].ndim; d++)
-            if (d != axis && in[i].d[d] != in[0].d[d])
-                return -1;
-        out->d[axis] += in[i].d[axis];
-    }
-    return 0;
 }
 
 void ref_concat(int n_in, const float *const *x, const struct pvk_shape *in, int axis, float *y)
@@ -381,20 +267,6 @@ void ref_concat(int n_in, const float *const *x, const struct pvk_shape *in, int
             dst += chunk;
         }
     }
-}
-
-int ref_transpose_out_shape(const struct pvk_shape *in, const int32_t *perm, struct pvk_shape *out)
-{
-    int seen[PVK_MAX_DIMS] = {0};
-    if (in->ndim < 1 || in->ndim > PVK_MAX_DIMS)
-        return -1;
-    out->ndim = in->ndim;
-    for (int i = 0; i < in->ndim; i++) {
-        if (perm[i] < 0 || perm[i] >= in->ndim || seen[perm[i]]++)
-            return -1;
-        out->d[i] = in->d[perm[i]];
-    }
-    return 0;
 }
 
 void ref_transpose(const float *x, const struct pvk_shape *in, const int32_t *perm, float *y)
@@ -424,64 +296,6 @@ void ref_transpose(const float *x, const struct pvk_shape *in, const int32_t *pe
     }
 }
 
-int ref_reshape_out_shape(const struct pvk_shape *in, int ndim, const int32_t *spec, struct pvk_shape *out)
-{
-    if (ndim < 1 || ndim > PVK_MAX_DIMS)
-        return -1;
-    int infer = -1;
-    int64_t known = 1;
-    out->ndim = ndim;
-    for (int i = 0; i < ndim; i++) {
-        if (spec[i] == -1) {
-            if (infer >= 0)
-                return -1;
-            infer = i;
-            continue;
-        }
-        if (spec[i] == 0) {
-            if (i >= in->ndim)
-                return -1;
-            out->d[i] = in->d[i];
-        } else if (spec[i] > 0) {
-            out->d[i] = spec[i];
-        } else {
-            return -1;
-        }
-        /* a hostile model's sizes can overflow the product (up to 6 int32 entries): refused
-         * like any other mismatch */
-        if (out->d[i] > 0 && known > INT64_MAX / out->d[i])
-            return -1;
-        known *= out->d[i];
-    }
-    int64_t total = shape_numel(in);
-    if (infer >= 0) {
-        if (known == 0 || total % known)
-            return -1;
-        out->d[infer] = total / known;
-    } else if (known != total) {
-        return -1;
-    }
-    return 0;
-}
-
-int ref_slice_out_shape(const struct pvk_shape *in, int axis, int64_t start, int64_t end, int64_t step,
-                        struct pvk_shape *out, int64_t *first)
-{
-    if (axis < 0 || axis >= in->ndim || step < 1)
-        return -1;
-    int64_t dim = in->d[axis];
-    if (start < 0)
-        start += dim;
-    if (end < 0)
-        end += dim;
-    start = start < 0 ? 0 : start > dim ? dim : start;
-    end = end < 0 ? 0 : end > dim ? dim : end;
-    *out = *in;
-    out->d[axis] = end > start ? (end - start + step - 1) / step : 0;
-    *first = start;
-    return out->d[axis] >= 1 ? 0 : -1;
-}
-
 void ref_slice(const float *x, const struct pvk_shape *in, int axis, int64_t first, int64_t step,
                const struct pvk_shape *out, float *y)
 {
@@ -494,22 +308,6 @@ void ref_slice(const float *x, const struct pvk_shape *in, int axis, int64_t fir
 }
 
 /* ---- elementwise --------------------------------------------------------------------------- */
-
-int ref_broadcast_shape(const struct pvk_shape *a, const struct pvk_shape *b, struct pvk_shape *out)
-{
-    int nd = a->ndim > b->ndim ? a->ndim : b->ndim;
-    if (nd > PVK_MAX_DIMS)
-        return -1;
-    out->ndim = nd;
-    for (int i = 0; i < nd; i++) {
-        int ia = i - (nd - a->ndim), ib = i - (nd - b->ndim);
-        int64_t da = ia >= 0 ? a->d[ia] : 1, db = ib >= 0 ? b->d[ib] : 1;
-        if (da != db && da != 1 && db != 1)
-            return -1;
-        out->d[i] = da == 1 ? db : da;
-    }
-    return 0;
-}
 
 /* Element strides of `s` as seen from a broadcast output of rank nd: 0 on broadcast axes. */
 static void broadcast_strides(const struct pvk_shape *s, int nd, int64_t *stride)
@@ -541,7 +339,7 @@ void ref_binary(enum pvk_binary_kind kind, const float *a, const struct pvk_shap
     int64_t sa[PVK_MAX_DIMS], sb[PVK_MAX_DIMS], idx[PVK_MAX_DIMS] = {0};
     broadcast_strides(as, nd, sa);
     broadcast_strides(bs, nd, sb);
-    int64_t total = shape_numel(out), ia = 0, ib = 0;
+    int64_t total = pvk_shape_numel(out), ia = 0, ib = 0;
     for (int64_t k = 0; k < total; k++) {
         y[k] = binary_apply(kind, a[ia], b[ib]);
         for (int i = nd - 1; i >= 0; i--) {
@@ -608,25 +406,6 @@ int ref_se(const float *x, int n, int c, int h, int w, int cr, const float *w1, 
 
 /* ---- matrix ops ---------------------------------------------------------------------------- */
 
-int ref_matmul_out_shape(const struct pvk_shape *a, const struct pvk_shape *b, int trans_b, struct pvk_shape *out)
-{
-    if (a->ndim < 2 || b->ndim < 2)
-        return -1;
-    int64_t k = a->d[a->ndim - 1];
-    int64_t kb = trans_b ? b->d[b->ndim - 1] : b->d[b->ndim - 2];
-    int64_t nn = trans_b ? b->d[b->ndim - 2] : b->d[b->ndim - 1];
-    if (k != kb)
-        return -1;
-    struct pvk_shape ba = *a, bb = *b;
-    ba.ndim -= 2;
-    bb.ndim -= 2;
-    if (ref_broadcast_shape(&ba, &bb, out) || out->ndim + 2 > PVK_MAX_DIMS)
-        return -1;
-    out->d[out->ndim++] = a->d[a->ndim - 2];
-    out->d[out->ndim++] = nn;
-    return 0;
-}
-
 void ref_matmul(const float *a, const struct pvk_shape *as, const float *b, const struct pvk_shape *bs, int trans_b,
                 const float *bias, const struct pvk_shape *out, float *y)
 {
@@ -639,7 +418,7 @@ void ref_matmul(const float *a, const struct pvk_shape *as, const float *b, cons
     int64_t sa[PVK_MAX_DIMS], sb[PVK_MAX_DIMS], idx[PVK_MAX_DIMS] = {0};
     broadcast_strides(&ba, nd, sa);
     broadcast_strides(&bb, nd, sb);
-    int64_t batches = shape_numel(&bo), ia = 0, ib = 0;
+    int64_t batches = pvk_shape_numel(&bo), ia = 0, ib = 0;
     for (int64_t t = 0; t < batches; t++) {
         const float *am = a + ia * m * k;
         const float *bm = b + ib * k * nn;

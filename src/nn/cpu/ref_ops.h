@@ -1,13 +1,11 @@
 /* Plain fp32 reference implementations of the ops of src/model/ops.h: the ground truth for the
  * CPU executor and for the GPU op tests. Each op takes explicit shapes (no model structs), writes a
- * separate output buffer (never in place unless stated), and comes with its output shape rule.
+ * separate output buffer (never in place unless stated); its output shape rule is in nn/shape.h.
  * Tensors are dense and row-major; 4-D activations are NCHW.
  *
  * Activations: only ref_conv2d applies the op's fused activation itself (because the residual may
  * be added before or after it); for every other op the caller applies ref_act to the result.
- * Shape rules return 0, or -1 when the configuration is impossible (empty or negative output,
- * mismatched dims); they never print. Call the rule first: an op given a configuration its rule
- * rejects writes nothing. */
+ * Call the shape rule first: an op given a configuration its rule rejects writes nothing. */
 #ifndef PPOCR_NN_CPU_REF_OPS_H
 #define PPOCR_NN_CPU_REF_OPS_H
 
@@ -26,57 +24,25 @@ void ref_act(enum pvk_act act, float alpha, float beta, float *x, size_t n);
 
 /* ---- convolution --------------------------------------------------------------------------- */
 
-struct ref_conv_params {
-    int kh, kw, sh, sw, dh, dw;
-    int pad_t, pad_l, pad_b, pad_r;
-    int group;
-    enum pvk_act act; /* applied by ref_conv2d; ignored by ref_conv_transpose2d */
-    float act_alpha, act_beta;
-    enum pvk_residual residual; /* how ref_conv2d adds `residual` (NONE: it must be NULL) */
-};
-
-/* From a CONV2D / CONV_TRANSPOSE2D record (attr.conv and the op's fused activation). */
-void ref_conv_params_from_op(const struct pvk_op *op, struct ref_conv_params *p);
-
-/* oh = (h + pad_t + pad_b - dh (kh - 1) - 1) / sh + 1, likewise ow. */
-int ref_conv2d_out_hw(int h, int w, const struct ref_conv_params *p, int *oh, int *ow);
 /* x [n][c][h][w], weight [oc][c/group][kh][kw], bias [oc] or NULL, residual [n][oc][oh][ow] or
- * NULL -> y [n][oc][oh][ow]. Zero padding.
+ * NULL (NULL exactly when p->residual is NONE) -> y [n][oc][oh][ow]. Zero padding.
  * residual AFTER_ACT: y = act(conv) + r; BEFORE_ACT: y = act(conv + r). */
 void ref_conv2d(const float *x, int n, int c, int h, int w, const float *weight, const float *bias, int oc,
-                const struct ref_conv_params *p, const float *residual, float *y);
+                const struct pvk_conv_params *p, const float *residual, float *y);
 
-/* oh = (h - 1) sh - pad_t - pad_b + dh (kh - 1) + 1, likewise ow (no output padding). */
-int ref_conv_transpose2d_out_hw(int h, int w, const struct ref_conv_params *p, int *oh, int *ow);
 /* x [n][c][h][w], weight [c][oc/group][kh][kw] (ONNX ConvTranspose layout), bias [oc] or NULL
  * -> y [n][oc][oh][ow]: input pixel (iy, ix) scatters to (iy sh - pad_t + ky dh, ix sw - pad_l + kx dw). */
 void ref_conv_transpose2d(const float *x, int n, int c, int h, int w, const float *weight, const float *bias, int oc,
-                          const struct ref_conv_params *p, float *y);
+                          const struct pvk_conv_params *p, float *y);
 
 /* ---- pooling ------------------------------------------------------------------------------- */
 
-struct ref_pool_params {
-    enum pvk_pool_kind kind;
-    int kh, kw, sh, sw;
-    int pad_t, pad_l, pad_b, pad_r;
-    int count_include_pad; /* AVG: divide by kh kw (1) or by the in-image taps (0) */
-    int ceil_mode;
-};
-
-/* From a POOL2D record. */
-void ref_pool_params_from_op(const struct pvk_op *op, struct ref_pool_params *p);
-
-/* GLOBAL_AVG: 1 x 1. Otherwise oh = floor-or-ceil((h + pad_t + pad_b - kh) / sh) + 1; in ceil mode
- * a last window that would start in the bottom padding is dropped (as onnxruntime and PyTorch). */
-int ref_pool2d_out_hw(int h, int w, const struct ref_pool_params *p, int *oh, int *ow);
 /* x [n][c][h][w] -> y [n][c][oh][ow]. MAX ignores padding; AVG windows are clipped to the padded
  * extent (h + pad_b) before counting when count_include_pad. */
-void ref_pool2d(const float *x, int n, int c, int h, int w, const struct ref_pool_params *p, float *y);
+void ref_pool2d(const float *x, int n, int c, int h, int w, const struct pvk_pool_params *p, float *y);
 
 /* ---- resize -------------------------------------------------------------------------------- */
 
-/* oh = floor(h scale_h), ow = floor(w scale_w) (ONNX Resize with scales). */
-int ref_resize_out_hw(int h, int w, float scale_h, float scale_w, int *oh, int *ow);
 /* x [n][c][h][w] -> y [n][c][oh][ow]. Source coordinate of output index o:
  *   NEAREST (asymmetric, floor): floor(o / scale), clamped to the last row/column;
  *   BILINEAR_HALF_PIXEL: (o + 0.5) / scale - 0.5, clamped to [0, in - 1];
@@ -86,31 +52,19 @@ void ref_resize(const float *x, int n, int c, int h, int w, enum pvk_resize_mode
 
 /* ---- layout ops ---------------------------------------------------------------------------- */
 
-/* All inputs have the same rank and equal dims except on `axis`, which adds up. */
-int ref_concat_out_shape(int n_in, const struct pvk_shape *in, int axis, struct pvk_shape *out);
+/* y is the inputs one after another on `axis` (pvk_concat_out_shape). */
 void ref_concat(int n_in, const float *const *x, const struct pvk_shape *in, int axis, float *y);
 
-/* out.d[i] = in.d[perm[i]]; perm is a permutation of 0..ndim-1 (ndim <= PVK_MAX_DIMS). */
-int ref_transpose_out_shape(const struct pvk_shape *in, const int32_t *perm, struct pvk_shape *out);
+/* y is x with its axes in the order perm gives (pvk_transpose_out_shape). */
 void ref_transpose(const float *x, const struct pvk_shape *in, const int32_t *perm, float *y);
 
-/* ONNX Reshape: spec[i] == 0 copies in.d[i], one spec[i] == -1 is inferred; element count kept.
- * The data does not move: a reshape is a copy. */
-int ref_reshape_out_shape(const struct pvk_shape *in, int ndim, const int32_t *spec, struct pvk_shape *out);
-
-/* Python-style slice on one axis: negative start/end count from the end, then clamp to
- * [0, dim]; step >= 1. *first gets the normalised start index. */
-int ref_slice_out_shape(const struct pvk_shape *in, int axis, int64_t start, int64_t end, int64_t step,
-                        struct pvk_shape *out, int64_t *first);
 /* y takes in.d[axis] indices first, first + step, ... (out.d[axis] of them). */
 void ref_slice(const float *x, const struct pvk_shape *in, int axis, int64_t first, int64_t step,
                const struct pvk_shape *out, float *y);
 
 /* ---- elementwise --------------------------------------------------------------------------- */
 
-/* numpy broadcasting: shapes aligned at the last axis, each pair of dims equal or one of them 1. */
-int ref_broadcast_shape(const struct pvk_shape *a, const struct pvk_shape *b, struct pvk_shape *out);
-/* y = a (op) b with broadcasting; `out` from ref_broadcast_shape. */
+/* y = a (op) b with broadcasting; `out` from pvk_broadcast_shape. */
 void ref_binary(enum pvk_binary_kind kind, const float *a, const struct pvk_shape *as, const float *b,
                 const struct pvk_shape *bs, const struct pvk_shape *out, float *y);
 
@@ -128,9 +82,6 @@ int ref_se(const float *x, int n, int c, int h, int w, int cr, const float *w1, 
 
 /* ---- matrix ops ---------------------------------------------------------------------------- */
 
-/* a [.., M, K] times b [.., K, N] (trans_b: b [.., N, K]) -> [.., M, N]; batch dims broadcast
- * numpy-style (a constant B is simply b with rank 2). Both ranks >= 2. */
-int ref_matmul_out_shape(const struct pvk_shape *a, const struct pvk_shape *b, int trans_b, struct pvk_shape *out);
 /* bias [N] or NULL is added to every row. */
 void ref_matmul(const float *a, const struct pvk_shape *as, const float *b, const struct pvk_shape *bs, int trans_b,
                 const float *bias, const struct pvk_shape *out, float *y);

@@ -7,9 +7,10 @@
 #include "gpu/context.h"
 #include "gpu/error.h"
 #include "gpu/pipeline.h"
+#include "gpu/shaders.h"
 #include "gpu/transfer.h"
-#include "nn/gpu/half.h"
 #include "nn/gpu/op_helpers.h"
+#include "nn/half.h"
 
 /* Tiled kernel: 16 invocations across N, each with 4 rows x 4 columns, so a workgroup of
  * 4 BM invocations covers BM x 64. BM follows OC when the weights fix it: the det stem and the
@@ -121,7 +122,7 @@ static bool has_coopmat_16x16x16(const struct gpu_caps *caps)
     return false;
 }
 
-static int build(struct gpu_context *ctx, const struct conv_gemm_desc *d, const char *shader, uint32_t lx,
+static int build(struct gpu_context *ctx, const struct conv_gemm_desc *d, enum gpu_shader_id shader, uint32_t lx,
                  uint32_t ly, uint32_t slices, uint32_t bm, uint32_t bn, uint32_t bk, bool vec4, uint32_t subgroup,
                  const struct gpu_pipeline **out)
 {
@@ -155,7 +156,7 @@ static const struct gpu_pipeline *coopmat_variant(struct conv_gemm *g, unsigned 
         return *p;
     const struct coopmat_tile *t = sliced ? &COOPMAT_SLICED_TILE : &COOPMAT_TILES[tile];
     const uint32_t subgroup = gpu_context_caps(g->ctx)->subgroup_size_control ? 32 : 0;
-    if (build(g->ctx, &g->desc, "gemm_coopmat_f16", t->lx, sliced ? COOPMAT_SLICES : 1, 1, t->bm, t->bn, COOPMAT_BK,
+    if (build(g->ctx, &g->desc, GPU_SHADER_gemm_coopmat_f16, t->lx, sliced ? COOPMAT_SLICES : 1, 1, t->bm, t->bn, COOPMAT_BK,
               vec8, subgroup, p) != GPU_OK) {
         snprintf(err, err_len, "gemm pipeline gemm_coopmat_f16 %ux%u%s: %s", t->bm, t->bn,
                  sliced ? " in K slices" : "", gpu_last_error());
@@ -170,7 +171,7 @@ static const struct gpu_pipeline *variant(struct conv_gemm *g, enum conv_gemm_va
     if (g->variant[v])
         return g->variant[v];
     const bool vec4 = v == GEMM_TILED_VEC4 || v == GEMM_SMALL_VEC4 || v == GEMM_SLICED_VEC4;
-    const char *shader = g->shader;
+    enum gpu_shader_id shader = g->shader;
     uint32_t lx, ly, slices = 1, bm, bn;
     if (g->cpu_kernel) {
         lx = CPU_LX, ly = 1, bm = CPU_TM, bn = CPU_TN;
@@ -182,11 +183,11 @@ static const struct gpu_pipeline *variant(struct conv_gemm *g, enum conv_gemm_va
         shader = g->sliced_shader;
         lx = TILED_LX / 2, ly = g->small_bm / 4, slices = SLICES, bm = g->small_bm, bn = g->small_bn;
     } else {
-        shader = g->f16 ? "gemm_ksplit_f16" : "gemm_ksplit";
+        shader = g->f16 ? GPU_SHADER_gemm_ksplit_f16 : GPU_SHADER_gemm_ksplit;
         lx = KSPLIT_LX, ly = 1, bm = KSPLIT_BM, bn = KSPLIT_BN;
     }
     if (build(g->ctx, &g->desc, shader, lx, ly, slices, bm, bn, TILED_BK, vec4, 0, &g->variant[v]) != GPU_OK) {
-        snprintf(err, err_len, "gemm pipeline %s: %s", shader, gpu_last_error());
+        snprintf(err, err_len, "gemm pipeline %s: %s", gpu_shader_name(shader), gpu_last_error());
         return NULL;
     }
     return g->variant[v];
@@ -208,15 +209,13 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
     out->ctx = cfg->ctx;
     out->desc = *d;
     out->f16 = f16;
-    /* PPOCR_VK_GEMM_KERNEL=tiled|small|ksplit|cpu overrides the device class and the tile choice
+    /* PPOCR_VK_GEMM_KERNEL=tiled|small|ksplit|cpu (cfg->force) overrides the device class and the tile choice
      * (and leaves cooperative matrices out), so that the tests run every kernel on any device;
      * "cpu1" is "cpu" without its subgroup variant, "direct" and "direct1" are "cpu" and "cpu1"
      * with direct convolutions (op_conv2d.c). coopmat32x64|coopmat64x64|
      * coopmat128x128 keep cooperative matrices where the device has them, with that tile for
      * every dispatch (tests and per-op benchmarks). */
-    const char *force = getenv("PPOCR_VK_GEMM_KERNEL");
-    if (force && !*force)
-        force = NULL;
+    const char *force = cfg->force.gemm_kernel[0] ? cfg->force.gemm_kernel : NULL;
     out->cpu_kernel = caps->is_cpu;
     out->coopmat_tile = -1;
     for (unsigned t = 0; force && t < COOPMAT_TILE_COUNT; t++) {
@@ -239,16 +238,17 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
     out->mode = d->mode;
     if (out->cpu_kernel) {
         const bool sg = cpu_subgroup(caps) && !(force && (!strcmp(force, "cpu1") || !strcmp(force, "direct1")));
-        snprintf(out->shader, sizeof out->shader, "gemm_cpu%s%s", sg ? "_sg" : "", f16 ? "_f16" : "");
+        out->shader = sg ? (f16 ? GPU_SHADER_gemm_cpu_sg_f16 : GPU_SHADER_gemm_cpu_sg)
+                         : f16 ? GPU_SHADER_gemm_cpu_f16 : GPU_SHADER_gemm_cpu;
         out->bm = CPU_TM;
         out->bn = CPU_LX * CPU_TN;
     } else {
-        snprintf(out->shader, sizeof out->shader, "gemm%s", nnh_precision_suffix(cfg));
+        out->shader = nnh_precision_shader(cfg, NNH_SHADERS_F16A(gemm));
         out->bm = d->m_hint && d->m_hint <= 16 ? 16 : d->m_hint && d->m_hint <= 32 ? 32 : 64;
         out->bn = TILED_BN;
         out->small_bm = out->bm < 32 ? out->bm : 32;
         out->small_bn = TILED_BN / 2;
-        snprintf(out->sliced_shader, sizeof out->sliced_shader, "gemm_sliced%s", nnh_precision_suffix(cfg));
+        out->sliced_shader = nnh_precision_shader(cfg, NNH_SHADERS_F16A(gemm_sliced));
     }
     /* one variant now, so that a device that cannot build the kernel fails at net creation: on
      * CPU devices the 4-vector one, which their aligned operands take (lavapipe compiles every

@@ -10,6 +10,7 @@
 
 #include "gpu/cmd.h"
 #include "gpu/pool.h"
+#include "gpu/shader_ids.h"
 #include "nn/gpu/gpu_op.h"
 
 enum conv_gemm_mode { CONV_GEMM_PLAIN = 0, CONV_GEMM_IM2COL = 1, CONV_GEMM_DECONV = 2 };
@@ -72,7 +73,7 @@ struct conv_gemm {
      * built the first time a recording needs it: creating all of them cost most of cold start. */
     struct gpu_context *ctx;
     struct conv_gemm_desc desc;
-    char shader[24], sliced_shader[24];
+    enum gpu_shader_id shader, sliced_shader;
     bool f16, cpu_kernel;
     const struct gpu_pipeline *variant[GEMM_VARIANTS];
     uint32_t bm, bn;  /* outputs per workgroup along M and N, big tiles */

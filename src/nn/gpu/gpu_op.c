@@ -2,29 +2,30 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "nn/gpu/op_se.h"
 
 /* The one op table: enum pvk_op_type -> implementation. */
-static const struct nn_gpu_op_impl *const impls[PVK_OP_COUNT] = {
-    [PVK_OP_CONV2D] = &nn_gpu_conv2d_impl,
-    [PVK_OP_CONV_TRANSPOSE2D] = &nn_gpu_conv_transpose2d_impl,
-    [PVK_OP_POOL2D] = &nn_gpu_pool2d_impl,
-    [PVK_OP_RESIZE] = &nn_gpu_resize_impl,
-    [PVK_OP_CONCAT] = &nn_gpu_concat_impl,
-    [PVK_OP_BINARY] = &nn_gpu_binary_impl,
-    [PVK_OP_UNARY] = &nn_gpu_unary_impl,
-    [PVK_OP_AFFINE] = &nn_gpu_affine_impl,
-    [PVK_OP_SE] = &nn_gpu_se_impl,
-    [PVK_OP_MATMUL] = &nn_gpu_matmul_impl,
-    [PVK_OP_LAYERNORM] = &nn_gpu_layernorm_impl,
-    [PVK_OP_SOFTMAX] = &nn_gpu_softmax_impl,
-    [PVK_OP_ATTENTION] = &nn_gpu_attention_impl,
-    [PVK_OP_TRANSPOSE] = &nn_gpu_transpose_impl,
-    [PVK_OP_RESHAPE] = &nn_gpu_reshape_impl,
-    [PVK_OP_SLICE] = &nn_gpu_slice_impl,
-    [PVK_OP_ARGMAX] = &nn_gpu_argmax_impl,
-};
+#define IMPL_ROW(id, value, name, max_in, max_out) [PVK_OP_##id] = &nn_gpu_##name##_impl,
+static const struct nn_gpu_op_impl *const impls[PVK_OP_COUNT] = {PVK_OPS(IMPL_ROW)};
+#undef IMPL_ROW
+
+struct nn_gpu_overrides nn_gpu_overrides_from_env(void)
+{
+    struct nn_gpu_overrides o = {{0}, false, NN_REDUCE_AUTO};
+    const char *kernel = getenv("PPOCR_VK_GEMM_KERNEL");
+    const char *no_subgroups = getenv("PPOCR_VK_NO_SUBGROUPS");
+    const char *reduce = getenv("PPOCR_VK_REDUCE");
+    if (kernel)
+        snprintf(o.gemm_kernel, sizeof o.gemm_kernel, "%s", kernel);
+    o.no_subgroups = no_subgroups && no_subgroups[0] == '1';
+    if (reduce && !strcmp(reduce, "serial"))
+        o.reduce = NN_REDUCE_SERIAL;
+    else if (reduce && !strcmp(reduce, "workgroup"))
+        o.reduce = NN_REDUCE_WORKGROUP;
+    return o;
+}
 
 struct nn_gpu_op {
     const struct nn_gpu_op_impl *impl;

@@ -34,12 +34,28 @@ struct gpu_context;
 
 enum nn_dtype { NN_F32 = 0, NN_F16 = 1, NN_I32 = 2 };
 
+/* How reductions over a plane run: as the device class and the plane's size pick, or forced. */
+enum nn_reduce { NN_REDUCE_AUTO = 0, NN_REDUCE_SERIAL, NN_REDUCE_WORKGROUP };
+
+/* Kernel choices forced over the device's own, so that the tests run every kernel on any device
+ * (and benchmarks compare them). All zero: none. The ops never read the environment: whoever
+ * makes a config fills this once, from nn_gpu_overrides_from_env(). */
+struct nn_gpu_overrides {
+    char gemm_kernel[32];  /* PPOCR_VK_GEMM_KERNEL (conv_gemm.h, op_conv2d.c); "": the device's choice */
+    bool no_subgroups;     /* PPOCR_VK_NO_SUBGROUPS=1: the reductions' shared-memory twins */
+    enum nn_reduce reduce; /* PPOCR_VK_REDUCE=serial|workgroup */
+};
+
+/* PPOCR_VK_GEMM_KERNEL, PPOCR_VK_NO_SUBGROUPS and PPOCR_VK_REDUCE as they are now. */
+struct nn_gpu_overrides nn_gpu_overrides_from_env(void);
+
 /* Storage precision and arithmetic of a net on one device. */
 struct nn_gpu_config {
     struct gpu_context *ctx;
     enum nn_dtype act_dtype; /* NN_F32, or NN_F16 when gpu_prefers_fp16() and not forced off */
     bool fp16_math;          /* with NN_F16 and shaderFloat16: element-wise arithmetic in fp16 (the *_f16a
                                 shaders); sums over many terms stay fp32 */
+    struct nn_gpu_overrides force;
 };
 
 struct nn_gpu_tensor {
@@ -109,10 +125,10 @@ struct nn_gpu_op_impl {
                         int n_outputs, char *err, size_t err_len);
 };
 
-/* Each kind's implementation lives in its own file (src/nn/gpu/op_<kind>.c). */
-extern const struct nn_gpu_op_impl nn_gpu_conv2d_impl, nn_gpu_conv_transpose2d_impl, nn_gpu_matmul_impl,
-    nn_gpu_pool2d_impl, nn_gpu_resize_impl, nn_gpu_concat_impl, nn_gpu_binary_impl, nn_gpu_unary_impl,
-    nn_gpu_affine_impl, nn_gpu_se_impl, nn_gpu_layernorm_impl, nn_gpu_softmax_impl, nn_gpu_attention_impl,
-    nn_gpu_transpose_impl, nn_gpu_reshape_impl, nn_gpu_slice_impl, nn_gpu_argmax_impl;
+/* Each kind's implementation lives in its own file (src/nn/gpu/op_<name>.c): nn_gpu_<name>_impl for
+ * every row of PVK_OPS. */
+#define NN_GPU_IMPL_DECL(id, value, name, max_in, max_out) extern const struct nn_gpu_op_impl nn_gpu_##name##_impl;
+PVK_OPS(NN_GPU_IMPL_DECL)
+#undef NN_GPU_IMPL_DECL
 
 #endif

@@ -11,8 +11,8 @@
 #include "gpu/error.h"
 #include "gpu/pool.h"
 #include "gpu/transfer.h"
-#include "nn/gpu/half.h"
 #include "nn/gpu/op_se.h"
+#include "nn/half.h"
 
 /* Arena offsets are kept on this boundary (or the device's storage-buffer offset alignment when
  * larger) so that every tensor can be bound as its own range and vectorised loads stay aligned. */
@@ -611,7 +611,7 @@ int nn_gpu_plan_create(struct nn_gpu_net *net, const int64_t input_nchw[4], cons
             const struct pvk_shape *x = &plan->shapes[op->inputs[0]];
             int64_t bytes = x->d[0] * x->d[1] * 4;
             plan->se_sums[i] = ns;
-            int64_t parts = nn_gpu_se_sum_parts(net->cfg.ctx, x->d[2] * x->d[3]);
+            int64_t parts = nn_gpu_se_sum_parts(&net->cfg, x->d[2] * x->d[3]);
             plan->storages[ns++] = (struct storage){bytes * parts, i, i, 0, 0};
             plan->se_gate[i] = ns;
             plan->storages[ns++] = (struct storage){bytes, i, i, 0, 0};
@@ -817,7 +817,7 @@ static void op_call_prepare(const struct nn_gpu_plan *plan, int i, struct op_cal
     }
     if (plan->se_sums[i] >= 0) {
         const struct pvk_shape *x = &plan->shapes[op->inputs[0]];
-        const int64_t parts = nn_gpu_se_sum_parts(plan->net->cfg.ctx, x->d[2] * x->d[3]);
+        const int64_t parts = nn_gpu_se_sum_parts(&plan->net->cfg, x->d[2] * x->d[3]);
         c->outs[c->n_out] = se_scratch(plan, plan->se_sums[i], x, parts);
         c->out_r[c->n_out++] = storage_range(plan, plan->se_sums[i]);
         c->outs[c->n_out] = se_scratch(plan, plan->se_gate[i], x, 0);

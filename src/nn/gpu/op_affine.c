@@ -20,9 +20,9 @@ struct affine_state {
 
 int nnh_affine_pipeline(const struct nn_gpu_config *cfg, struct nnh_affine_pipes *p, char *err, size_t err_len)
 {
-    return nnh_arith_pipeline(cfg, "affine", NNH_WG_ELEMENTWISE, 4, sizeof(struct affine_push), &p->scalar, err,
+    return nnh_arith_pipeline(cfg, NNH_SHADERS_F16A(affine), NNH_WG_ELEMENTWISE, 4, sizeof(struct affine_push), &p->scalar, err,
                               err_len) ||
-           nnh_arith_pipeline(cfg, "affine_vec4", NNH_WG_ELEMENTWISE, 4, sizeof(struct affine_push), &p->vec4, err,
+           nnh_arith_pipeline(cfg, NNH_SHADERS_F16A(affine_vec4), NNH_WG_ELEMENTWISE, 4, sizeof(struct affine_push), &p->vec4, err,
                               err_len);
 }
 

@@ -25,7 +25,7 @@ static int argmax_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
         return nnh_fail(err, err_len, "out of memory");
     s->cfg = *cfg;
     const uint32_t softmax = value == PVK_ARGMAX_VALUE_SOFTMAX;
-    if (nnh_pipeline(cfg->ctx, "argmax", nnh_use_subgroups(cfg->ctx), cfg->act_dtype, NNH_WG_REDUCE, &softmax, 1, 3,
+    if (nnh_pipeline(cfg->ctx, NNH_SHADERS_SG(argmax), nnh_use_subgroups(cfg), cfg->act_dtype, NNH_WG_REDUCE, &softmax, 1, 3,
                      sizeof(struct argmax_push), &s->p, err, err_len)) {
         free(s);
         return -1;

@@ -56,7 +56,7 @@ static int attention_record(void *state, const struct pvk_op *op, struct gpu_cmd
                         ATT_HD_MAX);
     if (s->hd != (uint32_t)hd) {
         uint32_t spec = (uint32_t)hd;
-        if (nnh_pipeline(s->cfg.ctx, "attention", false, s->cfg.act_dtype, ATT_WG, &spec, 1, 2,
+        if (nnh_pipeline(s->cfg.ctx, NNH_SHADERS(attention), false, s->cfg.act_dtype, ATT_WG, &spec, 1, 2,
                          sizeof(struct attention_push), &s->p, err, err_len))
             return -1;
         s->hd = spec;

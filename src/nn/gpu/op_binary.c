@@ -69,7 +69,7 @@ static int fused_create(const struct nn_gpu_config *cfg, const struct pvk_op *op
     s->fw = w->upsampled_inputs ? w->upsample_w : 1;
     const uint32_t spec[5] = {s->gated, s->upsampled, op->act, conv_float_bits(op->act_alpha),
                               conv_float_bits(op->act_beta)};
-    return nnh_pipeline(cfg->ctx, "add_fused", false, cfg->act_dtype, NNH_WG_ELEMENTWISE, spec, 5, 4,
+    return nnh_pipeline(cfg->ctx, NNH_SHADERS(add_fused), false, cfg->act_dtype, NNH_WG_ELEMENTWISE, spec, 5, 4,
                         sizeof(struct add_fused_push), &s->fused, err, err_len);
 }
 
@@ -121,9 +121,9 @@ static int fused_record(const struct binary_state *s, const struct pvk_op *op, s
 
 int nnh_binary_pipeline(const struct nn_gpu_config *cfg, struct nnh_binary_pipes *p, char *err, size_t err_len)
 {
-    return nnh_arith_pipeline(cfg, "binary", NNH_WG_ELEMENTWISE, 3, sizeof(struct binary_push), &p->generic, err,
+    return nnh_arith_pipeline(cfg, NNH_SHADERS_F16A(binary), NNH_WG_ELEMENTWISE, 3, sizeof(struct binary_push), &p->generic, err,
                               err_len) ||
-           nnh_arith_pipeline(cfg, "binary_vec4", NNH_WG_ELEMENTWISE, 3, sizeof(struct binary_vec4_push), &p->vec4,
+           nnh_arith_pipeline(cfg, NNH_SHADERS_F16A(binary_vec4), NNH_WG_ELEMENTWISE, 3, sizeof(struct binary_vec4_push), &p->vec4,
                               err, err_len);
 }
 

@@ -30,9 +30,9 @@
 #include "gpu/error.h"
 #include "gpu/pipeline.h"
 #include "nn/gpu/conv_gemm.h"
-#include "nn/cpu/ref_ops.h"
 #include "nn/gpu/gpu_op.h"
 #include "nn/gpu/op_helpers.h"
+#include "nn/shape.h"
 
 enum conv_kind { CONV_POINTWISE, CONV_DEPTHWISE, CONV_GENERAL, CONV_DIRECT };
 
@@ -51,7 +51,7 @@ enum conv_kind { CONV_POINTWISE, CONV_DEPTHWISE, CONV_GENERAL, CONV_DIRECT };
  * line, 57,600 invocations: 7.3 us with one row, 9.2 with 4). */
 #define DW_ROWS_MIN_ITEMS 131072u
 
-static void dw_tile(bool cpu, enum nn_dtype dtype, const struct ref_conv_params *a, uint32_t *lx, uint32_t *outw,
+static void dw_tile(bool cpu, enum nn_dtype dtype, const struct pvk_conv_params *a, uint32_t *lx, uint32_t *outw,
                     uint32_t *rows)
 {
     if (cpu) {
@@ -188,11 +188,10 @@ static void conv2d_destroy(void *state)
     free(s);
 }
 
-/* The kernel PPOCR_VK_GEMM_KERNEL (the tests' switch) forces, or NULL. */
-static const char *forced_kernel(void)
+/* The kernel PPOCR_VK_GEMM_KERNEL (the tests' switch, cfg->force) forces, or NULL. */
+static const char *forced_kernel(const struct nn_gpu_config *cfg)
 {
-    const char *force = getenv("PPOCR_VK_GEMM_KERNEL");
-    return force && *force ? force : NULL;
+    return cfg->force.gemm_kernel[0] ? cfg->force.gemm_kernel : NULL;
 }
 
 /* Whether PPOCR_VK_GEMM_KERNEL (the tests' switch) asks for the direct kernel with CPU tiles:
@@ -207,7 +206,7 @@ static bool force_direct_cpu(const char *force)
  * and leaves it out with any other kernel. */
 static bool use_direct(const struct nn_gpu_config *cfg)
 {
-    const char *force = forced_kernel();
+    const char *force = forced_kernel(cfg);
     if (force)
         return force_direct_cpu(force);
     return gpu_context_caps(cfg->ctx)->is_cpu;
@@ -218,7 +217,7 @@ static bool use_direct(const struct nn_gpu_config *cfg)
  * loads. */
 static bool direct_subgroup(const struct nn_gpu_config *cfg)
 {
-    const char *force = forced_kernel();
+    const char *force = forced_kernel(cfg);
     if (force && !strcmp(force, "direct1"))
         return false;
     const struct gpu_caps *c = gpu_context_caps(cfg->ctx);
@@ -230,7 +229,7 @@ static bool direct_subgroup(const struct nn_gpu_config *cfg)
  * any device. */
 static bool dw_cpu_tiles(const struct nn_gpu_config *cfg)
 {
-    const char *force = forced_kernel();
+    const char *force = forced_kernel(cfg);
     if (force)
         return !strcmp(force, "cpu") || !strcmp(force, "cpu1") || force_direct_cpu(force);
     return gpu_context_caps(cfg->ctx)->is_cpu;
@@ -242,7 +241,7 @@ static bool dw_cpu_tiles(const struct nn_gpu_config *cfg)
  * variants) keep the storage buffer. */
 static bool dw_texel(const struct nn_gpu_config *cfg, bool cpu_tiles)
 {
-    const char *force = forced_kernel();
+    const char *force = forced_kernel(cfg);
     if (force && (!strcmp(force, "cpu1") || !strcmp(force, "direct1")))
         return false;
     return cpu_tiles && cfg->act_dtype == NN_F32 && gpu_context_caps(cfg->ctx)->shader_int64 &&
@@ -258,8 +257,8 @@ static const struct gpu_pipeline *direct_build(struct conv2d_state *s, const uin
     if (*slot)
         return *slot;
     const bool f16 = s->cfg.act_dtype == NN_F16;
-    const char *shader = s->direct_sg ? (f16 ? "conv_direct_sg_f16" : "conv_direct_sg")
-                                      : f16 ? "conv_direct_f16" : "conv_direct";
+    const enum gpu_shader_id shader = s->direct_sg ? (f16 ? GPU_SHADER_conv_direct_sg_f16 : GPU_SHADER_conv_direct_sg)
+                                      : f16 ? GPU_SHADER_conv_direct_f16 : GPU_SHADER_conv_direct;
     struct gpu_pipeline_desc pd = {.shader = shader,
                                    .spec = spec, .spec_count = 19, .buffer_count = 6,
                                    .push_bytes = sizeof(struct direct_push)};
@@ -293,15 +292,15 @@ static const struct gpu_pipeline *direct_plain(struct conv2d_state *s, char *err
 /* Whether PPOCR_VK_GEMM_KERNEL=gpudirect (the tests) asks for the direct kernel with GPU tiles
  * for every one-group convolution and dispatch, pointwise ones included; "gputile" does too, and
  * takes the shared-memory tiles for every dispatch they can run. */
-static bool force_direct_gpu(void)
+static bool force_direct_gpu(const struct nn_gpu_config *cfg)
 {
-    const char *force = forced_kernel();
+    const char *force = forced_kernel(cfg);
     return force && (!strcmp(force, "gpudirect") || !strcmp(force, "gputile"));
 }
 
-static bool force_tile(void)
+static bool force_tile(const struct nn_gpu_config *cfg)
 {
-    const char *force = forced_kernel();
+    const char *force = forced_kernel(cfg);
     return force && !strcmp(force, "gputile");
 }
 
@@ -310,7 +309,7 @@ static const struct gpu_pipeline *tile_pipeline(struct conv2d_state *s, char *er
 {
     if (s->tile)
         return s->tile;
-    struct gpu_pipeline_desc pd = {.shader = "conv_tile", .spec = s->tile_spec, .spec_count = 13,
+    struct gpu_pipeline_desc pd = {.shader = GPU_SHADER_conv_tile, .spec = s->tile_spec, .spec_count = 13,
                                    .buffer_count = 5, .push_bytes = sizeof(struct direct_push)};
     if (gpu_pipeline_get(s->cfg.ctx, &pd, &s->tile) != GPU_OK) {
         snprintf(err, err_len, "conv2d: shared-memory tile kernel: %s", gpu_last_error());
@@ -323,7 +322,7 @@ static const struct gpu_pipeline *tile_pipeline(struct conv2d_state *s, char *er
  * forced kernel leaves it out). */
 static bool direct_gpu_beside_gemm(const struct nn_gpu_config *cfg, bool pointwise, uint32_t k)
 {
-    if (forced_kernel() || gpu_context_caps(cfg->ctx)->is_cpu)
+    if (forced_kernel(cfg) || gpu_context_caps(cfg->ctx)->is_cpu)
         return false;
     return !pointwise && k >= DIRECT_GPU_MIN_K;
 }
@@ -353,8 +352,7 @@ static const struct gpu_pipeline *dw_pipeline(struct conv2d_state *s, uint32_t r
 {
     if (*slot)
         return *slot;
-    char shader[32];
-    snprintf(shader, sizeof shader, "conv_dw%s", texel ? "_texel" : nnh_precision_suffix(&s->cfg));
+    const enum gpu_shader_id shader = texel ? GPU_SHADER_conv_dw_texel : nnh_precision_shader(&s->cfg, NNH_SHADERS_F16A(conv_dw));
     uint32_t spec[15];
     memcpy(spec, s->dw_spec, sizeof spec);
     spec[14] = rows;
@@ -371,9 +369,9 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
                          void **state, char *err, size_t err_len)
 {
     *state = NULL;
-    struct ref_conv_params cp;
-    ref_conv_params_from_op(op, &cp);
-    const struct ref_conv_params *a = &cp;
+    struct pvk_conv_params cp;
+    pvk_conv_params_from_op(op, &cp);
+    const struct pvk_conv_params *a = &cp;
     if (a->kh < 1 || a->kw < 1 || a->sh < 1 || a->sw < 1 || a->dh < 1 || a->dw < 1 || a->group < 1 ||
         a->pad_t < 0 || a->pad_l < 0 || a->pad_b < 0 || a->pad_r < 0 || (uint32_t)a->residual > PVK_RESIDUAL_BEFORE_ACT || op->act >= PVK_ACT_COUNT) {
         snprintf(err, err_len, "conv2d %s: unsupported attributes", op->name);
@@ -410,7 +408,7 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
     const int ic = s->icg * s->group;
     const bool no_pad = !a->pad_t && !a->pad_l && !a->pad_b && !a->pad_r;
     const bool pointwise = s->group == 1 && a->kh == 1 && a->kw == 1 && a->sh == 1 && a->sw == 1 && no_pad;
-    const bool forced_direct_gpu = s->group == 1 && force_direct_gpu();
+    const bool forced_direct_gpu = s->group == 1 && force_direct_gpu(cfg);
     if (pointwise && !use_direct(cfg) && !forced_direct_gpu)
         s->kind = CONV_POINTWISE;
     else if (s->icg == 1 && s->group == ic && s->oc == ic)
@@ -552,9 +550,9 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
                          int n_in, const struct nn_gpu_tensor *out, int n_out, char *err, size_t err_len)
 {
     struct conv2d_state *s = state;
-    struct ref_conv_params cp;
-    ref_conv_params_from_op(op, &cp);
-    const struct ref_conv_params *a = &cp;
+    struct pvk_conv_params cp;
+    pvk_conv_params_from_op(op, &cp);
+    const struct pvk_conv_params *a = &cp;
     const bool has_res = a->residual != PVK_RESIDUAL_NONE;
     const int want_in = 1 + has_res + s->input_gate;
     if (n_in != want_in || n_out < 1) {
@@ -567,7 +565,7 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     const int64_t n = x->shape.d[0], ic = x->shape.d[1], h = x->shape.d[2], wd = x->shape.d[3];
     int oh = 0, ow = 0;
     if (x->shape.ndim != 4 || h < 1 || wd < 1 || h > INT32_MAX || wd > INT32_MAX ||
-        ref_conv2d_out_hw((int)h, (int)wd, a, &oh, &ow) || !dense_nchw(x) || ic != (int64_t)s->icg * s->group || y->shape.ndim != 4 || y->shape.d[0] != n ||
+        pvk_conv2d_out_hw((int)h, (int)wd, a, &oh, &ow) || !dense_nchw(x) || ic != (int64_t)s->icg * s->group || y->shape.ndim != 4 || y->shape.d[0] != n ||
         y->shape.d[1] != s->oc || y->shape.d[2] != oh || y->shape.d[3] != ow || oh < 1 || ow < 1) {
         snprintf(err, err_len, "conv2d %s: shapes do not match the weights and attributes", op->name);
         return -1;
@@ -651,7 +649,7 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
         const uint32_t tw = s->tile_spec[0] * s->tile_spec[5], th = s->tile_spec[1], nb = s->tile_spec[2];
         const uint32_t per_image = (((uint32_t)s->oc + 7u) / 8u + nb - 1u) / nb;
         const uint64_t gx = ((uint32_t)ow + tw - 1) / tw, gy = ((uint32_t)oh + th - 1) / th, gz = (uint64_t)n * per_image;
-        if (gz <= UINT16_MAX && (force_tile() || gx * gy * gz >= TILE_MIN_GROUPS)) {
+        if (gz <= UINT16_MAX && (force_tile(&s->cfg) || gx * gy * gz >= TILE_MIN_GROUPS)) {
             bind[0] = gpu_bind(x->buf);
             bind[1] = gpu_bind(s->kind == CONV_DIRECT ? &s->weight : &s->direct_weight);
             const struct gpu_pipeline *pipe = tile_pipeline(s, err, err_len);

@@ -12,10 +12,10 @@
 #include <string.h>
 
 #include "gpu/context.h"
-#include "nn/cpu/ref_ops.h"
 #include "nn/gpu/conv_gemm.h"
 #include "nn/gpu/gpu_op.h"
 #include "nn/gpu/op_helpers.h"
+#include "nn/shape.h"
 
 #define GATHER_LX 64u
 /* The scatter kernel keeps OC KH KW sums per invocation in registers, for few rows: on the H200
@@ -42,12 +42,12 @@ struct scatter_push {
     uint32_t y_off, y_img, ow, ohw;
 };
 
-/* The scatter kernel serves GPUs; PPOCR_VK_GEMM_KERNEL (the tests' switch) picks it on any device
+/* The scatter kernel serves GPUs; PPOCR_VK_GEMM_KERNEL (the tests' switch, cfg->force) picks it on any device
  * with "gpudirect" or "gputile" and leaves it out with any other kernel. */
 static bool use_scatter(const struct nn_gpu_config *cfg)
 {
-    const char *force = getenv("PPOCR_VK_GEMM_KERNEL");
-    if (force && *force)
+    const char *force = cfg->force.gemm_kernel;
+    if (*force)
         return !strcmp(force, "gpudirect") || !strcmp(force, "gputile");
     return !gpu_context_caps(cfg->ctx)->is_cpu;
 }
@@ -74,8 +74,8 @@ static int deconv_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
                          void **state, char *err, size_t err_len)
 {
     *state = NULL;
-    struct ref_conv_params a;
-    ref_conv_params_from_op(op, &a);
+    struct pvk_conv_params a;
+    pvk_conv_params_from_op(op, &a);
     if (a.kh < 1 || a.kw < 1 || a.sh < 1 || a.sw < 1 || a.dh < 1 || a.dw < 1 || a.group < 1 || a.pad_t < 0 ||
         a.pad_l < 0 || a.pad_b < 0 || a.pad_r < 0 || op->act >= PVK_ACT_COUNT) {
         snprintf(err, err_len, "conv_transpose2d %s: unsupported attributes", op->name);
@@ -144,7 +144,7 @@ static int deconv_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
     if (scatter) {
         const uint32_t spec[8] = {(uint32_t)m4, (uint32_t)s->oc, (uint32_t)a.kh, (uint32_t)a.kw, op->act,
                                   conv_float_bits(op->act_alpha), conv_float_bits(op->act_beta), s->has_bias};
-        if (nnh_pipeline(cfg->ctx, "deconv_scatter", false, cfg->act_dtype, SCATTER_LX, spec, 8, 4,
+        if (nnh_pipeline(cfg->ctx, NNH_SHADERS(deconv_scatter), false, cfg->act_dtype, SCATTER_LX, spec, 8, 4,
                          sizeof(struct scatter_push), &s->scatter, err, err_len))
             goto fail;
     } else if (s->one_tap) {
@@ -160,7 +160,7 @@ static int deconv_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
         const uint32_t spec[10] = {(uint32_t)a.kh, (uint32_t)a.kw, (uint32_t)a.sh, (uint32_t)a.sw,
                                    (uint32_t)a.dh, (uint32_t)a.dw, op->act, conv_float_bits(op->act_alpha),
                                    conv_float_bits(op->act_beta), s->has_bias};
-        if (nnh_pipeline(cfg->ctx, "deconv", false, cfg->act_dtype, GATHER_LX, spec, 10, 4,
+        if (nnh_pipeline(cfg->ctx, NNH_SHADERS(deconv), false, cfg->act_dtype, GATHER_LX, spec, 10, 4,
                          sizeof(struct gather_push), &s->gather, err, err_len))
             goto fail;
     }
@@ -175,8 +175,8 @@ static int deconv_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
                          int n_in, const struct nn_gpu_tensor *out, int n_out, char *err, size_t err_len)
 {
     struct deconv_state *s = state;
-    struct ref_conv_params a;
-    ref_conv_params_from_op(op, &a);
+    struct pvk_conv_params a;
+    pvk_conv_params_from_op(op, &a);
     if (n_in < 1 || n_out < 1) {
         snprintf(err, err_len, "conv_transpose2d %s: needs one input and one output", op->name);
         return -1;
@@ -185,7 +185,7 @@ static int deconv_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     const int64_t n = x->shape.d[0], h = x->shape.d[2], wd = x->shape.d[3];
     int oh = 0, ow = 0;
     if (x->shape.ndim != 4 || x->shape.d[1] != s->ic || (x->dst_channels && x->dst_channels != s->ic) ||
-        h < 1 || wd < 1 || h > INT32_MAX || wd > INT32_MAX || ref_conv_transpose2d_out_hw((int)h, (int)wd, &a, &oh, &ow) ||
+        h < 1 || wd < 1 || h > INT32_MAX || wd > INT32_MAX || pvk_conv_transpose2d_out_hw((int)h, (int)wd, &a, &oh, &ow) ||
         y->shape.ndim != 4 || y->shape.d[0] != n || y->shape.d[1] != s->oc || y->shape.d[2] != oh ||
         y->shape.d[3] != ow) {
         snprintf(err, err_len, "conv_transpose2d %s: shapes do not match the weights and attributes", op->name);

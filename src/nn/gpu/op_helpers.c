@@ -7,8 +7,9 @@
 
 #include "gpu/context.h"
 #include "gpu/error.h"
+#include "gpu/shaders.h"
 #include "gpu/transfer.h"
-#include "nn/gpu/half.h"
+#include "nn/half.h"
 
 int nnh_fail(char *err, size_t err_len, const char *fmt, ...)
 {
@@ -21,74 +22,74 @@ int nnh_fail(char *err, size_t err_len, const char *fmt, ...)
     return -1;
 }
 
-bool nnh_use_subgroups(struct gpu_context *ctx)
+bool nnh_use_subgroups(const struct nn_gpu_config *cfg)
 {
-    const struct gpu_caps *caps = gpu_context_caps(ctx);
+    const struct gpu_caps *caps = gpu_context_caps(cfg->ctx);
     VkSubgroupFeatureFlags need = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
-    if (getenv("PPOCR_VK_NO_SUBGROUPS") && getenv("PPOCR_VK_NO_SUBGROUPS")[0] == '1')
+    if (cfg->force.no_subgroups)
         return false;
     return (caps->subgroup_ops & need) == need && caps->subgroup_size >= 4 && caps->subgroup_size <= 128;
 }
 
-static int named_pipeline(struct gpu_context *ctx, const char *name, uint32_t local_x, const uint32_t *extra,
+static int named_pipeline(struct gpu_context *ctx, enum gpu_shader_id shader, uint32_t local_x, const uint32_t *extra,
                           unsigned n_extra, unsigned buffers, unsigned push_bytes, const struct gpu_pipeline **out,
                           char *err, size_t err_len)
 {
+    const char *name = gpu_shader_name(shader);
     uint32_t spec[GPU_MAX_SPEC_CONSTANTS];
     if (n_extra + 1 > GPU_MAX_SPEC_CONSTANTS)
         return nnh_fail(err, err_len, "%s: too many specialisation constants", name);
     spec[0] = local_x;
     for (unsigned i = 0; i < n_extra; i++)
         spec[1 + i] = extra[i];
-    struct gpu_pipeline_desc d = {.shader = name, .spec = spec, .spec_count = n_extra + 1,
+    struct gpu_pipeline_desc d = {.shader = shader, .spec = spec, .spec_count = n_extra + 1,
                                   .buffer_count = buffers, .push_bytes = push_bytes};
     if (gpu_pipeline_get(ctx, &d, out) != GPU_OK)
         return nnh_fail(err, err_len, "pipeline %s: %s", name, gpu_last_error());
     return 0;
 }
 
-bool nnh_workgroup_reductions_forced(void)
+bool nnh_workgroup_reductions_forced(const struct nn_gpu_config *cfg)
 {
-    const char *force = getenv("PPOCR_VK_REDUCE");
-    return force && !strcmp(force, "workgroup");
+    return cfg->force.reduce == NN_REDUCE_WORKGROUP;
 }
 
-bool nnh_serial_reductions(struct gpu_context *ctx)
+bool nnh_serial_reductions(const struct nn_gpu_config *cfg)
 {
-    const char *force = getenv("PPOCR_VK_REDUCE");
-    if (force && !strcmp(force, "serial"))
+    if (cfg->force.reduce == NN_REDUCE_SERIAL)
         return true;
-    if (nnh_workgroup_reductions_forced())
+    if (nnh_workgroup_reductions_forced(cfg))
         return false;
-    return gpu_context_caps(ctx)->is_cpu;
+    return gpu_context_caps(cfg->ctx)->is_cpu;
 }
 
-int nnh_pipeline(struct gpu_context *ctx, const char *base, bool subgroup, enum nn_dtype dtype, uint32_t local_x,
+int nnh_pipeline(struct gpu_context *ctx, struct nnh_shaders v, bool subgroup, enum nn_dtype dtype, uint32_t local_x,
                  const uint32_t *extra, unsigned n_extra, unsigned buffers, unsigned push_bytes,
                  const struct gpu_pipeline **out, char *err, size_t err_len)
 {
-    char name[64];
     if (dtype != NN_F32 && dtype != NN_F16)
-        return nnh_fail(err, err_len, "%s: activations must be fp32 or fp16", base);
-    snprintf(name, sizeof name, "%s%s%s", base, subgroup ? "_sg" : "", dtype == NN_F16 ? "_f16" : "");
-    return named_pipeline(ctx, name, local_x, extra, n_extra, buffers, push_bytes, out, err, err_len);
+        return nnh_fail(err, err_len, "%s: activations must be fp32 or fp16", gpu_shader_name(v.f32));
+    enum gpu_shader_id shader = subgroup ? (dtype == NN_F16 ? v.sg_f16 : v.sg) : dtype == NN_F16 ? v.f16 : v.f32;
+    if (shader == GPU_SHADER_NONE)
+        return nnh_fail(err, err_len, "%s: no %s%s variant", gpu_shader_name(v.f32), subgroup ? "subgroup " : "",
+                        dtype == NN_F16 ? "fp16" : "fp32");
+    return named_pipeline(ctx, shader, local_x, extra, n_extra, buffers, push_bytes, out, err, err_len);
 }
 
-const char *nnh_precision_suffix(const struct nn_gpu_config *cfg)
+enum gpu_shader_id nnh_precision_shader(const struct nn_gpu_config *cfg, struct nnh_shaders v)
 {
     if (cfg->act_dtype != NN_F16)
-        return "";
-    return cfg->fp16_math && gpu_context_caps(cfg->ctx)->shader_fp16 ? "_f16a" : "_f16";
+        return v.f32;
+    return cfg->fp16_math && gpu_context_caps(cfg->ctx)->shader_fp16 ? v.f16a : v.f16;
 }
 
-int nnh_arith_pipeline(const struct nn_gpu_config *cfg, const char *base, uint32_t local_x, unsigned buffers,
+int nnh_arith_pipeline(const struct nn_gpu_config *cfg, struct nnh_shaders v, uint32_t local_x, unsigned buffers,
                        unsigned push_bytes, const struct gpu_pipeline **out, char *err, size_t err_len)
 {
-    char name[64];
     if (cfg->act_dtype != NN_F32 && cfg->act_dtype != NN_F16)
-        return nnh_fail(err, err_len, "%s: activations must be fp32 or fp16", base);
-    snprintf(name, sizeof name, "%s%s", base, nnh_precision_suffix(cfg));
-    return named_pipeline(cfg->ctx, name, local_x, NULL, 0, buffers, push_bytes, out, err, err_len);
+        return nnh_fail(err, err_len, "%s: activations must be fp32 or fp16", gpu_shader_name(v.f32));
+    return named_pipeline(cfg->ctx, nnh_precision_shader(cfg, v), local_x, NULL, 0, buffers, push_bytes, out, err,
+                          err_len);
 }
 
 int nnh_upload(struct gpu_context *ctx, const float *data, size_t n, enum nn_dtype dtype, struct gpu_buffer *out,

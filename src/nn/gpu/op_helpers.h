@@ -23,27 +23,42 @@ int nnh_fail(char *err, size_t err_len, const char *fmt, ...) __attribute__((for
 
 /* Whether the reduction kernels can use their subgroup twins (*_sg): basic + arithmetic +
  * ballot-free ops in compute, and a subgroup of at least 4 lanes. */
-bool nnh_use_subgroups(struct gpu_context *ctx);
+bool nnh_use_subgroups(const struct nn_gpu_config *cfg);
 
 /* Whether a reduction over a plane runs in one invocation (CPU devices: no barriers) rather than
- * a workgroup. PPOCR_VK_REDUCE=serial|workgroup overrides the device class (the tests run both). */
-bool nnh_serial_reductions(struct gpu_context *ctx);
+ * a workgroup. cfg->force.reduce (PPOCR_VK_REDUCE) overrides the device class (the tests run both). */
+bool nnh_serial_reductions(const struct nn_gpu_config *cfg);
 
-/* Whether PPOCR_VK_REDUCE=workgroup asks for workgroup reductions even where a kernel would pick
- * one invocation per plane for its size (small planes on GPUs). */
-bool nnh_workgroup_reductions_forced(void);
+/* Whether cfg->force.reduce (PPOCR_VK_REDUCE=workgroup) asks for workgroup reductions even where a
+ * kernel would pick one invocation per plane for its size (small planes on GPUs). */
+bool nnh_workgroup_reductions_forced(const struct nn_gpu_config *cfg);
 
-/* The pipeline "<base>[_sg][_f16]" with spec constant 0 = local size x, then `extra` constants. */
-int nnh_pipeline(struct gpu_context *ctx, const char *base, bool subgroup, enum nn_dtype dtype, uint32_t local_x,
+/* One kernel's shaders: fp32, fp16 storage, fp16 arithmetic (the *_f16a twins), and the subgroup
+ * twins (*_sg, *_sg_f16); GPU_SHADER_NONE where the kernel has no such variant. Written with the
+ * macros below, so that a variant that does not exist fails the build. */
+struct nnh_shaders {
+    enum gpu_shader_id f32, f16, f16a, sg, sg_f16;
+};
+#define NNH_SHADERS_F32(base) ((struct nnh_shaders){.f32 = GPU_SHADER_##base})
+#define NNH_SHADERS(base) ((struct nnh_shaders){.f32 = GPU_SHADER_##base, .f16 = GPU_SHADER_##base##_f16})
+#define NNH_SHADERS_F16A(base) \
+    ((struct nnh_shaders){.f32 = GPU_SHADER_##base, .f16 = GPU_SHADER_##base##_f16, .f16a = GPU_SHADER_##base##_f16a})
+#define NNH_SHADERS_SG(base)                                                                    \
+    ((struct nnh_shaders){.f32 = GPU_SHADER_##base, .f16 = GPU_SHADER_##base##_f16, .sg = GPU_SHADER_##base##_sg, \
+                          .sg_f16 = GPU_SHADER_##base##_sg_f16})
+
+/* The pipeline of v's variant for (subgroup, dtype) with spec constant 0 = local size x, then
+ * `extra` constants. */
+int nnh_pipeline(struct gpu_context *ctx, struct nnh_shaders v, bool subgroup, enum nn_dtype dtype, uint32_t local_x,
                  const uint32_t *extra, unsigned n_extra, unsigned buffers, unsigned push_bytes,
                  const struct gpu_pipeline **out, char *err, size_t err_len);
 
-/* The name suffix of a shader that has an fp16-arithmetic twin: "_f16a" when cfg stores fp16 and
- * allows fp16 arithmetic, "_f16" for fp16 storage alone, "" for fp32. */
-const char *nnh_precision_suffix(const struct nn_gpu_config *cfg);
+/* v's variant for cfg's precision: f16a when cfg stores fp16 and allows fp16 arithmetic, f16 for
+ * fp16 storage alone, f32 for fp32. */
+enum gpu_shader_id nnh_precision_shader(const struct nn_gpu_config *cfg, struct nnh_shaders v);
 
-/* As nnh_pipeline (no subgroup twin) for a shader "<base><nnh_precision_suffix(cfg)>". */
-int nnh_arith_pipeline(const struct nn_gpu_config *cfg, const char *base, uint32_t local_x, unsigned buffers,
+/* As nnh_pipeline (no subgroup twin) for the shader nnh_precision_shader(cfg, v). */
+int nnh_arith_pipeline(const struct nn_gpu_config *cfg, struct nnh_shaders v, uint32_t local_x, unsigned buffers,
                        unsigned push_bytes, const struct gpu_pipeline **out, char *err, size_t err_len);
 
 /* Uploads n floats to a new device buffer, converted to `dtype` (NN_F32 or NN_F16). */

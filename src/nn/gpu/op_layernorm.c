@@ -59,7 +59,7 @@ static int layernorm_create(const struct nn_gpu_config *cfg, const struct pvk_op
     while (local < NNH_WG_REDUCE && (s->c == 0 || local < (uint32_t)s->c))
         local *= 2;
     if (!rc)
-        rc = nnh_pipeline(cfg->ctx, "layernorm", nnh_use_subgroups(cfg->ctx), cfg->act_dtype, local, NULL, 0, 4,
+        rc = nnh_pipeline(cfg->ctx, NNH_SHADERS_SG(layernorm), nnh_use_subgroups(cfg), cfg->act_dtype, local, NULL, 0, 4,
                           sizeof(struct layernorm_push), &s->p, err, err_len);
     if (rc) {
         layernorm_destroy(s);

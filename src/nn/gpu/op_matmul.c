@@ -12,9 +12,9 @@
 #include "gpu/context.h"
 #include "gpu/error.h"
 #include "gpu/pipeline.h"
-#include "nn/cpu/ref_ops.h"
 #include "nn/gpu/conv_gemm.h"
 #include "nn/gpu/gpu_op.h"
+#include "nn/shape.h"
 
 struct matmul_state {
     struct nn_gpu_config cfg;
@@ -154,7 +154,7 @@ static int matmul_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
         bshape = b->shape;
     }
     struct pvk_shape want;
-    if (ref_matmul_out_shape(&a->shape, &bshape, trans_b, &want) || !pvk_shape_equal(&want, &y->shape) ||
+    if (pvk_matmul_out_shape(&a->shape, &bshape, trans_b, &want) || !pvk_shape_equal(&want, &y->shape) ||
         y->dst_channels) {
         snprintf(err, err_len, "matmul %s: shapes do not match", op->name);
         return -1;

@@ -3,8 +3,8 @@
  * small planes; fp32 accumulation). */
 #include <stdlib.h>
 
-#include "nn/cpu/ref_ops.h"
 #include "nn/gpu/op_helpers.h"
+#include "nn/shape.h"
 
 struct pool_push {
     uint32_t n, h, w, oh, ow;
@@ -26,7 +26,7 @@ struct global_push {
 
 struct pool_state {
     struct nn_gpu_config cfg;
-    struct ref_pool_params prm;
+    struct pvk_pool_params prm;
     const struct gpu_pipeline *p;
     const struct gpu_pipeline *serial_p; /* global average, one invocation per plane */
     bool serial;                         /* global average: every plane serial */
@@ -40,22 +40,22 @@ static int pool_create(const struct nn_gpu_config *cfg, const struct pvk_op *op,
     if (!s)
         return nnh_fail(err, err_len, "out of memory");
     s->cfg = *cfg;
-    ref_pool_params_from_op(op, &s->prm);
+    pvk_pool_params_from_op(op, &s->prm);
     int rc;
     if (s->prm.kind == PVK_POOL_GLOBAL_AVG) {
-        s->serial = nnh_serial_reductions(cfg->ctx);
-        s->small_serial = !nnh_workgroup_reductions_forced();
-        bool sg = !s->serial && nnh_use_subgroups(cfg->ctx);
-        rc = nnh_pipeline(cfg->ctx, "pool_global_serial", false, cfg->act_dtype, NNH_WG_ELEMENTWISE, NULL, 0, 2,
+        s->serial = nnh_serial_reductions(cfg);
+        s->small_serial = !nnh_workgroup_reductions_forced(cfg);
+        bool sg = !s->serial && nnh_use_subgroups(cfg);
+        rc = nnh_pipeline(cfg->ctx, NNH_SHADERS(pool_global_serial), false, cfg->act_dtype, NNH_WG_ELEMENTWISE, NULL, 0, 2,
                           sizeof(struct global_push), &s->serial_p, err, err_len);
         if (!rc && !s->serial)
-            rc = nnh_pipeline(cfg->ctx, "pool_global", sg, cfg->act_dtype, NNH_WG_REDUCE, NULL, 0, 2,
+            rc = nnh_pipeline(cfg->ctx, NNH_SHADERS_SG(pool_global), sg, cfg->act_dtype, NNH_WG_REDUCE, NULL, 0, 2,
                               sizeof(struct global_push), &s->p, err, err_len);
     } else if (s->prm.kind == PVK_POOL_MAX || s->prm.kind == PVK_POOL_AVG) {
         if (s->prm.kh < 1 || s->prm.kw < 1 || s->prm.sh < 1 || s->prm.sw < 1)
             rc = nnh_fail(err, err_len, "%s: bad pooling window", op->name);
         else
-            rc = nnh_pipeline(cfg->ctx, "pool", false, cfg->act_dtype, NNH_WG_ELEMENTWISE, NULL, 0, 2,
+            rc = nnh_pipeline(cfg->ctx, NNH_SHADERS(pool), false, cfg->act_dtype, NNH_WG_ELEMENTWISE, NULL, 0, 2,
                               sizeof(struct pool_push), &s->p, err, err_len);
     } else {
         rc = nnh_fail(err, err_len, "%s: unknown pooling kind %d", op->name, s->prm.kind);
@@ -79,7 +79,7 @@ static int pool_record(void *state, const struct pvk_op *op, struct gpu_cmd *cmd
         return -1;
     const struct pvk_shape *is = &in[0].shape, *os = &out[0].shape;
     int oh, ow;
-    if (is->ndim != 4 || os->ndim != 4 || ref_pool2d_out_hw((int)is->d[2], (int)is->d[3], &s->prm, &oh, &ow) ||
+    if (is->ndim != 4 || os->ndim != 4 || pvk_pool2d_out_hw((int)is->d[2], (int)is->d[3], &s->prm, &oh, &ow) ||
         os->d[0] != is->d[0] || os->d[1] != is->d[1] || os->d[2] != oh || os->d[3] != ow)
         return nnh_fail(err, err_len, "%s: pool output shape does not match its input", op->name);
     struct gpu_binding b[2] = {gpu_bind(in[0].buf), gpu_bind(out[0].buf)};

@@ -4,8 +4,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "nn/cpu/ref_ops.h"
 #include "nn/gpu/op_helpers.h"
+#include "nn/shape.h"
 
 struct resize_push {
     uint32_t h, w, oh, ow, mode;
@@ -44,7 +44,7 @@ static int resize_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
     s->gated = w && w->input_gate;
     s->gate_residual = w ? w->gate_residual : 0.0f;
     const uint32_t spec[2] = {RESIZE_WG_Y, s->gated};
-    if (nnh_pipeline(cfg->ctx, "resize", false, cfg->act_dtype, RESIZE_WG_X, spec, 2, 3,
+    if (nnh_pipeline(cfg->ctx, NNH_SHADERS(resize), false, cfg->act_dtype, RESIZE_WG_X, spec, 2, 3,
                      sizeof(struct resize_push), &s->p, err, err_len)) {
         free(s);
         return -1;

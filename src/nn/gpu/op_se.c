@@ -42,11 +42,11 @@ struct se_fc_push {
     uint32_t parts, plane;
 };
 
-int64_t nn_gpu_se_sum_parts(struct gpu_context *ctx, int64_t plane)
+int64_t nn_gpu_se_sum_parts(const struct nn_gpu_config *cfg, int64_t plane)
 {
     /* CPU devices keep one workgroup per channel: lavapipe pays for every workgroup's reduction
      * barriers (det's SE over 96 x 240 x 240: 17.5-20.0 ms in one, 26 ms in slices). */
-    if (gpu_context_caps(ctx)->is_cpu && !nnh_workgroup_reductions_forced())
+    if (gpu_context_caps(cfg->ctx)->is_cpu && !nnh_workgroup_reductions_forced(cfg))
         return 1;
     return plane >= SE_MEAN_WIDE_PLANE ? (plane + SE_MEAN_PART - 1) / SE_MEAN_PART : 1;
 }
@@ -107,13 +107,13 @@ static int se_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, c
     const uint32_t mean_spec[1] = {SE_MEAN_CHANNELS}, wide_spec[1] = {1};
     const uint32_t fc_spec[3] = {(uint32_t)cr, (uint32_t)c, s->fc_rows};
     if (!rc)
-        rc = nnh_pipeline(cfg->ctx, "se_mean", false, cfg->act_dtype, SE_WG, mean_spec, 1, 2,
+        rc = nnh_pipeline(cfg->ctx, NNH_SHADERS(se_mean), false, cfg->act_dtype, SE_WG, mean_spec, 1, 2,
                           sizeof(struct se_mean_push), &s->mean_p, err, err_len);
     if (!rc)
-        rc = nnh_pipeline(cfg->ctx, "se_mean", false, cfg->act_dtype, SE_WG, wide_spec, 1, 2,
+        rc = nnh_pipeline(cfg->ctx, NNH_SHADERS(se_mean), false, cfg->act_dtype, SE_WG, wide_spec, 1, 2,
                           sizeof(struct se_mean_push), &s->mean_wide_p, err, err_len);
     if (!rc)
-        rc = nnh_pipeline(cfg->ctx, "se_fc", false, NN_F32, SE_WG, fc_spec, 3, 3, sizeof(struct se_fc_push),
+        rc = nnh_pipeline(cfg->ctx, NNH_SHADERS_F32(se_fc), false, NN_F32, SE_WG, fc_spec, 3, 3, sizeof(struct se_fc_push),
                           &s->fc_p, err, err_len);
     if (!rc)
         rc = nnh_affine_pipeline(cfg, &s->apply_p, err, err_len);
@@ -149,7 +149,7 @@ int nn_gpu_se_record_gate_phase(void *state, const struct pvk_op *op, struct gpu
     if (xs->ndim != 4 || xs->d[1] != s->c)
         return nnh_fail(err, err_len, "%s: SE over %lld channels needs NCHW input with them", op->name,
                         (long long)s->c);
-    const int64_t plane = xs->d[2] * xs->d[3], parts = nn_gpu_se_sum_parts(s->cfg.ctx, plane);
+    const int64_t plane = xs->d[2] * xs->d[3], parts = nn_gpu_se_sum_parts(&s->cfg, plane);
     if (check_scratch(sums, xs->d[0], s->c, parts, "sums", err, err_len) ||
         check_scratch(gate, xs->d[0], s->c, 0, "gate", err, err_len))
         return -1;

@@ -8,8 +8,8 @@
 #include "nn/gpu/gpu_op.h"
 
 /* Slices each plane of `plane` values is summed in on ctx's device: the sums scratch of an SE
- * over x is [N][C][nn_gpu_se_sum_parts(ctx, H W)]. */
-int64_t nn_gpu_se_sum_parts(struct gpu_context *ctx, int64_t plane);
+ * over x is [N][C][nn_gpu_se_sum_parts(cfg, H W)]. */
+int64_t nn_gpu_se_sum_parts(const struct nn_gpu_config *cfg, int64_t plane);
 
 /* The gate's dispatches come in two phases, a barrier between them: the sums, then the FC layers. */
 #define NN_GPU_SE_GATE_PHASES 2

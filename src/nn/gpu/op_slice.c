@@ -1,9 +1,9 @@
 /* SLICE: one axis, positive step, as a strided copy. */
 #include <stdlib.h>
 
-#include "nn/cpu/ref_ops.h"
 #include "nn/gpu/op_helpers.h"
 #include "nn/gpu/strided.h"
+#include "nn/shape.h"
 
 static int slice_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, const struct nn_gpu_weights *w,
                         void **state, char *err, size_t err_len)
@@ -26,7 +26,7 @@ static int slice_record(void *state, const struct pvk_op *op, struct gpu_cmd *cm
     struct pvk_shape want;
     int64_t first;
     if (axis < 0 || axis >= in[0].shape.ndim ||
-        ref_slice_out_shape(&in[0].shape, axis, op->attr.slice.start, op->attr.slice.end, op->attr.slice.step, &want,
+        pvk_slice_out_shape(&in[0].shape, axis, op->attr.slice.start, op->attr.slice.end, op->attr.slice.step, &want,
                             &first) ||
         !pvk_shape_equal(&want, &out[0].shape))
         return nnh_fail(err, err_len, "%s: slice output shape does not match", op->name);

@@ -21,7 +21,7 @@ static int softmax_create(const struct nn_gpu_config *cfg, const struct pvk_op *
     if (!s)
         return nnh_fail(err, err_len, "out of memory");
     s->cfg = *cfg;
-    if (nnh_pipeline(cfg->ctx, "softmax", nnh_use_subgroups(cfg->ctx), cfg->act_dtype, NNH_WG_REDUCE, NULL, 0, 2,
+    if (nnh_pipeline(cfg->ctx, NNH_SHADERS_SG(softmax), nnh_use_subgroups(cfg), cfg->act_dtype, NNH_WG_REDUCE, NULL, 0, 2,
                      sizeof(struct softmax_push), &s->p, err, err_len)) {
         free(s);
         return -1;

@@ -62,7 +62,7 @@ struct copy_push {
 
 int nnh_copy_pipeline(const struct nn_gpu_config *cfg, const struct gpu_pipeline **p, char *err, size_t err_len)
 {
-    return nnh_pipeline(cfg->ctx, "copy", false, cfg->act_dtype, NNH_WG_ELEMENTWISE, NULL, 0, 2,
+    return nnh_pipeline(cfg->ctx, NNH_SHADERS(copy), false, cfg->act_dtype, NNH_WG_ELEMENTWISE, NULL, 0, 2,
                         sizeof(struct copy_push), p, err, err_len);
 }
 

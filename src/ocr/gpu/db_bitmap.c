@@ -31,7 +31,7 @@ int db_bitmap_create(struct gpu_context *ctx, enum nn_dtype map_dtype, struct db
     if (!b)
         return nnh_fail(err, err_len, "out of memory");
     b->map_dtype = map_dtype;
-    if (nnh_pipeline(ctx, "db_bitmap", false, map_dtype, BITMAP_WG, NULL, 0, 2, sizeof(struct bitmap_push),
+    if (nnh_pipeline(ctx, NNH_SHADERS(db_bitmap), false, map_dtype, BITMAP_WG, NULL, 0, 2, sizeof(struct bitmap_push),
                      &b->pipeline, err, err_len)) {
         free(b);
         return -1;

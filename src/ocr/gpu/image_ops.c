@@ -251,16 +251,16 @@ int image_ops_create(struct gpu_context *ctx, enum nn_dtype det_dtype, enum nn_d
         return nnh_fail(err, err_len, "out of memory");
     }
     cubic_table(tab);
-    int rc = nnh_pipeline(ctx, "det_preprocess", false, det_dtype, DET_WG, NULL, 0, 3, sizeof(struct det_push), &ops->det,
+    int rc = nnh_pipeline(ctx, NNH_SHADERS(det_preprocess), false, det_dtype, DET_WG, NULL, 0, 3, sizeof(struct det_push), &ops->det,
                           err, err_len) ||
              /* with 64-bit integers: the twin that lists near-tie pixels, and the pass that settles them
               * in emulated double */
-             nnh_pipeline(ctx, gpu_context_caps(ctx)->shader_int64 ? "crop_warp_ties" : "crop_warp", false, NN_F32,
+             nnh_pipeline(ctx, gpu_context_caps(ctx)->shader_int64 ? NNH_SHADERS_F32(crop_warp_ties) : NNH_SHADERS_F32(crop_warp), false, NN_F32,
                           IMAGE_WG, NULL, 0, 5, sizeof(struct warp_push), &ops->warp, err, err_len) ||
              (gpu_context_caps(ctx)->shader_int64 &&
-              nnh_pipeline(ctx, "crop_fix", false, NN_F32, IMAGE_WG, NULL, 0, 5, sizeof(struct warp_push), &ops->fix,
+              nnh_pipeline(ctx, NNH_SHADERS_F32(crop_fix), false, NN_F32, IMAGE_WG, NULL, 0, 5, sizeof(struct warp_push), &ops->fix,
                            err, err_len)) ||
-             nnh_pipeline(ctx, "crop_resize", false, crop_dtype, IMAGE_WG, NULL, 0, 3,
+             nnh_pipeline(ctx, NNH_SHADERS(crop_resize), false, crop_dtype, IMAGE_WG, NULL, 0, 3,
                           sizeof(struct crop_resize_push), &ops->crop_resize, err, err_len);
     const size_t tab_bytes = sizeof(int16_t[CUBIC_TAB * CUBIC_TAB][16]);
     if (!rc && gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, tab_bytes, &ops->cubic) != GPU_OK)

@@ -1,7 +1,7 @@
 /* IEEE half <-> float conversions on the host, for fp16 weights and tensors. Round to nearest
  * even; overflow gives infinity, NaN stays NaN. */
-#ifndef PPOCR_NN_GPU_HALF_H
-#define PPOCR_NN_GPU_HALF_H
+#ifndef PPOCR_NN_HALF_H
+#define PPOCR_NN_HALF_H
 
 #include <stddef.h>
 #include <stdint.h>

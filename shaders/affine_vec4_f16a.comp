@@ -1,7 +1,0 @@
-#version 450
-// affine_vec4, fp16 storage and fp16 element-wise arithmetic, sums in fp32 (affine.glsl).
-#extension GL_GOOGLE_include_directive : require
-#define STORAGE_F16
-#define MATH_F16
-#define AFFINE_VEC4
-#include "affine.glsl"

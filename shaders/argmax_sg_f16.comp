@@ -1,5 +1,0 @@
-#version 450
-#define STORAGE_F16
-#define USE_SUBGROUP
-#extension GL_GOOGLE_include_directive : require
-#include "argmax.glsl"

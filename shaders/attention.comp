@@ -1,3 +1,0 @@
-#version 450
-#extension GL_GOOGLE_include_directive : require
-#include "attention.glsl"

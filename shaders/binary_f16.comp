@@ -1,4 +1,0 @@
-#version 450
-#define STORAGE_F16
-#extension GL_GOOGLE_include_directive : require
-#include "binary.glsl"

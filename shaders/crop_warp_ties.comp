@@ -1,4 +1,0 @@
-#version 450
-#define WARP_TIES
-#extension GL_GOOGLE_include_directive : require
-#include "crop_warp.glsl"
