@@ -21,47 +21,47 @@
 #define BOX(x0, y0, x1, y1, x2, y2, x3, y3) {{x0, y0}, {x1, y1}, {x2, y2}, {x3, y3}}
 
 /* Line 0: skewed, with the engine's words, text needing escapes. */
-static struct ocr_word words0[] = {
+static struct ppocr_word words0[] = {
     {"Hello", 0.876f, BOX(10, 10, 60, 15, 58, 35, 8, 30)},
     {"<world>", 0.99f, BOX(70, 16, 120, 21, 118, 41, 68, 36)},
     {"&", 0.5f, BOX(130, 22, 140, 23, 138, 43, 128, 42)},
     {"\"friends\"", 1.0f, BOX(150, 24, 210, 30, 208, 50, 148, 44)},
 };
 /* Line 2: CJK, one word a character, no spaces between them. */
-static struct ocr_word words2[] = {
+static struct ppocr_word words2[] = {
     {"\xe4\xb8\xad", 0.9f, BOX(400, 200, 420, 200, 420, 230, 400, 230)},
     {"\xe6\x96\x87", 0.8f, BOX(420, 200, 440, 200, 440, 230, 420, 230)},
     {"\xe5\xad\x97", 0.7f, BOX(440, 200, 460, 200, 460, 230, 440, 230)},
 };
 
-static void make_page(struct ocr_result *r, struct ocr_line *lines, struct ocr_span *pars, struct ocr_span *blocks)
+static void make_page(struct ppocr_result *r, struct ppocr_line *lines, struct ppocr_span *pars, struct ppocr_span *blocks)
 {
     memset(r, 0, sizeof(*r));
     r->width = 800;
     r->height = 600;
-    lines[0] = (struct ocr_line){"Hello <world> & \"friends\"", 0.9f, BOX(10, 10, 210, 30, 208, 50, 8, 30), 0, 4, words0};
-    lines[1] = (struct ocr_line){"ab cd\tef", 0.5f, BOX(100, 200, 300, 200, 300, 220, 100, 220), 0, 0, NULL};
-    lines[2] = (struct ocr_line){"\xe4\xb8\xad\xe6\x96\x87\xe5\xad\x97", 0.8f, BOX(400, 200, 460, 200, 460, 230, 400, 230),
+    lines[0] = (struct ppocr_line){"Hello <world> & \"friends\"", 0.9f, BOX(10, 10, 210, 30, 208, 50, 8, 30), 0, 4, words0};
+    lines[1] = (struct ppocr_line){"ab cd\tef", 0.5f, BOX(100, 200, 300, 200, 300, 220, 100, 220), 0, 0, NULL};
+    lines[2] = (struct ppocr_line){"\xe4\xb8\xad\xe6\x96\x87\xe5\xad\x97", 0.8f, BOX(400, 200, 460, 200, 460, 230, 400, 230),
                                  0, 3, words2};
-    lines[3] = (struct ocr_line){"umop", 0.75f, BOX(100, 400, 300, 400, 300, 430, 100, 430), 1, 0, NULL};
-    lines[4] = (struct ocr_line){"ab cd", 0.6f, BOX(500, 100, 530, 100, 530, 300, 500, 300), 0, 0, NULL};
-    lines[5] = (struct ocr_line){" ", 0.6f, BOX(600, 500, 700, 500, 700, 520, 600, 520), 0, 0, NULL};
+    lines[3] = (struct ppocr_line){"umop", 0.75f, BOX(100, 400, 300, 400, 300, 430, 100, 430), 1, 0, NULL};
+    lines[4] = (struct ppocr_line){"ab cd", 0.6f, BOX(500, 100, 530, 100, 530, 300, 500, 300), 0, 0, NULL};
+    lines[5] = (struct ppocr_line){" ", 0.6f, BOX(600, 500, 700, 500, 700, 520, 600, 520), 0, 0, NULL};
     r->lines = lines;
     r->n_lines = 6;
-    pars[0] = (struct ocr_span){0, 2, 8, 10, 300, 220};
-    pars[1] = (struct ocr_span){2, 1, 400, 200, 460, 230};
-    pars[2] = (struct ocr_span){3, 2, 100, 100, 530, 430};
-    pars[3] = (struct ocr_span){5, 1, 600, 500, 700, 520};
-    blocks[0] = (struct ocr_span){0, 2, 8, 10, 460, 230};
-    blocks[1] = (struct ocr_span){2, 1, 100, 100, 530, 430};
-    blocks[2] = (struct ocr_span){3, 1, 600, 500, 700, 520};
+    pars[0] = (struct ppocr_span){0, 2, 8, 10, 300, 220};
+    pars[1] = (struct ppocr_span){2, 1, 400, 200, 460, 230};
+    pars[2] = (struct ppocr_span){3, 2, 100, 100, 530, 430};
+    pars[3] = (struct ppocr_span){5, 1, 600, 500, 700, 520};
+    blocks[0] = (struct ppocr_span){0, 2, 8, 10, 460, 230};
+    blocks[1] = (struct ppocr_span){2, 1, 100, 100, 530, 430};
+    blocks[2] = (struct ppocr_span){3, 1, 600, 500, 700, 520};
     r->paragraphs = pars;
     r->n_paragraphs = 4;
     r->blocks = blocks;
     r->n_blocks = 3;
 }
 
-static char *render(enum cli_format format, const char *file, int page, const struct ocr_result *r)
+static char *render(enum cli_format format, const char *file, int page, const struct ppocr_result *r)
 {
     struct cli_args args;
     memset(&args, 0, sizeof(args));
@@ -87,7 +87,7 @@ static void expect_has(const char *doc, const char *what)
         fail_msg("missing: %s\nin:\n%s", what, doc);
 }
 
-/* The class and id of every element that has both, in document order: "ocr_line:line_1_2 ...". */
+/* The class and id of every element that has both, in document order: "ppocr_line:line_1_2 ...". */
 static void element_sequence(const char *doc, char *out, size_t cap)
 {
     out[0] = 0;
@@ -138,9 +138,9 @@ static void xmllint(const char *doc, int schema)
 static void test_hocr_structure(void **state)
 {
     (void)state;
-    struct ocr_result r;
-    struct ocr_line lines[6];
-    struct ocr_span pars[4], blocks[3];
+    struct ppocr_result r;
+    struct ppocr_line lines[6];
+    struct ppocr_span pars[4], blocks[3];
     make_page(&r, lines, pars, blocks);
     char *doc = render(CLI_FORMAT_HOCR, "scan <1>.png", 0, &r);
 
@@ -155,12 +155,12 @@ static void test_hocr_structure(void **state)
     /* The empty block (its one line is a space) is left out, its ids not used. */
     char seq[4096];
     element_sequence(doc, seq, sizeof(seq));
-    assert_string_equal(seq, "ocr_page:page_1 ocr_carea:block_1_1 ocr_par:par_1_1 ocr_line:line_1_1 "
+    assert_string_equal(seq, "ocr_page:page_1 ocr_carea:block_1_1 ocr_par:par_1_1 ppocr_line:line_1_1 "
                              "ocrx_word:word_1_1 ocrx_word:word_1_2 ocrx_word:word_1_3 ocrx_word:word_1_4 "
-                             "ocr_line:line_1_2 ocrx_word:word_1_5 ocrx_word:word_1_6 ocrx_word:word_1_7 "
-                             "ocr_par:par_1_2 ocr_line:line_1_3 ocrx_word:word_1_8 ocrx_word:word_1_9 "
-                             "ocrx_word:word_1_10 ocr_carea:block_1_2 ocr_par:par_1_3 ocr_line:line_1_4 "
-                             "ocrx_word:word_1_11 ocr_line:line_1_5 ocrx_word:word_1_12 ocrx_word:word_1_13");
+                             "ppocr_line:line_1_2 ocrx_word:word_1_5 ocrx_word:word_1_6 ocrx_word:word_1_7 "
+                             "ocr_par:par_1_2 ppocr_line:line_1_3 ocrx_word:word_1_8 ocrx_word:word_1_9 "
+                             "ocrx_word:word_1_10 ocr_carea:block_1_2 ocr_par:par_1_3 ppocr_line:line_1_4 "
+                             "ocrx_word:word_1_11 ppocr_line:line_1_5 ocrx_word:word_1_12 ocrx_word:word_1_13");
     assert_int_equal(count(doc, "</div>"), 3);
     assert_int_equal(count(doc, "</p>"), 3);
     assert_int_equal(count(doc, "</span>"), 5 + 13);
@@ -195,9 +195,9 @@ static void test_hocr_structure(void **state)
 static void test_hocr_page_number(void **state)
 {
     (void)state;
-    struct ocr_result r;
-    struct ocr_line lines[6];
-    struct ocr_span pars[4], blocks[3];
+    struct ppocr_result r;
+    struct ppocr_line lines[6];
+    struct ppocr_span pars[4], blocks[3];
     make_page(&r, lines, pars, blocks);
     char *doc = render(CLI_FORMAT_HOCR, "book.pdf", 3, &r);
     expect_has(doc, "<div class='ocr_page' id='page_3' title='image \"book.pdf\"; bbox 0 0 800 600; ppageno 2'>");
@@ -210,9 +210,9 @@ static void test_hocr_page_number(void **state)
 static void test_alto_structure(void **state)
 {
     (void)state;
-    struct ocr_result r;
-    struct ocr_line lines[6];
-    struct ocr_span pars[4], blocks[3];
+    struct ppocr_result r;
+    struct ppocr_line lines[6];
+    struct ppocr_span pars[4], blocks[3];
     make_page(&r, lines, pars, blocks);
     char *doc = render(CLI_FORMAT_ALTO, "a&b.png", 0, &r);
     expect_has(doc, "<alto xmlns=\"http://www.loc.gov/standards/alto/ns-v4#\"");
@@ -262,9 +262,9 @@ static void test_direction_and_bad_bytes(void **state)
 {
     (void)state;
     const char *hebrew = "\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d abc\x01";
-    struct ocr_line line = {(char *)hebrew, 0.9f, BOX(10, 10, 110, 10, 110, 30, 10, 30), 0, 0, NULL};
-    struct ocr_span par = {0, 1, 10, 10, 110, 30}, block = {0, 1, 10, 10, 110, 30};
-    struct ocr_result r = {.width = 200, .height = 100, .n_lines = 1, .lines = &line, .n_paragraphs = 1,
+    struct ppocr_line line = {(char *)hebrew, 0.9f, BOX(10, 10, 110, 10, 110, 30, 10, 30), 0, 0, NULL};
+    struct ppocr_span par = {0, 1, 10, 10, 110, 30}, block = {0, 1, 10, 10, 110, 30};
+    struct ppocr_result r = {.width = 200, .height = 100, .n_lines = 1, .lines = &line, .n_paragraphs = 1,
                            .paragraphs = &par, .n_blocks = 1, .blocks = &block};
     const char *file = "bad\xff\xfe name\x1b.png";
     char *doc = render(CLI_FORMAT_HOCR, file, 0, &r);
@@ -285,16 +285,16 @@ static void test_direction_and_bad_bytes(void **state)
 static void test_without_structure(void **state)
 {
     (void)state;
-    struct ocr_result r;
-    struct ocr_line lines[6];
-    struct ocr_span pars[4], blocks[3];
+    struct ppocr_result r;
+    struct ppocr_line lines[6];
+    struct ppocr_span pars[4], blocks[3];
     make_page(&r, lines, pars, blocks);
     r.n_blocks = 0;
     r.blocks = NULL;
     char *doc = render(CLI_FORMAT_HOCR, "x.png", 0, &r);
     assert_int_equal(count(doc, "class='ocr_carea'"), 1);
     assert_int_equal(count(doc, "class='ocr_par'"), 1);
-    assert_int_equal(count(doc, "class='ocr_line'"), 5);
+    assert_int_equal(count(doc, "class='ppocr_line'"), 5);
     expect_has(doc, "<div class='ocr_carea' id='block_1_1' title=\"bbox 8 10 700 520\">");
     free(doc);
     make_page(&r, lines, pars, blocks);
@@ -317,8 +317,8 @@ static void test_without_structure(void **state)
 static void test_empty_page(void **state)
 {
     (void)state;
-    struct ocr_span par = {0, 0, 0, 0, 0, 0}, block = {0, 1, 0, 0, 0, 0};
-    struct ocr_result r = {.width = 64, .height = 32, .n_paragraphs = 1, .paragraphs = &par, .n_blocks = 1,
+    struct ppocr_span par = {0, 0, 0, 0, 0, 0}, block = {0, 1, 0, 0, 0, 0};
+    struct ppocr_result r = {.width = 64, .height = 32, .n_paragraphs = 1, .paragraphs = &par, .n_blocks = 1,
                            .blocks = &block};
     char *doc = render(CLI_FORMAT_HOCR, "blank.png", 0, &r);
     expect_has(doc, "bbox 0 0 64 32; ppageno 0'>\n  </div>\n </body>\n</html>\n");

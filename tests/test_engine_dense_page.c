@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ocr/engine.h"
+#include "ppocr.h"
 #include "img/image.h"
 #include "support/test_env.h"
 
@@ -27,11 +27,11 @@ static void test_dense_page(void **state)
     (void)state;
     char path[1024], err[512];
     snprintf(path, sizeof(path), "%s/data/pages/bebel_frau_1879_0168.png", test_data_dir());
-    struct ocr_image page;
-    if (ocr_image_load_file(path, OCR_ALPHA_FLATTEN, &page, err, sizeof(err)) != OCR_IMAGE_OK)
+    struct ppocr_image page;
+    if (ppocr_image_load_file(path, PPOCR_ALPHA_FLATTEN, &page, err, sizeof(err)) != PPOCR_OK)
         fail_msg("%s", err);
     assert_true(page.width > BAND_AT);
-    struct ocr_image img = {.width = page.width + BAND, .height = page.height};
+    struct ppocr_image img = {.width = page.width + BAND, .height = page.height};
     img.bgr = malloc((size_t)img.width * img.height * 3);
     assert_non_null(img.bgr);
     for (int y = 0; y < img.height; y++) {
@@ -41,18 +41,18 @@ static void test_dense_page(void **state)
         memset(row + (size_t)BAND_AT * 3, 255, (size_t)BAND * 3);
         memcpy(row + (size_t)(BAND_AT + BAND) * 3, src + (size_t)BAND_AT * 3, (size_t)(page.width - BAND_AT) * 3);
     }
-    ocr_image_free(&page);
+    ppocr_image_free(&page);
 
-    struct ocr_options opt;
-    ocr_options_default(&opt);
+    struct ppocr_options opt;
+    ppocr_options_default(&opt);
     opt.models_dir = test_models_dir();
-    int kind;
-    struct ocr_engine *e = ocr_engine_create(&opt, &kind, err, sizeof(err));
+    struct ppocr_engine *e;
+    ppocr_engine_create(&opt, &e, err, sizeof(err));
     if (!e)
         fail_msg("engine: %s", err);
-    struct ocr_result r;
-    int rc = ocr_engine_run(e, &img, &r, err, sizeof(err));
-    ocr_engine_destroy(e);
+    struct ppocr_result r;
+    int rc = ppocr_engine_run(e, &img, &r, err, sizeof(err));
+    ppocr_engine_destroy(e);
     free(img.bgr);
     if (rc)
         fail_msg("the dense page: %s", err);
@@ -76,7 +76,7 @@ static void test_dense_page(void **state)
     }
     if (found < n_words - 2)
         fail_msg("not read:%s", missing);
-    ocr_result_free(&r);
+    ppocr_result_free(&r);
 }
 
 int main(void)

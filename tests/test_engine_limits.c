@@ -19,17 +19,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ocr/engine.h"
+#include "ppocr.h"
 #include "img/image.h"
 #include "support/test_env.h"
 
 #define MIB (1024 * 1024)
 
-static struct ocr_image sample;
-static struct ocr_engine *whole; /* default options, the device as it is */
+static struct ppocr_image sample;
+static struct ppocr_engine *whole; /* default options, the device as it is */
 
 /* An engine on a device whose buffers hold at most `range` bytes (0: the device's own). */
-static struct ocr_engine *engine_with_range(uint64_t range, int parity)
+static struct ppocr_engine *engine_with_range(uint64_t range, int parity)
 {
     char value[32], err[512];
     snprintf(value, sizeof(value), "%llu", (unsigned long long)range);
@@ -37,12 +37,12 @@ static struct ocr_engine *engine_with_range(uint64_t range, int parity)
         setenv("PPOCR_VK_MAX_BUFFER_RANGE", value, 1);
     else
         unsetenv("PPOCR_VK_MAX_BUFFER_RANGE");
-    struct ocr_options opt;
-    ocr_options_default(&opt);
+    struct ppocr_options opt;
+    ppocr_options_default(&opt);
     opt.models_dir = test_models_dir();
     opt.paddle_parity = parity;
-    int kind;
-    struct ocr_engine *e = ocr_engine_create(&opt, &kind, err, sizeof(err));
+    struct ppocr_engine *e;
+    ppocr_engine_create(&opt, &e, err, sizeof(err));
     unsetenv("PPOCR_VK_MAX_BUFFER_RANGE");
     if (!e)
         fprintf(stderr, "engine (buffers of at most %s bytes): %s\n", range ? value : "the device's", err);
@@ -54,7 +54,7 @@ static int setup(void **state)
     (void)state;
     char path[1024], err[512];
     snprintf(path, sizeof(path), "%s/data/sample.png", test_data_dir());
-    if (ocr_image_load_file(path, OCR_ALPHA_FLATTEN, &sample, err, sizeof(err)) != OCR_IMAGE_OK) {
+    if (ppocr_image_load_file(path, PPOCR_ALPHA_FLATTEN, &sample, err, sizeof(err)) != PPOCR_OK) {
         fprintf(stderr, "%s\n", err);
         return -1;
     }
@@ -65,27 +65,27 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    ocr_engine_destroy(whole);
-    ocr_image_free(&sample);
+    ppocr_engine_destroy(whole);
+    ppocr_image_free(&sample);
     return 0;
 }
 
-static void read_with(struct ocr_engine *e, const struct ocr_image *img, struct ocr_result *r)
+static void read_with(struct ppocr_engine *e, const struct ppocr_image *img, struct ppocr_result *r)
 {
     char err[512];
     assert_non_null(e);
-    if (ocr_engine_run(e, img, r, err, sizeof(err)))
+    if (ppocr_engine_run(e, img, r, err, sizeof(err)))
         fail_msg("%s", err);
 }
 
-static uint64_t device_peak(const struct ocr_engine *e)
+static uint64_t device_peak(const struct ppocr_engine *e)
 {
-    struct ocr_engine_memory mem;
-    ocr_engine_memory(e, &mem);
+    struct ppocr_engine_memory mem;
+    ppocr_engine_memory(e, &mem);
     return mem.device_peak;
 }
 
-static void assert_same_reading(const struct ocr_result *a, const struct ocr_result *b)
+static void assert_same_reading(const struct ppocr_result *a, const struct ppocr_result *b)
 {
     assert_int_equal(a->n_lines, b->n_lines);
     for (int i = 0; i < a->n_lines; i++) {
@@ -97,23 +97,23 @@ static void assert_same_reading(const struct ocr_result *a, const struct ocr_res
 }
 
 /* The sample read whole by `full` and cut by a 22 MiB engine of the same options. */
-static void cut_reads_as_whole(struct ocr_engine *full, int parity)
+static void cut_reads_as_whole(struct ppocr_engine *full, int parity)
 {
-    struct ocr_result a, b;
+    struct ppocr_result a, b;
     read_with(full, &sample, &a);
     const uint64_t full_peak = device_peak(full);
-    struct ocr_engine *small = engine_with_range(22 * MIB, parity);
+    struct ppocr_engine *small = engine_with_range(22 * MIB, parity);
     read_with(small, &sample, &b);
     const uint64_t cut_peak = device_peak(small);
-    ocr_engine_destroy(small);
+    ppocr_engine_destroy(small);
     assert_int_equal(a.n_lines, 8);
     assert_same_reading(&a, &b);
     /* the whole group took more than the cut one may: the cut did happen */
     if (cut_peak + 8 * MIB > full_peak)
         fail_msg("device peak %llu bytes cut, %llu whole: nothing was cut", (unsigned long long)cut_peak,
                  (unsigned long long)full_peak);
-    ocr_result_free(&a);
-    ocr_result_free(&b);
+    ppocr_result_free(&a);
+    ppocr_result_free(&b);
 }
 
 static void test_cut_reads_as_whole(void **state)
@@ -125,10 +125,10 @@ static void test_cut_reads_as_whole(void **state)
 static void test_cut_reads_as_whole_parity(void **state)
 {
     (void)state;
-    struct ocr_engine *full = engine_with_range(0, 1);
+    struct ppocr_engine *full = engine_with_range(0, 1);
     assert_non_null(full);
     cut_reads_as_whole(full, 1);
-    ocr_engine_destroy(full);
+    ppocr_engine_destroy(full);
 }
 
 static int count_of(const char *text, const char *word)
@@ -145,7 +145,7 @@ static void test_too_wide_line_and_detection(void **state)
 {
     (void)state;
     const int x0 = 30, y0 = 86, lw = 555, lh = 38, copies = 4, pad = 32;
-    struct ocr_image img = {.width = copies * lw + 2 * pad, .height = lh + pad};
+    struct ppocr_image img = {.width = copies * lw + 2 * pad, .height = lh + pad};
     img.bgr = malloc((size_t)img.width * img.height * 3);
     assert_non_null(img.bgr);
     memset(img.bgr, 255, (size_t)img.width * img.height * 3);
@@ -153,11 +153,11 @@ static void test_too_wide_line_and_detection(void **state)
         for (int c = 0; c < copies; c++)
             memcpy(img.bgr + ((size_t)(y + pad / 2) * img.width + pad + c * lw) * 3,
                    sample.bgr + ((size_t)(y + y0) * sample.width + x0) * 3, (size_t)lw * 3);
-    struct ocr_engine *small = engine_with_range(12 * MIB, 0);
-    struct ocr_result r, page;
+    struct ppocr_engine *small = engine_with_range(12 * MIB, 0);
+    struct ppocr_result r, page;
     read_with(small, &img, &r);
     read_with(small, &sample, &page);
-    ocr_engine_destroy(small);
+    ppocr_engine_destroy(small);
     free(img.bgr);
     assert_int_equal(r.n_lines, 1);
     if (count_of(r.lines[0].text, "point text") < 3)
@@ -167,8 +167,8 @@ static void test_too_wide_line_and_detection(void **state)
     for (int i = 0; i < page.n_lines; i++)
         found += count_of(page.lines[i].text, "quick brown");
     assert_true(found >= 3);
-    ocr_result_free(&r);
-    ocr_result_free(&page);
+    ppocr_result_free(&r);
+    ppocr_result_free(&page);
 }
 
 /* The sample's first line scaled up 22 times: a crop of about 12000 x 500 pixels. */
@@ -176,7 +176,7 @@ static void test_huge_crop(void **state)
 {
     (void)state;
     const int x0 = 30, y0 = 86, lw = 555, lh = 38, scale = 22, pad = 200;
-    struct ocr_image img = {.width = lw * scale + 2 * pad, .height = lh * scale + pad};
+    struct ppocr_image img = {.width = lw * scale + 2 * pad, .height = lh * scale + pad};
     img.bgr = malloc((size_t)img.width * img.height * 3);
     assert_non_null(img.bgr);
     memset(img.bgr, 255, (size_t)img.width * img.height * 3);
@@ -184,13 +184,13 @@ static void test_huge_crop(void **state)
         for (int x = 0; x < lw * scale; x++)
             memcpy(img.bgr + ((size_t)(y + pad / 2) * img.width + pad + x) * 3,
                    sample.bgr + ((size_t)(y / scale + y0) * sample.width + x / scale + x0) * 3, 3);
-    struct ocr_result r;
+    struct ppocr_result r;
     read_with(whole, &img, &r);
     free(img.bgr);
     assert_int_equal(r.n_lines, 1);
     if (!strstr(r.lines[0].text, "12 point text"))
         fail_msg("the huge line read as '%s'", r.lines[0].text);
-    ocr_result_free(&r);
+    ppocr_result_free(&r);
 }
 
 int main(void)

@@ -1,5 +1,5 @@
 /* The engine's own checks of a model set, before it touches the device: a recogniser whose
- * dictionary does not match its class count is refused as unusable models (err_kind 2), even
+ * dictionary does not match its class count is refused as unusable models (PPOCR_ERR_MODELS), even
  * when the file itself is valid (the converter refuses to write one; this one is altered after
  * conversion, checksum rewritten). The nets are the tiny ones of the fuzz seed corpus
  * (tests/fuzz/make_model_seeds.c): det, cls, and a rec with 5 classes and 4 dictionary entries. */
@@ -15,7 +15,7 @@
 
 #include "model/format.h"
 #include "model/model.h"
-#include "ocr/engine.h"
+#include "ppocr.h"
 #include "support/test_env.h"
 
 static char dir[256];
@@ -87,12 +87,14 @@ static int teardown(void **state)
     return rmdir(dir);
 }
 
-static struct ocr_engine *create(int *kind, char *err, size_t err_len)
+static struct ppocr_engine *create(enum ppocr_status *status, char *err, size_t err_len)
 {
-    struct ocr_options opt;
-    ocr_options_default(&opt);
+    struct ppocr_options opt;
+    ppocr_options_default(&opt);
     opt.models_dir = dir;
-    return ocr_engine_create(&opt, kind, err, err_len);
+    struct ppocr_engine *e;
+    *status = ppocr_engine_create(&opt, &e, err, err_len);
+    return e;
 }
 
 /* The altered rec.pvk is a valid file: the refusal below is the engine's dictionary check. */
@@ -108,10 +110,10 @@ static void test_altered_dictionary_is_refused(void **state)
     assert_string_equal(m.dict[0], "axb");
     pvk_model_free(&m);
 
-    int kind = -1;
-    struct ocr_engine *e = create(&kind, err, sizeof err);
+    enum ppocr_status status;
+    struct ppocr_engine *e = create(&status, err, sizeof err);
     assert_null(e);
-    assert_int_equal(kind, 2);
+    assert_int_equal(status, PPOCR_ERR_MODELS);
     if (!strstr(err, "5 classes") || !strstr(err, "3 entries"))
         fail_msg("message does not give the counts: %s", err);
     assert_null(strchr(err, '\n'));
@@ -125,11 +127,11 @@ static void test_matching_dictionary_passes(void **state)
     (void)state;
     make_model_dir(0);
     char err[512] = "";
-    int kind = -1;
-    struct ocr_engine *e = create(&kind, err, sizeof err);
-    if (!e && kind == 2)
+    enum ppocr_status status;
+    struct ppocr_engine *e = create(&status, err, sizeof err);
+    if (!e && status == PPOCR_ERR_MODELS)
         fail_msg("models refused: %s", err);
-    ocr_engine_destroy(e);
+    ppocr_engine_destroy(e);
 }
 
 int main(void)

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ocr/engine.h"
+#include "ppocr.h"
 #include "img/image.h"
 #include "ocr/preprocess.h"
 #include "support/test_env.h"
@@ -51,17 +51,17 @@ static void test_small_print_read_in_strips(void **state)
     (void)state;
     char path[1024], err[512];
     snprintf(path, sizeof(path), "%s/data/sample.png", test_data_dir());
-    struct ocr_image sample;
-    if (ocr_image_load_file(path, OCR_ALPHA_FLATTEN, &sample, err, sizeof(err)) != OCR_IMAGE_OK)
+    struct ppocr_image sample;
+    if (ppocr_image_load_file(path, PPOCR_ALPHA_FLATTEN, &sample, err, sizeof(err)) != PPOCR_OK)
         fail_msg("%s", err);
     /* the sample's text at 0.7 of its size */
-    struct ocr_image small = {.width = sample.width * 7 / 10, .height = sample.height * 7 / 10};
+    struct ppocr_image small = {.width = sample.width * 7 / 10, .height = sample.height * 7 / 10};
     small.bgr = malloc((size_t)small.width * small.height * 3);
     assert_non_null(small.bgr);
     assert_int_equal(ocr_resize_linear(sample.bgr, sample.width, sample.height, small.bgr, small.width, small.height, 3), 0);
-    ocr_image_free(&sample);
+    ppocr_image_free(&sample);
     sample = small;
-    struct ocr_image page = {.width = 2000, .height = 3400};
+    struct ppocr_image page = {.width = 2000, .height = 3400};
     page.bgr = malloc((size_t)page.width * page.height * 3);
     assert_non_null(page.bgr);
     memset(page.bgr, 255, (size_t)page.width * page.height * 3);
@@ -71,15 +71,15 @@ static void test_small_print_read_in_strips(void **state)
             memcpy(page.bgr + ((size_t)(at[c][1] + y) * page.width + at[c][0]) * 3,
                    sample.bgr + (size_t)y * sample.width * 3, (size_t)sample.width * 3);
 
-    struct ocr_options opt;
-    ocr_options_default(&opt);
+    struct ppocr_options opt;
+    ppocr_options_default(&opt);
     opt.models_dir = test_models_dir();
-    int kind;
-    struct ocr_engine *engine = ocr_engine_create(&opt, &kind, err, sizeof(err));
+    struct ppocr_engine *engine;
+    ppocr_engine_create(&opt, &engine, err, sizeof(err));
     if (!engine)
         fail_msg("engine: %s", err);
-    struct ocr_result r;
-    if (ocr_engine_run(engine, &page, &r, err, sizeof(err)))
+    struct ppocr_result r;
+    if (ppocr_engine_run(engine, &page, &r, err, sizeof(err)))
         fail_msg("%s", err);
 
     /* each copy's lines, once each; nothing else */
@@ -106,10 +106,10 @@ static void test_small_print_read_in_strips(void **state)
         if (found[i] != 1)
             fail_msg("copy %d line %d \"%s\" found %d times", i / N_SAMPLE, i % N_SAMPLE, sample_lines[i % N_SAMPLE],
                      found[i]);
-    ocr_result_free(&r);
-    ocr_engine_destroy(engine);
-    ocr_image_free(&page);
-    ocr_image_free(&sample);
+    ppocr_result_free(&r);
+    ppocr_engine_destroy(engine);
+    ppocr_image_free(&page);
+    ppocr_image_free(&sample);
 }
 
 int main(void)

@@ -13,23 +13,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ocr/engine.h"
+#include "ppocr.h"
 #include "img/image.h"
 #include "support/test_env.h"
 
 #define SLACK 3.0 /* pixels a word box may reach past its line's box (corners are rounded) */
 
-static struct ocr_engine *engine;
+static struct ppocr_engine *engine;
 
 static int setup(void **state)
 {
     (void)state;
-    struct ocr_options opt;
-    ocr_options_default(&opt);
+    struct ppocr_options opt;
+    ppocr_options_default(&opt);
     opt.models_dir = test_models_dir();
     char err[512];
-    int kind;
-    engine = ocr_engine_create(&opt, &kind, err, sizeof(err));
+    ppocr_engine_create(&opt, &engine, err, sizeof(err));
     if (!engine)
         fprintf(stderr, "engine: %s\n", err);
     return engine ? 0 : -1;
@@ -38,17 +37,17 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    ocr_engine_destroy(engine);
+    ppocr_engine_destroy(engine);
     return 0;
 }
 
-static void read_page(const char *name, struct ocr_image *img, struct ocr_result *r)
+static void read_page(const char *name, struct ppocr_image *img, struct ppocr_result *r)
 {
     char path[1024], err[512];
     snprintf(path, sizeof(path), "%s/data/%s", test_data_dir(), name);
-    if (ocr_image_load_file(path, OCR_ALPHA_FLATTEN, img, err, sizeof(err)) != OCR_IMAGE_OK)
+    if (ppocr_image_load_file(path, PPOCR_ALPHA_FLATTEN, img, err, sizeof(err)) != PPOCR_OK)
         fail_msg("%s", err);
-    if (ocr_engine_run(engine, img, r, err, sizeof(err)))
+    if (ppocr_engine_run(engine, img, r, err, sizeof(err)))
         fail_msg("%s: %s", name, err);
     assert_true(r->n_lines > 0);
 }
@@ -89,7 +88,7 @@ static double outside(const int q[4][2], double px, double py)
     return worst;
 }
 
-static int dark(const struct ocr_image *img, int x, int y)
+static int dark(const struct ppocr_image *img, int x, int y)
 {
     const uint8_t *p = img->bgr + ((size_t)y * img->width + x) * 3;
     return p[0] + p[1] + p[2] < 3 * 128;
@@ -97,11 +96,11 @@ static int dark(const struct ocr_image *img, int x, int y)
 
 /* The checks on one page; (dx, dy) is the direction its text runs in the image. Returns the share
  * of its lines' ink that their words cover. */
-static double check_words(const struct ocr_image *img, const struct ocr_result *r, double dx, double dy)
+static double check_words(const struct ppocr_image *img, const struct ppocr_result *r, double dx, double dy)
 {
     long ink = 0, covered = 0;
     for (int i = 0; i < r->n_lines; i++) {
-        const struct ocr_line *l = &r->lines[i];
+        const struct ppocr_line *l = &r->lines[i];
         assert_true(l->n_words > 0);
         assert_non_null(l->words);
         size_t cap = 1;
@@ -122,7 +121,7 @@ static double check_words(const struct ocr_image *img, const struct ocr_result *
 
         double prev_end = -1e9;
         for (int w = 0; w < l->n_words; w++) {
-            const struct ocr_word *wd = &l->words[w];
+            const struct ppocr_word *wd = &l->words[w];
             assert_true(wd->score > 0 && wd->score <= 1);
             double lo = 1e9, hi = -1e9;
             for (int k = 0; k < 4; k++) {
@@ -170,17 +169,17 @@ static double check_words(const struct ocr_image *img, const struct ocr_result *
 static void test_sample_words(void **state)
 {
     (void)state;
-    struct ocr_image img;
-    struct ocr_result r;
+    struct ppocr_image img;
+    struct ppocr_result r;
     read_page("sample.png", &img, &r);
     double cover = check_words(&img, &r, 1, 0);
     fprintf(stderr, "sample: %d lines, words cover %.2f %% of their ink\n", r.n_lines, 100 * cover);
     assert_true(cover > 0.99);
-    const struct ocr_word *w = &r.lines[0].words[0];
+    const struct ppocr_word *w = &r.lines[0].words[0];
     fprintf(stderr, "first word: %s %.4f (%d,%d) (%d,%d) (%d,%d) (%d,%d)\n", w->text, w->score, w->box[0][0],
             w->box[0][1], w->box[1][0], w->box[1][1], w->box[2][0], w->box[2][1], w->box[3][0], w->box[3][1]);
-    ocr_result_free(&r);
-    ocr_image_free(&img);
+    ppocr_result_free(&r);
+    ppocr_image_free(&img);
 }
 
 /* Turned a quarter counter-clockwise, the text runs up the page; read turned back (the better
@@ -188,8 +187,8 @@ static void test_sample_words(void **state)
 static void test_turned_page_words(void **state)
 {
     (void)state;
-    struct ocr_image img;
-    struct ocr_result r;
+    struct ppocr_image img;
+    struct ppocr_result r;
     read_page("corpus/tesseract/phototest-rotated-L.png", &img, &r);
     int upside_down = 0;
     for (int i = 0; i < r.n_lines; i++)
@@ -198,8 +197,8 @@ static void test_turned_page_words(void **state)
     double cover = check_words(&img, &r, 0, -1);
     fprintf(stderr, "phototest-rotated-L: %d lines, words cover %.2f %% of their ink\n", r.n_lines, 100 * cover);
     assert_true(cover > 0.99);
-    ocr_result_free(&r);
-    ocr_image_free(&img);
+    ppocr_result_free(&r);
+    ppocr_image_free(&img);
 }
 
 int main(void)

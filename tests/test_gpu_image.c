@@ -30,9 +30,9 @@
 
 #define TOL (2.0 / 255.0)
 
-static struct ocr_image random_image(int w, int h)
+static struct ppocr_image random_image(int w, int h)
 {
-    struct ocr_image img = {.width = w, .height = h, .bgr = malloc((size_t)w * h * 3)};
+    struct ppocr_image img = {.width = w, .height = h, .bgr = malloc((size_t)w * h * 3)};
     assert_non_null(img.bgr);
     /* noise over a few sharp-edged bars, so both flat and busy regions occur */
     for (int y = 0; y < h; y++)
@@ -45,10 +45,10 @@ static struct ocr_image random_image(int w, int h)
 }
 
 /* img inside `margin` pixels of the colour fill: what the kernels should see of a framed upload. */
-static struct ocr_image framed_image(const struct ocr_image *img, int margin, const uint8_t fill[3])
+static struct ppocr_image framed_image(const struct ppocr_image *img, int margin, const uint8_t fill[3])
 {
     int w = img->width + 2 * margin, h = img->height + 2 * margin;
-    struct ocr_image f = {.width = w, .height = h, .bgr = malloc((size_t)w * h * 3)};
+    struct ppocr_image f = {.width = w, .height = h, .bgr = malloc((size_t)w * h * 3)};
     assert_non_null(f.bgr);
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
@@ -62,7 +62,7 @@ static struct ocr_image framed_image(const struct ocr_image *img, int margin, co
 
 /* img's bytes, to be read framed by `margin` pixels of fill (image_ops.h); the buffer's bytes past
  * them are garbage, so that a kernel reading there shows. */
-static void upload_image(struct harness *h, const struct ocr_image *img, int margin, const uint8_t fill[3],
+static void upload_image(struct harness *h, const struct ppocr_image *img, int margin, const uint8_t fill[3],
                          struct gpu_buffer *buf)
 {
     size_t bytes = image_framed_buffer_bytes(img->width + 2 * margin, img->height + 2 * margin, margin);
@@ -136,7 +136,7 @@ static void det_case(struct harness *h, struct image_ops *ops, int iw, int ih, i
 {
     uint8_t fill[3];
     random_fill(fill);
-    struct ocr_image inner = random_image(iw, ih), img = framed_image(&inner, margin, fill);
+    struct ppocr_image inner = random_image(iw, ih), img = framed_image(&inner, margin, fill);
     const int w = img.width, ht = img.height;
     size_t n = (size_t)3 * dw * dh;
     float *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
@@ -206,7 +206,7 @@ static void test_det_f16(void **s) { (void)s; run_det(NN_F16); }
 
 /* ---- crops ------------------------------------------------------------------------------------- */
 
-static void rotate180(struct ocr_image *img)
+static void rotate180(struct ppocr_image *img)
 {
     size_t n = (size_t)img->width * img->height;
     for (size_t i = 0; i < n / 2; i++)
@@ -250,7 +250,7 @@ struct crop_job {
     float *want; /* batch slots */
 };
 
-static struct crop_job crop_job_make(const struct ocr_image *img, int n, int target_w)
+static struct crop_job crop_job_make(const struct ppocr_image *img, int n, int target_w)
 {
     struct crop_job j = {n, target_w, n + 1, (size_t)3 * 48 * target_w, calloc((size_t)n, sizeof(struct image_crop)),
                          NULL};
@@ -284,7 +284,7 @@ static struct crop_job crop_job_make(const struct ocr_image *img, int n, int tar
                 }
             }
         }
-        struct ocr_image crop;
+        struct ppocr_image crop;
         assert_int_equal(ocr_crop_box(img, box, &crop), 0);
         if (crops[i].flip)
             rotate180(&crop);
@@ -342,7 +342,7 @@ static void crops_batches_case(struct harness *h, struct image_ops *ops, int w, 
     assert_true(n_jobs >= 1 && n_jobs <= MAX_JOBS);
     uint8_t fill[3];
     random_fill(fill);
-    struct ocr_image inner = random_image(w, ht), img = framed_image(&inner, margin, fill);
+    struct ppocr_image inner = random_image(w, ht), img = framed_image(&inner, margin, fill);
     const int iw = img.width, ih = img.height;
     struct crop_job jobs[MAX_JOBS];
     struct image_crop_batch *cb[MAX_JOBS];

@@ -237,7 +237,7 @@ static void test_image(void **state)
     if (image_ops_create(h.ctx, NN_F32, NN_F32, &ops, err, sizeof err))
         fail_msg("%s", err);
     int iw = 1000, ih = 700;
-    struct ocr_image img = {.width = iw, .height = ih, .bgr = malloc((size_t)iw * ih * 3)};
+    struct ppocr_image img = {.width = iw, .height = ih, .bgr = malloc((size_t)iw * ih * 3)};
     for (size_t i = 0; i < (size_t)iw * ih * 3; i++)
         img.bgr[i] = (uint8_t)(((i / 3) % (size_t)iw / 9 + (i / 3) / (size_t)iw / 13) % 2 * 160 + test_rand_u32() % 64);
     size_t bytes = image_bgr_buffer_bytes(iw, ih);
@@ -306,7 +306,7 @@ static void test_image(void **state)
     want = malloc(N * per * 4), got = malloc(N * per * 4);
     htensor_read(&h, &rt, got);
     for (int i = 0; i < N; i++) {
-        struct ocr_image crop;
+        struct ppocr_image crop;
         assert_int_equal(ocr_crop_box(&img, boxes[i], &crop), 0);
         if (crops[i].flip) /* 180 degrees */
             for (size_t p = 0, np = (size_t)crop.width * crop.height; p < np / 2; p++)

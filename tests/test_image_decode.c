@@ -37,17 +37,17 @@ static char *fixture(const char *name) {
     return path;
 }
 
-static void load(const char *name, enum ocr_alpha_mode alpha, struct ocr_image *img) {
+static void load(const char *name, enum ppocr_alpha_mode alpha, struct ppocr_image *img) {
     char err[256];
-    enum ocr_image_status st = ocr_image_load_file(fixture(name), alpha, img, err, sizeof err);
-    if (st != OCR_IMAGE_OK) fail_msg("%s", err);
+    enum ppocr_status st = ppocr_image_load_file(fixture(name), alpha, img, err, sizeof err);
+    if (st != PPOCR_OK) fail_msg("%s", err);
 }
 
-static const uint8_t *px(const struct ocr_image *img, int x, int y) { return img->bgr + ((size_t)y * img->width + x) * 3; }
+static const uint8_t *px(const struct ppocr_image *img, int x, int y) { return img->bgr + ((size_t)y * img->width + x) * 3; }
 
 static void expect_rgb_pattern(const char *name, int had_alpha) {
-    struct ocr_image img;
-    load(name, OCR_ALPHA_IGNORE, &img);
+    struct ppocr_image img;
+    load(name, PPOCR_ALPHA_IGNORE, &img);
     assert_int_equal(img.width, PW);
     assert_int_equal(img.height, PH);
     if (img.had_alpha != had_alpha) fail_msg("%s: had_alpha %d", name, img.had_alpha);
@@ -58,12 +58,12 @@ static void expect_rgb_pattern(const char *name, int had_alpha) {
                 fail_msg("%s (%d,%d): BGR %d,%d,%d, expected %d,%d,%d", name, x, y, p[0], p[1], p[2], pat(x, y, 2),
                          pat(x, y, 1), pat(x, y, 0));
         }
-    ocr_image_free(&img);
+    ppocr_image_free(&img);
 }
 
 static void expect_gray_pattern(const char *name, int had_alpha) {
-    struct ocr_image img;
-    load(name, OCR_ALPHA_IGNORE, &img);
+    struct ppocr_image img;
+    load(name, PPOCR_ALPHA_IGNORE, &img);
     assert_int_equal(img.width, PW);
     assert_int_equal(img.height, PH);
     assert_int_equal(img.had_alpha, had_alpha);
@@ -72,7 +72,7 @@ static void expect_gray_pattern(const char *name, int had_alpha) {
             for (int c = 0; c < 3; c++)
                 if (px(&img, x, y)[c] != pat_gray(x, y))
                     fail_msg("%s (%d,%d)[%d]: %d, expected %d", name, x, y, c, px(&img, x, y)[c], pat_gray(x, y));
-    ocr_image_free(&img);
+    ppocr_image_free(&img);
 }
 
 /* 16-bit samples are (v << 8) | 0xF0+x: the high byte must come out (cv2 shifts, it does not round). */
@@ -89,8 +89,8 @@ static void test_png_layouts(void **state) {
 
 static void test_png_palette_and_1bit(void **state) {
     (void)state;
-    struct ocr_image img;
-    load("palette.png", OCR_ALPHA_IGNORE, &img);
+    struct ppocr_image img;
+    load("palette.png", PPOCR_ALPHA_IGNORE, &img);
     const int pal[4][3] = {{200, 10, 10}, {10, 200, 10}, {10, 10, 200}, {250, 250, 250}};
     assert_int_equal(img.had_alpha, 1); /* tRNS */
     for (int y = 0; y < PH; y++)
@@ -99,15 +99,15 @@ static void test_png_palette_and_1bit(void **state) {
             assert_int_equal(px(&img, x, y)[0], rgb[2]);
             assert_int_equal(px(&img, x, y)[2], rgb[0]);
         }
-    ocr_image_free(&img);
-    load("gray1.png", OCR_ALPHA_IGNORE, &img); /* rows 0xA5, 0x0F; bit 1 -> 255 */
+    ppocr_image_free(&img);
+    load("gray1.png", PPOCR_ALPHA_IGNORE, &img); /* rows 0xA5, 0x0F; bit 1 -> 255 */
     assert_int_equal(img.width, 8);
     for (int y = 0; y < 2; y++)
         for (int x = 0; x < 8; x++) {
             int bit = ((y ? 0x0F : 0xA5) >> (7 - x)) & 1;
             assert_int_equal(px(&img, x, y)[1], bit ? 255 : 0);
         }
-    ocr_image_free(&img);
+    ppocr_image_free(&img);
 }
 
 /* palette_short.png (tests/data/images/palette_short.py): two entries (red, green) and pixels with indices 0, 1, 5, 200. Indices past the
@@ -115,8 +115,8 @@ static void test_png_palette_and_1bit(void **state) {
  * uninitialised table). */
 static void test_png_short_palette(void **state) {
     (void)state;
-    struct ocr_image img;
-    load("palette_short.png", OCR_ALPHA_IGNORE, &img);
+    struct ppocr_image img;
+    load("palette_short.png", PPOCR_ALPHA_IGNORE, &img);
     assert_int_equal(img.width, 4);
     assert_int_equal(img.height, 2);
     const int bgr[4][3] = {{0, 0, 255}, {0, 255, 0}, {0, 0, 0}, {0, 0, 0}};
@@ -124,7 +124,7 @@ static void test_png_short_palette(void **state) {
         for (int x = 0; x < 4; x++)
             for (int c = 0; c < 3; c++)
                 assert_int_equal(px(&img, x, y)[c], bgr[x][c]);
-    ocr_image_free(&img);
+    ppocr_image_free(&img);
 }
 
 static void test_other_formats(void **state) {
@@ -136,8 +136,8 @@ static void test_other_formats(void **state) {
     expect_rgb_pattern("rgb.tga", 0);
 
     /* RLE TGA, 32-bit, bottom-up; the last two pixels of each row repeat pixel PW-2 */
-    struct ocr_image img;
-    load("rgba_rle.tga", OCR_ALPHA_IGNORE, &img);
+    struct ppocr_image img;
+    load("rgba_rle.tga", PPOCR_ALPHA_IGNORE, &img);
     assert_int_equal(img.had_alpha, 1);
     for (int y = 0; y < PH; y++)
         for (int x = 0; x < PW; x++) {
@@ -145,10 +145,10 @@ static void test_other_formats(void **state) {
             assert_int_equal(px(&img, x, y)[0], pat(sx, y, 2));
             assert_int_equal(px(&img, x, y)[2], pat(sx, y, 0));
         }
-    ocr_image_free(&img);
+    ppocr_image_free(&img);
 
     /* GIF: the first of two frames, palette black/red/green/blue, index (x + 2y) % 4 */
-    load("two_frames.gif", OCR_ALPHA_IGNORE, &img);
+    load("two_frames.gif", PPOCR_ALPHA_IGNORE, &img);
     const int pal[4][3] = {{0, 0, 0}, {255, 0, 0}, {0, 255, 0}, {0, 0, 255}};
     assert_int_equal(img.width, PW);
     assert_int_equal(img.height, PH);
@@ -156,15 +156,15 @@ static void test_other_formats(void **state) {
     for (int y = 0; y < PH; y++)
         for (int x = 0; x < PW; x++)
             for (int c = 0; c < 3; c++) assert_int_equal(px(&img, x, y)[c], pal[(x + 2 * y) % 4][2 - c]);
-    ocr_image_free(&img);
+    ppocr_image_free(&img);
 }
 
 /* JPEG quadrants (stored): red top-left, green top-right, blue bottom-left, white bottom-right. */
 enum { RED, GREEN, BLUE, WHITE };
 static void expect_quadrants(const char *name, int w, int h, const int q[4]) {
     static const int bgr[4][3] = {{0, 0, 255}, {0, 255, 0}, {255, 0, 0}, {255, 255, 255}};
-    struct ocr_image img;
-    load(name, OCR_ALPHA_IGNORE, &img);
+    struct ppocr_image img;
+    load(name, PPOCR_ALPHA_IGNORE, &img);
     if (img.width != w || img.height != h) fail_msg("%s: %dx%d, expected %dx%d", name, img.width, img.height, w, h);
     /* the centre of each quadrant, away from the lossy edges */
     const int cx[4] = {w / 4, 3 * w / 4, w / 4, 3 * w / 4}, cy[4] = {h / 4, h / 4, 3 * h / 4, 3 * h / 4};
@@ -174,7 +174,7 @@ static void expect_quadrants(const char *name, int w, int h, const int q[4]) {
             if (abs(v - bgr[q[k]][c]) > 24)
                 fail_msg("%s quadrant %d channel %d: %d, expected about %d", name, k, c, v, bgr[q[k]][c]);
         }
-    ocr_image_free(&img);
+    ppocr_image_free(&img);
 }
 
 static void test_jpeg_variants(void **state) {
@@ -184,21 +184,21 @@ static void test_jpeg_variants(void **state) {
     expect_quadrants("quad_progressive.jpg", 32, 24, upright);
     /* Adobe CMYK, written through an ICC profile: libjpeg's CMYK samples through cv2.imread's naive
      * formula (icvCvt_CMYK2BGR_8u_C4C3R, no colour management), exact values at the quadrant centres */
-    struct ocr_image img;
-    load("quad_cmyk.jpg", OCR_ALPHA_IGNORE, &img);
+    struct ppocr_image img;
+    load("quad_cmyk.jpg", PPOCR_ALPHA_IGNORE, &img);
     assert_int_equal(img.width, 32);
     assert_int_equal(img.height, 24);
     const int cmyk_bgr[4][3] = {{1, 1, 255}, {1, 255, 196}, {255, 61, 18}, {255, 255, 255}};
     const int qx[4] = {8, 24, 8, 24}, qy[4] = {6, 6, 18, 18};
     for (int k = 0; k < 4; k++)
         for (int c = 0; c < 3; c++) assert_int_equal(px(&img, qx[k], qy[k])[c], cmyk_bgr[k][c]);
-    ocr_image_free(&img);
+    ppocr_image_free(&img);
 
-    load("quad_gray.jpg", OCR_ALPHA_IGNORE, &img);
+    load("quad_gray.jpg", PPOCR_ALPHA_IGNORE, &img);
     assert_int_equal(img.width, 32);
     const uint8_t *p = px(&img, 8, 6);
     assert_true(p[0] == p[1] && p[1] == p[2]);
-    ocr_image_free(&img);
+    ppocr_image_free(&img);
 }
 
 /* EXIF orientations: where each stored quadrant ends up once displayed (TIFF 6.0 / EXIF 2.3). */
@@ -245,14 +245,14 @@ static void test_exif_big_endian(void **state) {
     memcpy(spliced + 2, app1, sizeof app1);
     memcpy(spliced + 2 + sizeof app1, jpg + 2, n - 2);
     assert_int_equal(ocr_jpeg_exif_orientation(spliced, n + sizeof app1), 6);
-    struct ocr_image img;
+    struct ppocr_image img;
     char err[256];
-    assert_int_equal(ocr_image_load_memory(spliced, n + sizeof app1, "spliced", OCR_ALPHA_IGNORE, &img, err, sizeof err),
-                     OCR_IMAGE_OK);
+    assert_int_equal(ppocr_image_load_memory(spliced, n + sizeof app1, "spliced", PPOCR_ALPHA_IGNORE, &img, err, sizeof err),
+                     PPOCR_OK);
     assert_int_equal(img.width, 24);
     assert_int_equal(img.height, 32);
     assert_true(px(&img, 6, 8)[0] > 200 && px(&img, 6, 8)[2] < 60); /* blue top-left, as orientation 6 shows it */
-    ocr_image_free(&img);
+    ppocr_image_free(&img);
     free(spliced);
 }
 
@@ -260,8 +260,8 @@ static void test_exif_big_endian(void **state) {
  * sharp, = cv2.imread): the same library with the same settings, so not one level of difference. */
 static void test_jpeg_equals_reference_decoder(void **state) {
     (void)state;
-    struct ocr_image img;
-    load("word_2.jpg", OCR_ALPHA_IGNORE, &img);
+    struct ppocr_image img;
+    load("word_2.jpg", PPOCR_ALPHA_IGNORE, &img);
     assert_int_equal(img.width, 323);
     assert_int_equal(img.height, 25);
     size_t n = (size_t)img.width * img.height * 3;
@@ -278,7 +278,7 @@ static void test_jpeg_equals_reference_decoder(void **state) {
     printf("word_2.jpg vs libjpeg-turbo: max |diff| %d\n", worst);
     assert_int_equal(worst, 0);
     free(ref);
-    ocr_image_free(&img);
+    ppocr_image_free(&img);
 }
 
 /* FNV-1a, 64 bits: the checksum jpeg_ref.mjs writes. */
@@ -305,14 +305,14 @@ static void test_every_jpeg_equals_reference_checksum(void **state) {
         unsigned long long want;
         assert_int_equal(sscanf(line, "%255s %d %d %llx", name, &w, &h, &want), 4);
         snprintf(path, sizeof path, "%s/data/%s", test_data_dir(), name);
-        struct ocr_image img;
+        struct ppocr_image img;
         char err[256];
-        enum ocr_image_status st = ocr_image_load_file(path, OCR_ALPHA_IGNORE, &img, err, sizeof err);
-        if (st != OCR_IMAGE_OK) fail_msg("%s", err);
+        enum ppocr_status st = ppocr_image_load_file(path, PPOCR_ALPHA_IGNORE, &img, err, sizeof err);
+        if (st != PPOCR_OK) fail_msg("%s", err);
         if (img.width != w || img.height != h) fail_msg("%s: %dx%d, reference %dx%d", name, img.width, img.height, w, h);
         uint64_t got = fnv1a64(img.bgr, (size_t)w * h * 3);
         if (got != want) fail_msg("%s: BGR checksum %016llx, reference %016llx", name, (unsigned long long)got, want);
-        ocr_image_free(&img);
+        ppocr_image_free(&img);
         checked++;
         corpus += strncmp(name, "corpus/", 7) == 0;
     }
@@ -321,18 +321,18 @@ static void test_every_jpeg_equals_reference_checksum(void **state) {
     assert_true(checked >= 24 && corpus >= 11);
 }
 
-/* OCR_ALPHA_FLATTEN keeps what alpha carries; OCR_ALPHA_IGNORE is cv2.imread. */
+/* PPOCR_ALPHA_FLATTEN keeps what alpha carries; PPOCR_ALPHA_IGNORE is cv2.imread. */
 static void test_alpha_flatten(void **state) {
     (void)state;
-    struct ocr_image img;
+    struct ppocr_image img;
     /* black everywhere, the text (column 3, row 2) only in alpha */
-    load("alpha_ink.png", OCR_ALPHA_IGNORE, &img);
+    load("alpha_ink.png", PPOCR_ALPHA_IGNORE, &img);
     for (int i = 0; i < PW * PH * 3; i++) assert_int_equal(img.bgr[i], 0); /* the text vanishes */
-    ocr_image_free(&img);
-    load("alpha_ink.png", OCR_ALPHA_FLATTEN, &img);
+    ppocr_image_free(&img);
+    load("alpha_ink.png", PPOCR_ALPHA_FLATTEN, &img);
     for (int y = 0; y < PH; y++)
         for (int x = 0; x < PW; x++) assert_int_equal(px(&img, x, y)[1], (x == 3 || y == 2) ? 0 : 255);
-    ocr_image_free(&img);
+    ppocr_image_free(&img);
 
     /* light, slightly varying text on a transparent white canvas: composited onto black */
     uint8_t rgba[8 * 4 * 4];
@@ -345,14 +345,14 @@ static void test_alpha_flatten(void **state) {
     int len = 0;
     unsigned char *png = stbi_write_png_to_mem(rgba, 8 * 4, 8, 4, 4, &len);
     char err[256];
-    assert_int_equal(ocr_image_load_memory(png, (size_t)len, "light", OCR_ALPHA_FLATTEN, &img, err, sizeof err),
-                     OCR_IMAGE_OK);
+    assert_int_equal(ppocr_image_load_memory(png, (size_t)len, "light", PPOCR_ALPHA_FLATTEN, &img, err, sizeof err),
+                     PPOCR_OK);
     for (int i = 0; i < 32; i++) {
         int text = i % 8 == 2 || i % 8 == 5;
         if (text) assert_true(img.bgr[3 * i] >= 240);
         else assert_int_equal(img.bgr[3 * i], 0);
     }
-    ocr_image_free(&img);
+    ppocr_image_free(&img);
     STBIW_FREE(png);
 
     /* dark text in two colours, half-transparent edge, on transparent black: onto white */
@@ -362,19 +362,19 @@ static void test_alpha_flatten(void **state) {
         rgba[4 * i + 3] = x == 1 || x == 2 ? 255 : x == 3 ? 128 : 0;
     }
     png = stbi_write_png_to_mem(rgba, 8 * 4, 8, 4, 4, &len);
-    assert_int_equal(ocr_image_load_memory(png, (size_t)len, "dark", OCR_ALPHA_FLATTEN, &img, err, sizeof err),
-                     OCR_IMAGE_OK);
+    assert_int_equal(ppocr_image_load_memory(png, (size_t)len, "dark", PPOCR_ALPHA_FLATTEN, &img, err, sizeof err),
+                     PPOCR_OK);
     assert_int_equal(px(&img, 0, 0)[1], 255);                 /* transparent -> white */
     assert_int_equal(px(&img, 1, 0)[2], 200);                 /* opaque red as is */
     assert_int_equal(px(&img, 2, 0)[0], 40);                  /* opaque blue-black as is */
     assert_int_equal(px(&img, 3, 0)[0], (40 * 128 + 255 * 127 + 127) / 255); /* half-way to white */
-    ocr_image_free(&img);
+    ppocr_image_free(&img);
     STBIW_FREE(png);
 
     /* no alpha: both modes are the same */
-    load("rgb8.png", OCR_ALPHA_FLATTEN, &img);
+    load("rgb8.png", PPOCR_ALPHA_FLATTEN, &img);
     assert_int_equal(px(&img, 1, 1)[2], pat(1, 1, 0));
-    ocr_image_free(&img);
+    ppocr_image_free(&img);
 }
 
 /* Thin and tiny images decode (PNG written in memory). */
@@ -387,10 +387,10 @@ static void test_extreme_shapes(void **state) {
         for (int i = 0; i < w * h; i++) rgb[3 * i] = (uint8_t)i, rgb[3 * i + 1] = (uint8_t)(i >> 8), rgb[3 * i + 2] = 7;
         int len = 0;
         unsigned char *png = stbi_write_png_to_mem(rgb, w * 3, w, h, 3, &len);
-        struct ocr_image img;
+        struct ppocr_image img;
         char err[256];
-        assert_int_equal(ocr_image_load_memory(png, (size_t)len, "thin", OCR_ALPHA_IGNORE, &img, err, sizeof err),
-                         OCR_IMAGE_OK);
+        assert_int_equal(ppocr_image_load_memory(png, (size_t)len, "thin", PPOCR_ALPHA_IGNORE, &img, err, sizeof err),
+                         PPOCR_OK);
         assert_int_equal(img.width, w);
         assert_int_equal(img.height, h);
         for (int i = 0; i < w * h; i++) {
@@ -398,7 +398,7 @@ static void test_extreme_shapes(void **state) {
             assert_int_equal(img.bgr[3 * i + 1], (uint8_t)(i >> 8));
             assert_int_equal(img.bgr[3 * i], 7);
         }
-        ocr_image_free(&img);
+        ppocr_image_free(&img);
         STBIW_FREE(png);
         free(rgb);
     }
@@ -416,13 +416,13 @@ static void test_load_from_pipe(void **state) {
     assert_int_equal(pipe(fds), 0);
     assert_int_equal(write(fds[1], buf, n), (ssize_t)n); /* fits in the pipe buffer */
     close(fds[1]);
-    struct ocr_image img;
+    struct ppocr_image img;
     char err[256];
-    assert_int_equal(ocr_image_load_fd(fds[0], "<stdin>", OCR_ALPHA_IGNORE, &img, err, sizeof err), OCR_IMAGE_OK);
+    assert_int_equal(ppocr_image_load_fd(fds[0], "<stdin>", PPOCR_ALPHA_IGNORE, &img, err, sizeof err), PPOCR_OK);
     close(fds[0]);
     assert_int_equal(img.width, PW);
     assert_int_equal(px(&img, 2, 3)[0], pat(2, 3, 2));
-    ocr_image_free(&img);
+    ppocr_image_free(&img);
 }
 
 int main(void) {

@@ -58,7 +58,7 @@ static void write_file(const char *path, const void *data, size_t n) {
 }
 
 /* The status, and a message of one line starting with `name` and containing `needle`. */
-static void expect_error(enum ocr_image_status got, const char *err, enum ocr_image_status want, const char *name,
+static void expect_error(enum ppocr_status got, const char *err, enum ppocr_status want, const char *name,
                          const char *needle) {
     if (got != want) fail_msg("status %d, expected %d (%s)", got, want, err);
     assert_null(strchr(err, '\n'));
@@ -67,18 +67,18 @@ static void expect_error(enum ocr_image_status got, const char *err, enum ocr_im
     printf("%s\n", err);
 }
 
-static enum ocr_image_status load_mem(const void *data, size_t n, char *err, size_t len) {
-    struct ocr_image img;
-    enum ocr_image_status st = ocr_image_load_memory(data, n, "mem", OCR_ALPHA_IGNORE, &img, err, len);
-    if (st == OCR_IMAGE_OK) ocr_image_free(&img);
+static enum ppocr_status load_mem(const void *data, size_t n, char *err, size_t len) {
+    struct ppocr_image img;
+    enum ppocr_status st = ppocr_image_load_memory(data, n, "mem", PPOCR_ALPHA_IGNORE, &img, err, len);
+    if (st == PPOCR_OK) ppocr_image_free(&img);
     else assert_null(img.bgr);
     return st;
 }
 
-static enum ocr_image_status load_path(const char *path, char *err, size_t len) {
-    struct ocr_image img;
-    enum ocr_image_status st = ocr_image_load_file(path, OCR_ALPHA_IGNORE, &img, err, len);
-    if (st == OCR_IMAGE_OK) ocr_image_free(&img);
+static enum ppocr_status load_path(const char *path, char *err, size_t len) {
+    struct ppocr_image img;
+    enum ppocr_status st = ppocr_image_load_file(path, PPOCR_ALPHA_IGNORE, &img, err, len);
+    if (st == PPOCR_OK) ppocr_image_free(&img);
     else assert_null(img.bgr);
     return st;
 }
@@ -87,15 +87,15 @@ static void test_files_that_cannot_be_read(void **state) {
     (void)state;
     char err[512];
     const char *missing = tmp_path("missing.png");
-    expect_error(load_path(missing, err, sizeof err), err, OCR_IMAGE_ERR_NOT_FOUND, missing, "no such file");
-    expect_error(load_path(tmpdir, err, sizeof err), err, OCR_IMAGE_ERR_IS_DIRECTORY, tmpdir, "is a directory");
+    expect_error(load_path(missing, err, sizeof err), err, PPOCR_ERR_NOT_FOUND, missing, "no such file");
+    expect_error(load_path(tmpdir, err, sizeof err), err, PPOCR_ERR_IS_DIRECTORY, tmpdir, "is a directory");
     const char *empty = tmp_path("empty.png");
     write_file(empty, "", 0);
-    expect_error(load_path(empty, err, sizeof err), err, OCR_IMAGE_ERR_EMPTY, empty, "empty");
+    expect_error(load_path(empty, err, sizeof err), err, PPOCR_ERR_EMPTY, empty, "empty");
     const char *text = tmp_path("notes.png");
     const char words[] = "this is a text file with a .png name\n";
     write_file(text, words, sizeof words - 1);
-    expect_error(load_path(text, err, sizeof err), err, OCR_IMAGE_ERR_UNKNOWN_FORMAT, text, "not an image");
+    expect_error(load_path(text, err, sizeof err), err, PPOCR_ERR_UNKNOWN_FORMAT, text, "not an image");
 }
 
 /* Permission denied: as a normal user through chmod 000; as root (which reads anything) through a
@@ -109,18 +109,18 @@ static void test_permission_denied(void **state) {
     assert_int_equal(chmod(secret, 0), 0);
     char err[512];
     if (geteuid() != 0) {
-        expect_error(load_path(secret, err, sizeof err), err, OCR_IMAGE_ERR_PERMISSION, secret, "permission denied");
+        expect_error(load_path(secret, err, sizeof err), err, PPOCR_ERR_PERMISSION, secret, "permission denied");
         return;
     }
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         if (setgid(65534) != 0 || setuid(65534) != 0) _exit(77);
-        struct ocr_image img;
-        enum ocr_image_status st = ocr_image_load_file(secret, OCR_ALPHA_IGNORE, &img, err, sizeof err);
+        struct ppocr_image img;
+        enum ppocr_status st = ppocr_image_load_file(secret, PPOCR_ALPHA_IGNORE, &img, err, sizeof err);
         printf("as nobody: %s\n", err);
         fflush(stdout);
-        _exit(st == OCR_IMAGE_ERR_PERMISSION && strstr(err, "permission denied") && !strchr(err, '\n') ? 0 : 1);
+        _exit(st == PPOCR_ERR_PERMISSION && strstr(err, "permission denied") && !strchr(err, '\n') ? 0 : 1);
     }
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -151,17 +151,17 @@ static void test_fifo(void **state) {
             close(fd);
             _exit(0);
         }
-        struct ocr_image img;
+        struct ppocr_image img;
         char err[512];
-        enum ocr_image_status st = ocr_image_load_file(fifo, OCR_ALPHA_IGNORE, &img, err, sizeof err);
+        enum ppocr_status st = ppocr_image_load_file(fifo, PPOCR_ALPHA_IGNORE, &img, err, sizeof err);
         int status;
         waitpid(pid, &status, 0);
         if (round == 0) {
-            assert_int_equal(st, OCR_IMAGE_OK);
+            assert_int_equal(st, PPOCR_OK);
             assert_int_equal(img.width, 7);
-            ocr_image_free(&img);
+            ppocr_image_free(&img);
         } else {
-            expect_error(st, err, OCR_IMAGE_ERR_EMPTY, fifo, "empty");
+            expect_error(st, err, PPOCR_ERR_EMPTY, fifo, "empty");
         }
     }
 }
@@ -173,24 +173,24 @@ static void test_truncated_files(void **state) {
     size_t n = read_fixture("rgb8.png", buf, sizeof buf);
     /* cut in the signature, in IHDR, in IDAT, in and before IEND (a PNG missing only IEND's CRC decodes) */
     const size_t png_cuts[] = {5, 20, n - 30, n - 8, n - 12};
-    const enum ocr_image_status png_want[] = {OCR_IMAGE_ERR_UNKNOWN_FORMAT, OCR_IMAGE_ERR_TRUNCATED,
-                                              OCR_IMAGE_ERR_TRUNCATED, OCR_IMAGE_ERR_TRUNCATED, OCR_IMAGE_ERR_TRUNCATED};
+    const enum ppocr_status png_want[] = {PPOCR_ERR_UNKNOWN_FORMAT, PPOCR_ERR_TRUNCATED,
+                                              PPOCR_ERR_TRUNCATED, PPOCR_ERR_TRUNCATED, PPOCR_ERR_TRUNCATED};
     for (int i = 0; i < 5; i++)
         expect_error(load_mem(buf, png_cuts[i], err, sizeof err), err, png_want[i], "mem",
-                     png_want[i] == OCR_IMAGE_ERR_TRUNCATED ? "truncated PNG" : "not an image");
+                     png_want[i] == PPOCR_ERR_TRUNCATED ? "truncated PNG" : "not an image");
     const char *jpegs[] = {"quad_baseline.jpg", "quad_progressive.jpg", "quad_exif6.jpg"};
     for (int k = 0; k < 3; k++) {
         n = read_fixture(jpegs[k], buf, sizeof buf);
         const size_t cuts[] = {3, 40, n / 2, n - 2};
         for (int i = 0; i < 4; i++)
-            expect_error(load_mem(buf, cuts[i], err, sizeof err), err, OCR_IMAGE_ERR_TRUNCATED, "mem", "truncated JPEG");
+            expect_error(load_mem(buf, cuts[i], err, sizeof err), err, PPOCR_ERR_TRUNCATED, "mem", "truncated JPEG");
     }
     const char *others[] = {"rgb.bmp", "rgb.tga", "rgb.ppm", "rgb16.ppm", "rgba_rle.tga", "two_frames.gif"};
     for (int k = 0; k < 6; k++) {
         n = read_fixture(others[k], buf, sizeof buf);
         /* GIF: cut inside the first frame's data (the second frame may be missing) */
         size_t cut = strstr(others[k], ".gif") ? 13 + 12 + 8 + 10 + 3 : n - 1;
-        expect_error(load_mem(buf, cut, err, sizeof err), err, OCR_IMAGE_ERR_TRUNCATED, "mem", "truncated");
+        expect_error(load_mem(buf, cut, err, sizeof err), err, PPOCR_ERR_TRUNCATED, "mem", "truncated");
     }
 }
 
@@ -203,7 +203,7 @@ static void test_corrupt_data(void **state) {
     uint8_t bad[8192];
     memcpy(bad, buf, n);
     bad[11] = 12;
-    expect_error(load_mem(bad, n, err, sizeof err), err, OCR_IMAGE_ERR_CORRUPT, "mem", "corrupt PNG");
+    expect_error(load_mem(bad, n, err, sizeof err), err, PPOCR_ERR_CORRUPT, "mem", "corrupt PNG");
     /* deflate stream of IDAT damaged (the zlib header: bad compression method) */
     memcpy(bad, buf, n);
     size_t idat = 0;
@@ -211,15 +211,15 @@ static void test_corrupt_data(void **state) {
         if (memcmp(bad + i, "IDAT", 4) == 0) idat = i + 4;
     assert_true(idat > 0);
     bad[idat] = 0xFF, bad[idat + 1] = 0xFF;
-    expect_error(load_mem(bad, n, err, sizeof err), err, OCR_IMAGE_ERR_CORRUPT, "mem", "corrupt PNG data");
+    expect_error(load_mem(bad, n, err, sizeof err), err, PPOCR_ERR_CORRUPT, "mem", "corrupt PNG data");
     /* a JPEG whose first marker after SOI is garbage */
     const uint8_t jpeg_garbage[] = {0xFF, 0xD8, 0xFF, 0x00, 0x12, 0x34, 0x56, 0x78, 0xFF, 0xD9};
-    enum ocr_image_status st = load_mem(jpeg_garbage, sizeof jpeg_garbage, err, sizeof err);
-    expect_error(st, err, OCR_IMAGE_ERR_CORRUPT, "mem", "corrupt JPEG");
+    enum ppocr_status st = load_mem(jpeg_garbage, sizeof jpeg_garbage, err, sizeof err);
+    expect_error(st, err, PPOCR_ERR_CORRUPT, "mem", "corrupt JPEG");
     /* an unsupported bit depth in an otherwise valid IHDR */
     memcpy(bad, buf, n);
     bad[24] = 3;
-    expect_error(load_mem(bad, n, err, sizeof err), err, OCR_IMAGE_ERR_CORRUPT, "mem", "PNG");
+    expect_error(load_mem(bad, n, err, sizeof err), err, PPOCR_ERR_CORRUPT, "mem", "PNG");
 }
 
 /* Inputs that stb_image 2.27 mishandles are checked before it sees them (and a JPEG DHT table that
@@ -239,7 +239,7 @@ static void test_inputs_guarded_before_stb(void **state) {
     assert_true(dht > 0);
     memcpy(edited, buf, n);
     for (int i = 0; i < 16; i++) edited[dht + 5 + i] = 200; /* the 16 code counts of its first table */
-    expect_error(load_mem(edited, n, err, sizeof err), err, OCR_IMAGE_ERR_CORRUPT, "mem", "Huffman");
+    expect_error(load_mem(edited, n, err, sizeof err), err, PPOCR_ERR_CORRUPT, "mem", "Huffman");
 
     /* an empty IDAT before the real one is valid PNG: decoded, not refused */
     n = read_fixture("rgb8.png", buf, sizeof buf);
@@ -254,32 +254,32 @@ static void test_inputs_guarded_before_stb(void **state) {
     memcpy(edited, buf, idat);
     memcpy(edited + idat, empty_idat, 12);
     memcpy(edited + idat + 12, buf + idat, n - idat);
-    struct ocr_image img, want;
-    assert_int_equal(ocr_image_load_memory(edited, n + 12, "mem", OCR_ALPHA_IGNORE, &img, err, sizeof err), OCR_IMAGE_OK);
-    assert_int_equal(ocr_image_load_memory(buf, n, "mem", OCR_ALPHA_IGNORE, &want, err, sizeof err), OCR_IMAGE_OK);
+    struct ppocr_image img, want;
+    assert_int_equal(ppocr_image_load_memory(edited, n + 12, "mem", PPOCR_ALPHA_IGNORE, &img, err, sizeof err), PPOCR_OK);
+    assert_int_equal(ppocr_image_load_memory(buf, n, "mem", PPOCR_ALPHA_IGNORE, &want, err, sizeof err), PPOCR_OK);
     assert_memory_equal(img.bgr, want.bgr, (size_t)want.width * want.height * 3);
-    ocr_image_free(&img);
-    ocr_image_free(&want);
+    ppocr_image_free(&img);
+    ppocr_image_free(&want);
 
     /* an IDAT whose length field claims 2 GB: refused from the chunk list, not allocated */
     memcpy(edited, buf, n);
     edited[idat] = 0x7F;
-    expect_error(load_mem(edited, n, err, sizeof err), err, OCR_IMAGE_ERR_TRUNCATED, "mem", "truncated PNG");
+    expect_error(load_mem(edited, n, err, sizeof err), err, PPOCR_ERR_TRUNCATED, "mem", "truncated PNG");
 }
 
 static void test_unsupported_formats(void **state) {
     (void)state;
     char err[512];
     const char webp[] = "RIFF\x10\0\0\0WEBPVP8 ";
-    expect_error(load_mem(webp, sizeof webp - 1, err, sizeof err), err, OCR_IMAGE_ERR_UNSUPPORTED, "mem", "WebP");
+    expect_error(load_mem(webp, sizeof webp - 1, err, sizeof err), err, PPOCR_ERR_UNSUPPORTED, "mem", "WebP");
     const char tiff[] = "II*\0\x08\0\0\0";
-    expect_error(load_mem(tiff, sizeof tiff - 1, err, sizeof err), err, OCR_IMAGE_ERR_UNSUPPORTED, "mem", "TIFF");
+    expect_error(load_mem(tiff, sizeof tiff - 1, err, sizeof err), err, PPOCR_ERR_UNSUPPORTED, "mem", "TIFF");
     uint8_t buf[256];
     size_t n = read_fixture("ascii.pbm", buf, sizeof buf);
-    expect_error(load_mem(buf, n, err, sizeof err), err, OCR_IMAGE_ERR_UNSUPPORTED, "mem", "P1-P4");
+    expect_error(load_mem(buf, n, err, sizeof err), err, PPOCR_ERR_UNSUPPORTED, "mem", "P1-P4");
     /* an arithmetic-coded JPEG (SOF9) */
     const uint8_t sof9[] = {0xFF, 0xD8, 0xFF, 0xC9, 0, 11, 8, 0, 16, 0, 16, 1, 1, 0x11, 0, 0xFF, 0xD9};
-    expect_error(load_mem(sof9, sizeof sof9, err, sizeof err), err, OCR_IMAGE_ERR_UNSUPPORTED, "mem", "arithmetic");
+    expect_error(load_mem(sof9, sizeof sof9, err, sizeof err), err, PPOCR_ERR_UNSUPPORTED, "mem", "arithmetic");
 }
 
 /* A PNG that is only a signature and an IHDR claiming w x h. */
@@ -300,21 +300,21 @@ static void test_too_large_refused_from_header(void **state) {
     uint8_t png[64];
     char err[512];
     size_t n = png_header(png, 20000, 20000);
-    expect_error(load_mem(png, n, err, sizeof err), err, OCR_IMAGE_ERR_TOO_LARGE, "mem", "20000x20000");
+    expect_error(load_mem(png, n, err, sizeof err), err, PPOCR_ERR_TOO_LARGE, "mem", "20000x20000");
     n = png_header(png, 10001, 10000); /* just over 100 megapixels */
-    expect_error(load_mem(png, n, err, sizeof err), err, OCR_IMAGE_ERR_TOO_LARGE, "mem", "too large");
+    expect_error(load_mem(png, n, err, sizeof err), err, PPOCR_ERR_TOO_LARGE, "mem", "too large");
     n = png_header(png, 32769, 1); /* a side over the limit */
-    expect_error(load_mem(png, n, err, sizeof err), err, OCR_IMAGE_ERR_TOO_LARGE, "mem", "too large");
+    expect_error(load_mem(png, n, err, sizeof err), err, PPOCR_ERR_TOO_LARGE, "mem", "too large");
     n = png_header(png, 10000, 10000); /* exactly at the limit: accepted, then the data is missing */
-    expect_error(load_mem(png, n, err, sizeof err), err, OCR_IMAGE_ERR_TRUNCATED, "mem", "truncated PNG");
+    expect_error(load_mem(png, n, err, sizeof err), err, PPOCR_ERR_TRUNCATED, "mem", "truncated PNG");
     /* JPEG: SOF0 claiming 20000x20000, then the data stops */
     const uint8_t jpeg[] = {0xFF, 0xD8, 0xFF, 0xC0, 0, 17, 8, 0x4E, 0x20, 0x4E, 0x20, 3, 1, 0x11, 0, 2, 0x11, 0, 3, 0x11, 0};
-    expect_error(load_mem(jpeg, sizeof jpeg, err, sizeof err), err, OCR_IMAGE_ERR_TOO_LARGE, "mem", "20000x20000");
+    expect_error(load_mem(jpeg, sizeof jpeg, err, sizeof err), err, PPOCR_ERR_TOO_LARGE, "mem", "20000x20000");
     /* the same message through a file */
     const char *path = tmp_path("huge.png");
     n = png_header(png, 20000, 20000);
     write_file(path, png, n);
-    expect_error(load_path(path, err, sizeof err), err, OCR_IMAGE_ERR_TOO_LARGE, path, "too large");
+    expect_error(load_path(path, err, sizeof err), err, PPOCR_ERR_TOO_LARGE, path, "too large");
 }
 
 /* Random damage to a valid file never crashes (ASan/UBSan builds check memory errors too). */
@@ -332,11 +332,11 @@ static void test_random_damage_never_crashes(void **state) {
             int flips = 1 + (int)(test_rand_u32() % 4);
             for (int i = 0; i < flips; i++) bad[test_rand_u32() % n] = (uint8_t)test_rand_u32();
             size_t len = test_rand_u32() % 4 == 0 ? test_rand_u32() % n + 1 : n;
-            struct ocr_image img;
-            enum ocr_image_status st = ocr_image_load_memory(bad, len, "fuzz", OCR_ALPHA_FLATTEN, &img, err, sizeof err);
-            if (st == OCR_IMAGE_OK) {
+            struct ppocr_image img;
+            enum ppocr_status st = ppocr_image_load_memory(bad, len, "fuzz", PPOCR_ALPHA_FLATTEN, &img, err, sizeof err);
+            if (st == PPOCR_OK) {
                 assert_true(img.width > 0 && img.height > 0 && img.bgr);
-                ocr_image_free(&img);
+                ppocr_image_free(&img);
             } else {
                 if (strchr(err, '\n') || strncmp(err, "fuzz: ", 6) != 0)
                     fail_msg("%s (round %d): not one line: [%s]", names[k], round, err);
@@ -376,22 +376,22 @@ static void test_damaged_jpegs_never_crash(void **state) {
                 len = 3 + test_rand_u32() % (n - 3);
                 if (kind == 3) bad[len] = 0xFF, bad[len + 1] = 0xD9, len += 2;
             }
-            struct ocr_image img;
-            enum ocr_image_status st = ocr_image_load_memory(bad, len, "jpeg", OCR_ALPHA_IGNORE, &img, err, sizeof err);
+            struct ppocr_image img;
+            enum ppocr_status st = ppocr_image_load_memory(bad, len, "jpeg", PPOCR_ALPHA_IGNORE, &img, err, sizeof err);
             runs++;
-            if (st == OCR_IMAGE_OK) {
+            if (st == PPOCR_OK) {
                 assert_true(img.width > 0 && img.height > 0 && img.bgr);
-                ocr_image_free(&img);
+                ppocr_image_free(&img);
                 ok++;
                 continue;
             }
             assert_null(img.bgr);
             if (strchr(err, '\n') || strncmp(err, "jpeg: ", 6) != 0)
                 fail_msg("%s (round %d): not one line: [%s]", names[k], round, err);
-            if (st == OCR_IMAGE_ERR_TRUNCATED) truncated++;
-            else if (st == OCR_IMAGE_ERR_CORRUPT) corrupt++;
+            if (st == PPOCR_ERR_TRUNCATED) truncated++;
+            else if (st == PPOCR_ERR_CORRUPT) corrupt++;
             else other++;
-            if (kind == 2 && st != OCR_IMAGE_ERR_TRUNCATED) fail_msg("%s cut at %zu: [%s]", names[k], len, err);
+            if (kind == 2 && st != PPOCR_ERR_TRUNCATED) fail_msg("%s cut at %zu: [%s]", names[k], len, err);
         }
     }
     printf("%d damaged JPEGs: %d decoded, %d truncated, %d corrupt, %d other\n", runs, ok, truncated, corrupt, other);
@@ -411,7 +411,7 @@ static void test_jpeg_cut_inside_tables(void **state) {
         if (buf[i] == 0xFF && buf[i + 1] == 0xC4 && sof && !dht) dht = i;
     }
     assert_true(sof > 0 && dht > sof);
-    expect_error(load_mem(buf, dht + 10, err, sizeof err), err, OCR_IMAGE_ERR_TRUNCATED, "mem", "truncated JPEG");
+    expect_error(load_mem(buf, dht + 10, err, sizeof err), err, PPOCR_ERR_TRUNCATED, "mem", "truncated JPEG");
 }
 
 /* A progressive JPEG whose last scan repeats 600 times: each repeat is another pass over the whole
@@ -431,14 +431,14 @@ static void test_jpeg_too_many_scans(void **state) {
     memcpy(many, buf, last_sos);
     for (size_t r = 0; r < repeats; r++) memcpy(many + last_sos + r * scan, buf + last_sos, scan);
     many[len - 2] = 0xFF, many[len - 1] = 0xD9;
-    expect_error(load_mem(many, len, err, sizeof err), err, OCR_IMAGE_ERR_CORRUPT, "mem", "scans");
+    expect_error(load_mem(many, len, err, sizeof err), err, PPOCR_ERR_CORRUPT, "mem", "scans");
     /* a few repeats are only a warning: decoded, as cv2.imread does */
     len = last_sos + scan * 3 + 2;
     many[len - 2] = 0xFF, many[len - 1] = 0xD9;
-    struct ocr_image img;
-    assert_int_equal(ocr_image_load_memory(many, len, "mem", OCR_ALPHA_IGNORE, &img, err, sizeof err), OCR_IMAGE_OK);
+    struct ppocr_image img;
+    assert_int_equal(ppocr_image_load_memory(many, len, "mem", PPOCR_ALPHA_IGNORE, &img, err, sizeof err), PPOCR_OK);
     assert_int_equal(img.width, 32);
-    ocr_image_free(&img);
+    ppocr_image_free(&img);
     free(many);
 }
 

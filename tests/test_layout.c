@@ -19,7 +19,7 @@
 
 /* A page under construction: segments as the pipeline gives them, in an order of our choosing. */
 struct page {
-    struct ocr_result r;
+    struct ppocr_result r;
     double angle; /* radians: every box turned about the page's centre */
     int upside_down;
 };
@@ -50,7 +50,7 @@ static void turn(const struct page *p, double x, double y, int out[2])
 static void add(struct page *p, int x0, int y0, int x1, int y1, const char *text)
 {
     assert_true(p->r.n_lines < MAX_LINES);
-    struct ocr_line *l = &p->r.lines[p->r.n_lines++];
+    struct ppocr_line *l = &p->r.lines[p->r.n_lines++];
     l->text = strdup(text);
     l->score = 0.9f;
     l->upside_down = p->upside_down;
@@ -91,7 +91,7 @@ static void scramble(struct page *p, unsigned seed)
     srand(seed);
     for (int i = p->r.n_lines - 1; i > 0; i--) {
         int j = rand() % (i + 1);
-        struct ocr_line t = p->r.lines[i];
+        struct ppocr_line t = p->r.lines[i];
         p->r.lines[i] = p->r.lines[j];
         p->r.lines[j] = t;
     }
@@ -99,7 +99,7 @@ static void scramble(struct page *p, unsigned seed)
 
 /* The page's text: lines joined by '\n', a blank line between paragraphs, "|" for a block
  * boundary at the start of a line's paragraph, tabs as "<TAB>". */
-static char *page_text(const struct ocr_result *r)
+static char *page_text(const struct ppocr_result *r)
 {
     size_t cap = 64;
     for (int i = 0; i < r->n_lines; i++)
@@ -122,7 +122,7 @@ static char *page_text(const struct ocr_result *r)
     return out;
 }
 
-static void check_spans(const struct ocr_result *r)
+static void check_spans(const struct ppocr_result *r)
 {
     int line = 0, par = 0;
     assert_true(r->n_blocks >= 1);
@@ -130,7 +130,7 @@ static void check_spans(const struct ocr_result *r)
         assert_int_equal(r->blocks[b].first, par);
         assert_true(r->blocks[b].count >= 1);
         for (int k = 0; k < r->blocks[b].count; k++, par++) {
-            const struct ocr_span *p = &r->paragraphs[par];
+            const struct ppocr_span *p = &r->paragraphs[par];
             assert_int_equal(p->first, line);
             assert_true(p->count >= 1);
             for (int i = p->first; i < p->first + p->count; i++)
@@ -198,7 +198,7 @@ static void test_two_columns_read_column_by_column(void **state)
         /* the title, each column and the footnote are blocks of their own */
         assert_int_equal(p.r.n_blocks, 4);
         free(t);
-        ocr_result_free(&p.r);
+        ppocr_result_free(&p.r);
     }
 }
 
@@ -239,7 +239,7 @@ static void test_a_line_run_into_the_gutter_stays_in_its_column(void **state)
         }
     assert_string_equal(t, want);
     free(t);
-    ocr_result_free(&p.r);
+    ppocr_result_free(&p.r);
 }
 
 static void test_skewed_two_columns(void **state)
@@ -252,7 +252,7 @@ static void test_skewed_two_columns(void **state)
         char *t = laid_out(&p);
         check_two_columns(t);
         free(t);
-        ocr_result_free(&p.r);
+        ppocr_result_free(&p.r);
     }
 }
 
@@ -265,7 +265,7 @@ static void test_upside_down_page_reads_first_line_first(void **state)
     char *t = laid_out(&p);
     check_two_columns(t);
     free(t);
-    ocr_result_free(&p.r);
+    ppocr_result_free(&p.r);
 }
 
 /* A receipt: a centred header, item rows with the price far right, label/value rows; upright, and
@@ -293,7 +293,7 @@ static void receipt(double angle)
                            "ROUNDING ADJUSTMENT :<TAB>0.00\nCASH<TAB>1<TAB>20.00\nTHANK YOU");
     free(t);
     /* a joined row: its words in order, its box around its segments, its score by characters */
-    const struct ocr_line *row = &p.r.lines[2];
+    const struct ppocr_line *row = &p.r.lines[2];
     assert_int_equal(row->n_words, 4);
     assert_string_equal(row->words[0].text, "CROCS");
     assert_string_equal(row->words[3].text, "20.00");
@@ -304,7 +304,7 @@ static void receipt(double angle)
     turn(&p, 440, 121, corner);
     assert_in_range(row->box[2][0], corner[0] - 2, corner[0] + 2);
     assert_in_range(row->box[2][1], corner[1] - 2, corner[1] + 2);
-    ocr_result_free(&p.r);
+    ppocr_result_free(&p.r);
 }
 
 static void test_receipt_rows_join_item_and_price(void **state)
@@ -334,7 +334,7 @@ static void test_near_segments_join_with_a_space(void **state)
     free(t);
     /* (9 * 1.0 + 15 * 0.5) / 24 */
     assert_float_equal(p.r.lines[0].score, (9 * 1.0 + 15 * 0.5) / 24, 1e-6);
-    ocr_result_free(&p.r);
+    ppocr_result_free(&p.r);
 }
 
 /* A gap in the text and a change of height start blocks; a first-line indent a paragraph. */
@@ -363,7 +363,7 @@ static void test_blocks_and_paragraphs(void **state)
     assert_int_equal(p.r.paragraphs[1].count, 3);
     assert_int_equal(p.r.paragraphs[2].first, 4);
     assert_int_equal(p.r.blocks[1].count, 2);
-    ocr_result_free(&p.r);
+    ppocr_result_free(&p.r);
 }
 
 /* Text running down the page keeps the pipeline's order, as one block. */
@@ -379,7 +379,7 @@ static void test_vertical_text_keeps_its_order(void **state)
     assert_string_equal(t, "first\nsecond\nthird");
     assert_int_equal(p.r.n_blocks, 1);
     free(t);
-    ocr_result_free(&p.r);
+    ppocr_result_free(&p.r);
 }
 
 static int compare_strings(const void *a, const void *b)
@@ -429,7 +429,7 @@ static void test_random_pages_keep_every_segment(void **state)
         }
         free(got);
         free(want);
-        ocr_result_free(&p.r);
+        ppocr_result_free(&p.r);
     }
 }
 
@@ -448,7 +448,7 @@ static void test_single_keeps_order(void **state)
     assert_int_equal(p.r.paragraphs[0].count, n);
     free(before);
     free(after);
-    ocr_result_free(&p.r);
+    ppocr_result_free(&p.r);
 }
 
 int main(void)

@@ -14,11 +14,11 @@
 #include "ocr/preprocess.h"
 #include "support/test_env.h"
 
-static void load_fixture(const char *name, struct ocr_image *img) {
+static void load_fixture(const char *name, struct ppocr_image *img) {
     char path[1024], err[256];
     snprintf(path, sizeof path, "%s/data/images/%s", test_data_dir(), name);
-    enum ocr_image_status st = ocr_image_load_file(path, OCR_ALPHA_IGNORE, img, err, sizeof err);
-    if (st != OCR_IMAGE_OK) fail_msg("%s", err);
+    enum ppocr_status st = ppocr_image_load_file(path, PPOCR_ALPHA_IGNORE, img, err, sizeof err);
+    if (st != PPOCR_OK) fail_msg("%s", err);
 }
 
 static int max_diff_u8(const uint8_t *a, const uint8_t *b, size_t n) {
@@ -67,7 +67,7 @@ static void test_crops_match_opencv(void **state) {
         printf("%s box %d: %dx%d%s, matrix max rel diff %.3g", name, cases, cw, ch, rotated ? " turned" : "", md);
         assert_true(md == 0); /* same LU, same operation order: bit-identical */
 
-        struct ocr_image src, want, got;
+        struct ppocr_image src, want, got;
         load_fixture(name, &src);
         load_fixture(out_name, &want);
         assert_int_equal(ocr_crop_box(&src, (const float(*)[2])box, &got), 0);
@@ -77,9 +77,9 @@ static void test_crops_match_opencv(void **state) {
         printf(", pixels max |diff| %d\n", d);
         assert_int_equal(d, 0);
         rotated_cases += rotated;
-        ocr_image_free(&src);
-        ocr_image_free(&want);
-        ocr_image_free(&got);
+        ppocr_image_free(&src);
+        ppocr_image_free(&want);
+        ppocr_image_free(&got);
         cases++;
     }
     fclose(f);
@@ -98,7 +98,7 @@ static void test_rec_cls_input_matches_reference(void **state) {
         char crop_name[256], rs_name[256];
         int th, tw, rw, used;
         assert_int_equal(sscanf(line, "norm %255s %d %d %d %255s%n", crop_name, &th, &tw, &rw, rs_name, &used), 5);
-        struct ocr_image crop, resized;
+        struct ppocr_image crop, resized;
         load_fixture(crop_name, &crop);
         load_fixture(rs_name, &resized);
         assert_int_equal(ocr_rec_resized_width(crop.width, crop.height, th, tw), rw);
@@ -130,8 +130,8 @@ static void test_rec_cls_input_matches_reference(void **state) {
         }
         assert_int_equal(n, 12);
         free(got);
-        ocr_image_free(&crop);
-        ocr_image_free(&resized);
+        ppocr_image_free(&crop);
+        ppocr_image_free(&resized);
         cases++;
     }
     fclose(f);
@@ -179,14 +179,14 @@ static void test_matrix_and_degenerate_boxes(void **state) {
 
     /* a box far outside a 2x2 image: every sample is the replicated border */
     uint8_t px[2 * 2 * 3] = {9, 9, 9, 9, 9, 9, 9, 9, 9, 200, 100, 50};
-    struct ocr_image tiny = {2, 2, px, 0}, crop;
+    struct ppocr_image tiny = {2, 2, px, 0}, crop;
     const float outside[4][2] = {{100, 100}, {140, 100}, {140, 120}, {100, 120}};
     assert_int_equal(ocr_crop_box(&tiny, outside, &crop), 0);
     assert_int_equal(crop.width, 40);
     assert_int_equal(crop.height, 20);
     for (int i = 0; i < 40 * 20; i++) assert_memory_equal(crop.bgr + 3 * i, px + 9, 3); /* bottom-right pixel */
-    ocr_image_free(&crop);
-    struct ocr_image empty = {0, 0, NULL, 0};
+    ppocr_image_free(&crop);
+    struct ppocr_image empty = {0, 0, NULL, 0};
     assert_int_equal(ocr_crop_box(&empty, outside, &crop), -1);
 }
 

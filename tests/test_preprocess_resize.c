@@ -16,11 +16,11 @@
 #include "ocr/preprocess.h"
 #include "support/test_env.h"
 
-static void load_fixture(const char *name, struct ocr_image *img) {
+static void load_fixture(const char *name, struct ppocr_image *img) {
     char path[1024], err[256];
     snprintf(path, sizeof path, "%s/data/images/%s", test_data_dir(), name);
-    enum ocr_image_status st = ocr_image_load_file(path, OCR_ALPHA_IGNORE, img, err, sizeof err);
-    if (st != OCR_IMAGE_OK) fail_msg("%s", err);
+    enum ppocr_status st = ppocr_image_load_file(path, PPOCR_ALPHA_IGNORE, img, err, sizeof err);
+    if (st != PPOCR_OK) fail_msg("%s", err);
 }
 
 /* Largest per-byte difference between two BGR buffers; prints where the first difference is. */
@@ -62,7 +62,7 @@ static void test_resize_matches_opencv(void **state) {
         char in_name[256], out_name[256];
         int dw, dh;
         assert_int_equal(sscanf(line, "resize %255s %d %d %255s", in_name, &dw, &dh, out_name), 4);
-        struct ocr_image src, want;
+        struct ppocr_image src, want;
         load_fixture(in_name, &src);
         load_fixture(out_name, &want);
         assert_int_equal(want.width, dw);
@@ -71,8 +71,8 @@ static void test_resize_matches_opencv(void **state) {
         assert_int_equal(ocr_resize_linear(src.bgr, src.width, src.height, got, dw, dh, 3), 0);
         assert_int_equal(max_diff(got, want.bgr, dw, dh, out_name), 0);
         free(got);
-        ocr_image_free(&src);
-        ocr_image_free(&want);
+        ppocr_image_free(&src);
+        ppocr_image_free(&want);
         cases++;
     }
     fclose(f);
@@ -133,7 +133,7 @@ static void test_det_preprocess_matches_reference(void **state) {
         char in_name[256], out_name[256];
         int sw, sh, dw, dh, used;
         assert_int_equal(sscanf(line, "det %255s %d %d %d %d %255s%n", in_name, &sw, &sh, &dw, &dh, out_name, &used), 6);
-        struct ocr_image src, want;
+        struct ppocr_image src, want;
         load_fixture(in_name, &src);
         load_fixture(out_name, &want);
         assert_int_equal(src.width, sw);
@@ -164,8 +164,8 @@ static void test_det_preprocess_matches_reference(void **state) {
         assert_int_equal(k, 12);
         free(got);
         free(ref);
-        ocr_image_free(&src);
-        ocr_image_free(&want);
+        ppocr_image_free(&src);
+        ppocr_image_free(&want);
         cases++;
     }
     fclose(f);
@@ -194,7 +194,7 @@ static void test_border_colour(void **state) {
     static const int sizes[][2] = {{1, 1}, {5, 3}, {7, 2}, {1, 9}, {33, 17}};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         int w = sizes[k][0], h = sizes[k][1];
-        struct ocr_image img = {0};
+        struct ppocr_image img = {0};
         img.width = w;
         img.height = h;
         img.bgr = malloc((size_t)w * h * 3);

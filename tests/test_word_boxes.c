@@ -88,16 +88,16 @@ static void expect_word(const int box[4][2], const float q[4][2], int start, dou
         assert_near(box[k], want[k], tol, names[k]);
 }
 
-static struct ocr_word *make_words(const struct ctc_text *t, const struct word_geometry *g, int want_n)
+static struct ppocr_word *make_words(const struct ctc_text *t, const struct word_geometry *g, int want_n)
 {
-    struct ocr_word *w;
+    struct ppocr_word *w;
     int n;
     assert_int_equal(ocr_words_make(t, g, &w, &n), 0);
     assert_int_equal(n, want_n);
     return w;
 }
 
-static void free_words(struct ocr_word *w, int n)
+static void free_words(struct ppocr_word *w, int n)
 {
     for (int i = 0; i < n; i++)
         free(w[i].text);
@@ -114,7 +114,7 @@ static void test_straight_line(void **state)
     const struct run runs[] = {{A, 10, 11}, {B, 12, 13}, {SPACE, 16, 17}, {A, 20, 22}, {SPACE, 26, 26}, {B, 40, 40}};
     struct ctc_text t = decode_runs(runs, 6, 80);
     assert_string_equal(t.text, "ab a b");
-    struct ocr_word *w = make_words(&t, &g, 3);
+    struct ppocr_word *w = make_words(&t, &g, 3);
     assert_string_equal(w[0].text, "ab");
     assert_string_equal(w[1].text, "a");
     assert_string_equal(w[2].text, "b");
@@ -144,7 +144,7 @@ static void test_close_words_meet_in_the_gap(void **state)
     const struct run runs[] = {{A, 0, 1}, {SPACE, 2, 2}, {B, 3, 4}, {A, 79, 79}};
     struct ctc_text t = decode_runs(runs, 4, 80);
     assert_string_equal(t.text, "a ba");
-    struct ocr_word *w = make_words(&t, &g, 2);
+    struct ppocr_word *w = make_words(&t, &g, 2);
     assert_int_equal(w[0].box[0][0], 0);
     /* halfway between step 2 (the end of "a") and step 3, 5 source pixels a step */
     assert_in_range(w[0].box[1][0], 12, 13);
@@ -163,7 +163,7 @@ static void test_padding_is_not_the_crop(void **state)
     assert_int_equal(g.resized_w, 240);
     const struct run runs[] = {{A, 5, 8}, {SPACE, 12, 12}, {B, 27, 31}};
     struct ctc_text t = decode_runs(runs, 3, 40);
-    struct ocr_word *w = make_words(&t, &g, 2);
+    struct ppocr_word *w = make_words(&t, &g, 2);
     const double px = 8.0 * 200 / 240; /* source pixels per step */
     double want0[2] = {10 + px * (5 - OCR_WORD_REACH_BEFORE), 20}, want1[2] = {10 + px * (9 + OCR_WORD_REACH_AFTER), 20};
     assert_near(w[0].box[0], want0, 0.51, "first word starts");
@@ -191,7 +191,7 @@ static void test_rotated_quad(void **state)
     assert_int_equal(g.rotate, 0);
     const struct run runs[] = {{A, 6, 9}, {SPACE, 12, 13}, {B, 20, 21}, {E_ACUTE, 22, 24}};
     struct ctc_text t = decode_runs(runs, 4, T);
-    struct ocr_word *w = make_words(&t, &g, 2);
+    struct ppocr_word *w = make_words(&t, &g, 2);
     assert_string_equal(w[1].text, "b\xc3\xa9");
     /* crop pixels per step, over the crop's width: the fraction of the quad */
     const double per_step = (double)input_w / T / g.resized_w;
@@ -214,7 +214,7 @@ static void test_tall_box_turned_and_flipped(void **state)
         struct word_geometry g = plan_geometry(q, flip, input_w);
         assert_int_equal(g.rotate, 1);
         assert_int_equal(g.resized_w, 360); /* 300 long, 40 high */
-        struct ocr_word *w = make_words(&t, &g, 3);
+        struct ppocr_word *w = make_words(&t, &g, 3);
         const double per_step = (double)input_w / T / g.resized_w, pitch = 4 * per_step;
         /* not flipped: the reading starts at the top-right corner (1); flipped, at the bottom-left (3) */
         const int start = flip ? 3 : 1;
@@ -235,7 +235,7 @@ static void test_flipped_line(void **state)
     struct word_geometry g = plan_geometry(q, 1, 640);
     const struct run runs[] = {{A, 30, 33}};
     struct ctc_text t = decode_runs(runs, 1, 80);
-    struct ocr_word *w = make_words(&t, &g, 1);
+    struct ppocr_word *w = make_words(&t, &g, 1);
     expect_word(w[0].box, q, 2, (30 - OCR_WORD_REACH_BEFORE) / 80.0, (34 + OCR_WORD_REACH_AFTER) / 80.0, 0.51);
     assert_true(w[0].box[0][0] > w[0].box[1][0]); /* read right to left in the image */
     free_words(w, 1);
@@ -254,7 +254,7 @@ static void test_perspective_quad(void **state)
     const struct run runs[] = {{A, 0, 3}, {B, 21, 24}, {SPACE, 10, 10}, {B, 11, 14}};
     /* a line of one word from the first step to the last */
     struct ctc_text t = decode_runs(runs, 2, T);
-    struct ocr_word *w = make_words(&t, &g, 1);
+    struct ppocr_word *w = make_words(&t, &g, 1);
     /* the crop is (int) its float size, so its far corners may fall a pixel short of the quad's */
     expect_word(w[0].box, q, 0, 0, 1, 1.5);
     free_words(w, 1);
@@ -289,7 +289,7 @@ static void test_cjk_characters_are_words(void **state)
                                {SPACE, 32, 32}, {E_ACUTE, 36, 37}, {ZH, 40, 41}};
     struct ctc_text t = decode_runs(runs, 8, 90);
     assert_string_equal(t.text, "\xe4\xb8\xad\xe5\x9b\xbd" "ab\xef\xbc\x8c \xc3\xa9\xe4\xb8\xad");
-    struct ocr_word *w = make_words(&t, &g, 6);
+    struct ppocr_word *w = make_words(&t, &g, 6);
     const char *want[6] = {"\xe4\xb8\xad", "\xe5\x9b\xbd", "ab", "\xef\xbc\x8c", "\xc3\xa9", "\xe4\xb8\xad"};
     for (int i = 0; i < 6; i++)
         assert_string_equal(w[i].text, want[i]);
@@ -333,7 +333,7 @@ static void test_no_words(void **state)
     const float q[4][2] = {{0, 0}, {400, 0}, {400, 30}, {0, 30}};
     struct word_geometry g = plan_geometry(q, 0, 640);
     struct ctc_text t = decode_runs(NULL, 0, 80);
-    struct ocr_word dummy, *w = &dummy;
+    struct ppocr_word dummy, *w = &dummy;
     int n = -1;
     assert_int_equal(ocr_words_make(&t, &g, &w, &n), 0);
     assert_int_equal(n, 0);

@@ -121,7 +121,7 @@ static int parse_shard(const char *s, int *k, int *n)
 int cli_parse_args(int argc, char **argv, struct cli_args *args)
 {
     memset(args, 0, sizeof(*args));
-    ocr_options_default(&args->ocr);
+    ppocr_options_default(&args->ocr);
     args->action = CLI_RUN;
     args->shard_index = args->shard_count = 1;
     args->pdf_dpi = CLI_PDF_DEFAULT_DPI;

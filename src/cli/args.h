@@ -2,7 +2,7 @@
 #ifndef PPOCR_CLI_ARGS_H
 #define PPOCR_CLI_ARGS_H
 
-#include "ocr/engine.h"
+#include "ppocr.h"
 
 enum cli_format { CLI_FORMAT_TEXT, CLI_FORMAT_JSON, CLI_FORMAT_TSV, CLI_FORMAT_HOCR, CLI_FORMAT_ALTO };
 enum cli_action { CLI_RUN, CLI_HELP, CLI_VERSION, CLI_LIST_DEVICES, CLI_SELF_CHECK, CLI_BENCH, CLI_BENCH_OPS };
@@ -17,7 +17,7 @@ struct cli_args {
     int bench_runs;               /* --bench-runs: timed runs per image (10) */
     int jobs;                     /* -j/--jobs: engines working at once; 0 = by device */
     double pdf_dpi;               /* --pdf-dpi: resolution PDF pages are rasterised at */
-    struct ocr_options ocr;
+    struct ppocr_options ocr;
     int n_inputs;
     char **inputs; /* points into argv */
 };

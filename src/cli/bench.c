@@ -14,9 +14,7 @@
 #include <unistd.h>
 
 #include "cli/output.h"
-#include "ocr/bench.h"
-#include "ocr/engine.h"
-#include "img/image.h"
+#include "ppocr.h"
 
 /* The bundled sample: in the source tree this binary was built from, or under the working folder. */
 static const char *sample_path(void)
@@ -56,7 +54,7 @@ static double median(const double *v, int n)
 }
 
 /* A white size x size page. */
-static int blank_page(int size, struct ocr_image *page)
+static int blank_page(int size, struct ppocr_image *page)
 {
     memset(page, 0, sizeof(*page));
     page->width = page->height = size;
@@ -68,7 +66,7 @@ static int blank_page(int size, struct ocr_image *page)
 }
 
 /* A 960x960 page made of two copies of the sample, so that the det net runs at its limit. */
-static int make_page(const struct ocr_image *sample, struct ocr_image *page)
+static int make_page(const struct ppocr_image *sample, struct ppocr_image *page)
 {
     const int size = 960;
     if (blank_page(size, page))
@@ -85,13 +83,13 @@ static int make_page(const struct ocr_image *sample, struct ocr_image *page)
     return 0;
 }
 
-static int is_ink(const struct ocr_image *img, int x, int y)
+static int is_ink(const struct ppocr_image *img, int x, int y)
 {
     const uint8_t *px = img->bgr + ((size_t)y * img->width + x) * 3;
     return px[0] < 128 || px[1] < 128 || px[2] < 128;
 }
 
-static int column_blank(const struct ocr_image *img, int x, int y0, int y1)
+static int column_blank(const struct ppocr_image *img, int x, int y0, int y1)
 {
     for (int y = y0; y < y1; y++)
         if (is_ink(img, x, y))
@@ -99,7 +97,7 @@ static int column_blank(const struct ocr_image *img, int x, int y0, int y1)
     return 1;
 }
 
-static int row_blank(const struct ocr_image *img, int y)
+static int row_blank(const struct ppocr_image *img, int y)
 {
     for (int x = 0; x < img->width; x++)
         if (is_ink(img, x, y))
@@ -110,7 +108,7 @@ static int row_blank(const struct ocr_image *img, int y)
 /* A 960x960 document page of about 30 lines of varied widths: the sample's text rows, each cut
  * after a word at one of several widths and indented by varying amounts, stacked at a document's
  * line pitch. A real page's lines fall into many widths, which is what recognition batches by. */
-static int make_document(const struct ocr_image *sample, struct ocr_image *page)
+static int make_document(const struct ppocr_image *sample, struct ppocr_image *page)
 {
     enum { SIZE = 960, MARGIN = 16, GAP = 3, MAX_ROWS = 64, WORD_GAP = 6 };
     int row0[MAX_ROWS], row1[MAX_ROWS], n_rows = 0;
@@ -174,19 +172,19 @@ static int make_document(const struct ocr_image *sample, struct ocr_image *page)
 
 struct bench_image {
     char name[256];
-    struct ocr_image img;
+    struct ppocr_image img;
     char *path; /* NULL for the generated page */
 };
 
 /* Runs `exe` once on `image` with the pipeline cache in `cache_dir`; returns wall ms or -1. */
 /* One run of an image through `engine` to its formatted result, as a caller would get it; *ms
  * is the wall time. Returns 0, or 1 after printing the reason. */
-static int run_to_result(struct ocr_engine *engine, const struct cli_args *args, const struct bench_image *image,
-                         struct ocr_result *res, double *ms)
+static int run_to_result(struct ppocr_engine *engine, const struct cli_args *args, const struct bench_image *image,
+                         struct ppocr_result *res, double *ms)
 {
     char err[1024];
     double t0 = now_ms();
-    if (ocr_engine_run(engine, &image->img, res, err, sizeof(err))) {
+    if (ppocr_engine_run(engine, &image->img, res, err, sizeof(err))) {
         fprintf(stderr, "ppocr-vk: %s: %s\n", image->name, err);
         return 1;
     }
@@ -301,7 +299,7 @@ int cli_bench(const struct cli_args *args, FILE *out)
     int runs = args->bench_runs > 0 ? args->bench_runs : 10;
     char err[1024];
     if (args->action == CLI_BENCH_OPS) {
-        if (ocr_bench_ops(&args->ocr, runs, out, err, sizeof(err))) {
+        if (ppocr_bench_ops(&args->ocr, runs, out, err, sizeof(err))) {
             fprintf(stderr, "ppocr-vk: %s\n", err);
             return 3;
         }
@@ -321,9 +319,9 @@ int cli_bench(const struct cli_args *args, FILE *out)
         snprintf(images[i].name, sizeof(images[i].name), "%s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
         int k = 0;
         for (; k < runs && k < 64; k++) {
-            struct ocr_image tmp;
+            struct ppocr_image tmp;
             double t0 = now_ms();
-            if (ocr_image_load_file(path, OCR_ALPHA_IGNORE, &tmp, err, sizeof(err)) != OCR_IMAGE_OK) {
+            if (ppocr_image_load_file(path, PPOCR_ALPHA_IGNORE, &tmp, err, sizeof(err)) != PPOCR_OK) {
                 fprintf(stderr, "ppocr-vk: %s\n", err);
                 rc = 1;
                 break;
@@ -332,7 +330,7 @@ int cli_bench(const struct cli_args *args, FILE *out)
             if (k == 0)
                 images[i].img = tmp;
             else
-                ocr_image_free(&tmp);
+                ppocr_image_free(&tmp);
         }
         if (rc)
             break;
@@ -351,65 +349,66 @@ int cli_bench(const struct cli_args *args, FILE *out)
         snprintf(images[2].name, sizeof(images[2].name), "generated 960x960 document");
     }
 
-    struct ocr_options opt = args->ocr;
+    struct ppocr_options opt = args->ocr;
     opt.profile = 1;
-    int err_kind;
-    struct ocr_engine *engine = rc ? NULL : ocr_engine_create(&opt, &err_kind, err, sizeof(err));
+    struct ppocr_engine *engine = NULL;
+    if (!rc)
+        ppocr_engine_create(&opt, &engine, err, sizeof(err));
     if (!rc && !engine) {
         fprintf(stderr, "ppocr-vk: %s\n", err);
         rc = 3;
     }
     if (engine)
-        fprintf(out, "device: %s; %d runs per image after one warm-up\n\n", ocr_engine_device(engine), runs);
-    struct ocr_engine *plain = NULL;
+        fprintf(out, "device: %s; %d runs per image after one warm-up\n\n", ppocr_engine_device(engine), runs);
+    struct ppocr_engine *plain = NULL;
     if (engine) {
         opt.profile = 0;
-        if (!(plain = ocr_engine_create(&opt, &err_kind, err, sizeof(err)))) {
+        if (ppocr_engine_create(&opt, &plain, err, sizeof(err))) {
             fprintf(stderr, "ppocr-vk: %s\n", err);
             rc = 3;
         }
     }
 
-    double *wall = calloc((size_t)runs * OCR_STAGE_COUNT, sizeof(double));
-    double *gpu = calloc((size_t)runs * OCR_STAGE_COUNT, sizeof(double));
+    double *wall = calloc((size_t)runs * PPOCR_STAGE_COUNT, sizeof(double));
+    double *gpu = calloc((size_t)runs * PPOCR_STAGE_COUNT, sizeof(double));
     double *total = calloc((size_t)runs, sizeof(double));
     if (!wall || !gpu || !total)
         rc = 1;
     for (int i = 0; i < n_images && rc == 0; i++) {
         int lines = 0;
         for (int r = -1; r < runs && rc == 0; r++) {
-            struct ocr_result res;
+            struct ppocr_result res;
             double t;
             if ((rc = run_to_result(engine, args, &images[i], &res, &t)))
                 break;
             lines = res.n_lines;
             if (r >= 0) {
                 total[r] = t;
-                for (int s = 0; s < OCR_STAGE_COUNT; s++) {
+                for (int s = 0; s < PPOCR_STAGE_COUNT; s++) {
                     wall[s * runs + r] = res.wall_ms[s];
                     gpu[s * runs + r] = res.gpu_ms[s];
                 }
             }
-            ocr_result_free(&res);
+            ppocr_result_free(&res);
         }
         if (rc)
             break;
         fprintf(out, "%s (%dx%d, %d lines)\n", images[i].name, images[i].img.width, images[i].img.height, lines);
         fprintf(out, "  %-10s %12s %12s\n", "stage", "wall ms", "GPU ms");
-        for (int s = 0; s < OCR_STAGE_COUNT; s++)
-            fprintf(out, "  %-10s %12.3f %12.3f\n", ocr_stage_name(s), median(wall + s * runs, runs),
+        for (int s = 0; s < PPOCR_STAGE_COUNT; s++)
+            fprintf(out, "  %-10s %12.3f %12.3f\n", ppocr_stage_name(s), median(wall + s * runs, runs),
                     median(gpu + s * runs, runs));
         fprintf(out, "  %-10s %12.3f\n", "end-to-end", median(total, runs));
         /* The stage timings cost a timestamp and a host clock reading per recording: the same
          * image again on an engine without them. */
         for (int r = -1; r < runs && rc == 0 && plain; r++) {
-            struct ocr_result res;
+            struct ppocr_result res;
             double t;
             if ((rc = run_to_result(plain, args, &images[i], &res, &t)))
                 break;
             if (r >= 0)
                 total[r] = t;
-            ocr_result_free(&res);
+            ppocr_result_free(&res);
         }
         if (rc == 0 && plain)
             fprintf(out, "  %-10s %12.3f   (no timestamps)\n", "end-to-end", median(total, runs));
@@ -422,40 +421,40 @@ int cli_bench(const struct cli_args *args, FILE *out)
         double t0 = now_ms();
         for (int r = 0; r < runs && rc == 0; r++)
             for (int i = 0; i < n_images && rc == 0; i++) {
-                struct ocr_image tmp, *img = &images[i].img;
+                struct ppocr_image tmp, *img = &images[i].img;
                 if (images[i].path) {
-                    if (ocr_image_load_file(images[i].path, OCR_ALPHA_IGNORE, &tmp, err, sizeof(err)) != OCR_IMAGE_OK) {
+                    if (ppocr_image_load_file(images[i].path, PPOCR_ALPHA_IGNORE, &tmp, err, sizeof(err)) != PPOCR_OK) {
                         rc = 1;
                         break;
                     }
                     img = &tmp;
                 }
-                struct ocr_result res;
-                rc = ocr_engine_run(plain, img, &res, err, sizeof(err)) ? 1 : 0;
+                struct ppocr_result res;
+                rc = ppocr_engine_run(plain, img, &res, err, sizeof(err)) ? 1 : 0;
                 if (rc == 0)
-                    ocr_result_free(&res);
+                    ppocr_result_free(&res);
                 if (images[i].path)
-                    ocr_image_free(&tmp);
+                    ppocr_image_free(&tmp);
                 done++;
             }
         double secs = (now_ms() - t0) / 1e3;
         fprintf(out, "throughput: %.2f images/s over %d images (one image in flight at a time)\n",
                 secs > 0 ? done / secs : 0, done);
-        struct ocr_engine_memory mem;
-        ocr_engine_memory(plain, &mem);
+        struct ppocr_engine_memory mem;
+        ppocr_engine_memory(plain, &mem);
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);
         fprintf(out, "peak device memory: %.1f MiB device-local pool, %.1f MiB staging pool; peak RSS %.1f MiB\n",
                 mem.device_peak / 1048576.0, mem.host_peak / 1048576.0, ru.ru_maxrss / 1024.0);
     }
-    ocr_engine_destroy(engine);
-    ocr_engine_destroy(plain);
+    ppocr_engine_destroy(engine);
+    ppocr_engine_destroy(plain);
     if (rc == 0) {
         const char *image = args->n_inputs ? args->inputs[0] : sample_path();
         print_cold_start(args, image, out);
     }
     for (int i = 0; i < n_images; i++)
-        ocr_image_free(&images[i].img);
+        ppocr_image_free(&images[i].img);
     free(images);
     free(wall);
     free(gpu);

@@ -55,7 +55,7 @@ static void line(uint8_t *rgb, int w, int h, int x0, int y0, int x1, int y1, int
     }
 }
 
-int cli_draw_boxes(const char *dir, const char *name, const struct ocr_image *img, const struct ocr_result *r,
+int cli_draw_boxes(const char *dir, const char *name, const struct ppocr_image *img, const struct ppocr_result *r,
                    char *err, size_t err_len)
 {
     size_t n = (size_t)img->width * img->height;

@@ -4,11 +4,11 @@
 
 #include <stddef.h>
 
-#include "ocr/engine.h"
+#include "ppocr.h"
 
 /* Writes DIR/NAME.png (through a temporary file and a rename, creating sub-folders): img with
  * every line's box outlined. Returns 0, or -1 with a one-line reason. */
-int cli_draw_boxes(const char *dir, const char *name, const struct ocr_image *img, const struct ocr_result *r,
+int cli_draw_boxes(const char *dir, const char *name, const struct ppocr_image *img, const struct ppocr_result *r,
                    char *err, size_t err_len);
 
 #endif

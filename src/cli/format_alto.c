@@ -27,7 +27,7 @@ static struct xml_box gap_box(const struct xml_word *a, const struct xml_word *z
     return xml_quad_box(q, width, height);
 }
 
-void cli_format_alto(struct cli_buf *b, const char *file, int page, const struct ocr_result *r)
+void cli_format_alto(struct cli_buf *b, const char *file, int page, const struct ppocr_result *r)
 {
     struct xml_page p;
     if (xml_page_init(&p, r)) {
@@ -67,14 +67,14 @@ void cli_format_alto(struct cli_buf *b, const char *file, int page, const struct
     for (int bi = 0; bi < p.n_blocks; bi++) {
         if (!xml_block_has_words(&p, bi))
             continue;
-        const struct ocr_span *block = &p.blocks[bi];
+        const struct ppocr_span *block = &p.blocks[bi];
         cli_buf_printf(b, "\t\t\t\t<ComposedBlock ID=\"cblock_%d_%d\" ", page_id, ++n_block);
         put_pos(b, xml_span_box(block, W, H));
         cli_buf_printf(b, ">\n");
         for (int pi = block->first; pi < block->first + block->count; pi++) {
             if (!xml_paragraph_has_words(&p, pi))
                 continue;
-            const struct ocr_span *par = &p.paragraphs[pi];
+            const struct ppocr_span *par = &p.paragraphs[pi];
             enum xml_dir dir = XML_DIR_NEUTRAL;
             for (int li = par->first; li < par->first + par->count && dir == XML_DIR_NEUTRAL; li++) {
                 const char *t = p.lines[li].line->text;

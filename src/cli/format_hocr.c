@@ -1,5 +1,5 @@
 /* hOCR in the form Tesseract 5 writes it (its hocrrenderer), so that tools made for Tesseract's
- * hOCR (OCRmyPDF, hocr-tools) read it: ocr_page > ocr_carea (a block) > ocr_par > ocr_line >
+ * hOCR (OCRmyPDF, hocr-tools) read it: ocr_page > ocr_carea (a block) > ocr_par > ppocr_line >
  * ocrx_word, ids numbered through the page, bbox corners in image pixels. No lang attribute: the
  * recogniser reads several scripts and does not know the language. */
 #include <math.h>
@@ -37,7 +37,7 @@ static void put_line_title(struct cli_buf *b, const struct xml_line *xl, struct 
     xml_put_num(b, height, 2);
 }
 
-static enum xml_dir paragraph_dir(const struct xml_page *p, const struct ocr_span *par)
+static enum xml_dir paragraph_dir(const struct xml_page *p, const struct ppocr_span *par)
 {
     for (int i = par->first; i < par->first + par->count; i++) {
         const char *t = p->lines[i].line->text;
@@ -48,7 +48,7 @@ static enum xml_dir paragraph_dir(const struct xml_page *p, const struct ocr_spa
     return XML_DIR_LTR;
 }
 
-void cli_format_hocr(struct cli_buf *b, const char *file, int page, const struct ocr_result *r)
+void cli_format_hocr(struct cli_buf *b, const char *file, int page, const struct ppocr_result *r)
 {
     struct xml_page p;
     if (xml_page_init(&p, r)) {
@@ -67,7 +67,7 @@ void cli_format_hocr(struct cli_buf *b, const char *file, int page, const struct
     cli_buf_printf(b, "</title>\n"
                       "  <meta http-equiv=\"Content-Type\" content=\"text/html;charset=utf-8\"/>\n"
                       "  <meta name='ocr-system' content='ppocr-vk %s' />\n"
-                      "  <meta name='ocr-capabilities' content='ocr_page ocr_carea ocr_par ocr_line ocrx_word"
+                      "  <meta name='ocr-capabilities' content='ocr_page ocr_carea ocr_par ppocr_line ocrx_word"
                       " ocrp_wconf ocrp_dir'/>\n"
                       " </head>\n"
                       " <body>\n",
@@ -81,14 +81,14 @@ void cli_format_hocr(struct cli_buf *b, const char *file, int page, const struct
     for (int bi = 0; bi < p.n_blocks; bi++) {
         if (!xml_block_has_words(&p, bi))
             continue;
-        const struct ocr_span *block = &p.blocks[bi];
+        const struct ppocr_span *block = &p.blocks[bi];
         cli_buf_printf(b, "   <div class='ocr_carea' id='block_%d_%d' title=\"", page_id, ++n_block);
         put_bbox(b, xml_span_box(block, r->width, r->height));
         cli_buf_printf(b, "\">\n");
         for (int pi = block->first; pi < block->first + block->count; pi++) {
             if (!xml_paragraph_has_words(&p, pi))
                 continue;
-            const struct ocr_span *par = &p.paragraphs[pi];
+            const struct ppocr_span *par = &p.paragraphs[pi];
             enum xml_dir dir = paragraph_dir(&p, par);
             cli_buf_printf(b, "    <p class='ocr_par'%s id='par_%d_%d' title=\"", dir == XML_DIR_RTL ? " dir='rtl'" : "",
                            page_id, ++n_par);
@@ -98,7 +98,7 @@ void cli_format_hocr(struct cli_buf *b, const char *file, int page, const struct
                 const struct xml_line *xl = &p.lines[li];
                 if (!xl->n_words)
                     continue;
-                cli_buf_printf(b, "     <span class='ocr_line' id='line_%d_%d' title=\"", page_id, ++n_line);
+                cli_buf_printf(b, "     <span class='ppocr_line' id='line_%d_%d' title=\"", page_id, ++n_line);
                 put_line_title(b, xl, xml_quad_box(xl->quad, r->width, r->height));
                 cli_buf_printf(b, "\">\n");
                 for (int wi = 0; wi < xl->n_words; wi++) {

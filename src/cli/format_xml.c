@@ -123,7 +123,7 @@ struct xml_box xml_quad_box(const xml_quad q, int width, int height)
                             clampi(lround(x1), 0, width), clampi(lround(y1), 0, height)};
 }
 
-struct xml_box xml_span_box(const struct ocr_span *s, int width, int height)
+struct xml_box xml_span_box(const struct ppocr_span *s, int width, int height)
 {
     struct xml_box box = {clampi(s->x0, 0, width), clampi(s->y0, 0, height), clampi(s->x1, 0, width),
                           clampi(s->y1, 0, height)};
@@ -215,7 +215,7 @@ static double dist(const int a[2], const int b[2])
  * wide turned a quarter counter-clockwise (PaddleOCR's get_rotate_crop_image, in
  * ocr_crop_plan_make), so its reading top-left is the box's top-right; upside_down turns it half
  * a turn more. */
-static void line_quad(const struct ocr_line *l, xml_quad q)
+static void line_quad(const struct ppocr_line *l, xml_quad q)
 {
     int w = (int)fmax(dist(l->box[0], l->box[1]), dist(l->box[2], l->box[3]));
     int h = (int)fmax(dist(l->box[0], l->box[3]), dist(l->box[1], l->box[2]));
@@ -235,13 +235,13 @@ static int is_space(char c)
 /* The engine's words; space_before from where each is found in the line's text. */
 static int engine_words(struct xml_line *xl)
 {
-    const struct ocr_line *l = xl->line;
+    const struct ppocr_line *l = xl->line;
     xl->words = calloc((size_t)l->n_words, sizeof(*xl->words));
     if (!xl->words)
         return -1;
     const char *cursor = l->text ? l->text : "";
     for (int i = 0; i < l->n_words; i++) {
-        const struct ocr_word *w = &l->words[i];
+        const struct ppocr_word *w = &l->words[i];
         if (!w->text || !w->text[0])
             continue;
         struct xml_word *o = &xl->words[xl->n_words];
@@ -315,7 +315,7 @@ static int fallback_words(struct xml_line *xl)
     return 0;
 }
 
-static int spans_cover(const struct ocr_span *s, int n, int total)
+static int spans_cover(const struct ppocr_span *s, int n, int total)
 {
     if (!s || n < 1)
         return 0;
@@ -328,7 +328,7 @@ static int spans_cover(const struct ocr_span *s, int n, int total)
     return next == total;
 }
 
-int xml_page_init(struct xml_page *p, const struct ocr_result *r)
+int xml_page_init(struct xml_page *p, const struct ppocr_result *r)
 {
     memset(p, 0, sizeof(*p));
     p->r = r;
@@ -357,7 +357,7 @@ int xml_page_init(struct xml_page *p, const struct ocr_result *r)
         p->n_blocks = r->n_blocks;
         return 0;
     }
-    struct ocr_span all = {0, n_lines, 0, 0, 0, 0};
+    struct ppocr_span all = {0, n_lines, 0, 0, 0, 0};
     for (int i = 0; i < n_lines; i++)
         for (int k = 0; k < 4; k++) {
             const int *pt = r->lines[i].box[k];
@@ -390,7 +390,7 @@ void xml_page_free(struct xml_page *p)
 
 int xml_paragraph_has_words(const struct xml_page *p, int paragraph)
 {
-    const struct ocr_span *s = &p->paragraphs[paragraph];
+    const struct ppocr_span *s = &p->paragraphs[paragraph];
     for (int i = s->first; i < s->first + s->count; i++)
         if (p->lines[i].n_words)
             return 1;
@@ -399,7 +399,7 @@ int xml_paragraph_has_words(const struct xml_page *p, int paragraph)
 
 int xml_block_has_words(const struct xml_page *p, int block)
 {
-    const struct ocr_span *s = &p->blocks[block];
+    const struct ppocr_span *s = &p->blocks[block];
     for (int i = s->first; i < s->first + s->count; i++)
         if (xml_paragraph_has_words(p, i))
             return 1;

@@ -7,12 +7,12 @@
 #include <stddef.h>
 
 #include "cli/output.h"
-#include "ocr/engine.h"
+#include "ppocr.h"
 
 /* One complete XHTML hOCR document (Tesseract's form) / ALTO 4.4 document for one image. page:
  * the page's number (from 1) in a document, 0 for an image file. */
-void cli_format_hocr(struct cli_buf *b, const char *file, int page, const struct ocr_result *r);
-void cli_format_alto(struct cli_buf *b, const char *file, int page, const struct ocr_result *r);
+void cli_format_hocr(struct cli_buf *b, const char *file, int page, const struct ppocr_result *r);
+void cli_format_alto(struct cli_buf *b, const char *file, int page, const struct ppocr_result *r);
 
 /* Text for XML content and attribute values (quoted with ' or "): markup characters and tab,
  * newline, carriage return as references, bytes that are not well-formed UTF-8 and characters
@@ -29,7 +29,7 @@ struct xml_box {
     int x0, y0, x1, y1;
 };
 struct xml_box xml_quad_box(const xml_quad q, int width, int height);
-struct xml_box xml_span_box(const struct ocr_span *s, int width, int height);
+struct xml_box xml_span_box(const struct ppocr_span *s, int width, int height);
 /* The quarter turn (0, 90, 180 or 270 degrees counter-clockwise) nearest to the direction a quad
  * is read in. */
 int xml_quad_turn(const xml_quad q);
@@ -46,7 +46,7 @@ struct xml_word {
 };
 
 struct xml_line {
-    const struct ocr_line *line;
+    const struct ppocr_line *line;
     xml_quad quad;
     int n_words; /* 0: nothing to write (a line without text) */
     struct xml_word *words;
@@ -55,16 +55,16 @@ struct xml_line {
 /* The page as the formats walk it: the result's paragraphs and blocks when they cover its lines
  * in order, else one block of one paragraph around all of them. */
 struct xml_page {
-    const struct ocr_result *r;
+    const struct ppocr_result *r;
     int n_lines;
     struct xml_line *lines; /* one per line of the result */
     int n_paragraphs, n_blocks;
-    const struct ocr_span *paragraphs, *blocks;
-    struct ocr_span one_paragraph, one_block;
+    const struct ppocr_span *paragraphs, *blocks;
+    struct ppocr_span one_paragraph, one_block;
 };
 
 /* Returns 0, or -1 when out of memory. */
-int xml_page_init(struct xml_page *p, const struct ocr_result *r);
+int xml_page_init(struct xml_page *p, const struct ppocr_result *r);
 void xml_page_free(struct xml_page *p);
 /* Whether a paragraph / block has any word to write. */
 int xml_paragraph_has_words(const struct xml_page *p, int paragraph);

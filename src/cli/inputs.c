@@ -1,6 +1,6 @@
 #include "cli/inputs.h"
 #include "cli/pdf.h"
-#include "img/image.h"
+#include "ppocr.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -136,11 +136,11 @@ static int scan_dir(const char *dir, const char *rel, struct cli_item_list *list
                     added = sub < 0 ? -1 : added + sub;
                 }
             } else if (S_ISREG(st.st_mode) &&
-                       (ocr_image_has_known_extension(names[i]) || cli_pdf_is_pdf_name(names[i]))) {
+                       (ppocr_image_has_known_extension(names[i]) || cli_pdf_is_pdf_name(names[i]))) {
                 int sub = push_file(list, path, relpath);
                 added = sub < 0 ? -1 : added + sub;
             }
-        } else if (ocr_image_has_known_extension(names[i]) || cli_pdf_is_pdf_name(names[i])) {
+        } else if (ppocr_image_has_known_extension(names[i]) || cli_pdf_is_pdf_name(names[i])) {
             /* an image name that cannot be looked at (a dangling link): reported, not skipped */
             char msg[512];
             snprintf(msg, sizeof(msg), "%s", errno == ENOENT ? "no such file (a dangling link?)" : strerror(errno));

@@ -14,8 +14,7 @@
 #include "cli/pdf.h"
 #include "cli/stream.h"
 #include "cli/workers.h"
-#include "ocr/engine.h"
-#include "img/image.h"
+#include "ppocr.h"
 
 enum { EXIT_ALL_OK = 0, EXIT_SOME_FAILED = 1, EXIT_USAGE = 2, EXIT_NO_DEVICE_OR_MODELS = 3 };
 
@@ -54,15 +53,15 @@ static void progress(int done, int total)
 /* Decodes one item: a file, or image bytes on stdin. Alpha is flattened so that text drawn only
  * in the alpha channel stays visible, except in --paddle-parity, which drops it as cv2.imread.
  * Returns 0, -1 (reason in err), or 1 when a stop signal ended the read of stdin. */
-static int load_item(const struct cli_item *item, int parity, struct ocr_image *img, char *err, size_t err_len)
+static int load_item(const struct cli_item *item, int parity, struct ppocr_image *img, char *err, size_t err_len)
 {
-    enum ocr_alpha_mode alpha = parity ? OCR_ALPHA_IGNORE : OCR_ALPHA_FLATTEN;
+    enum ppocr_alpha_mode alpha = parity ? PPOCR_ALPHA_IGNORE : PPOCR_ALPHA_FLATTEN;
     if (strcmp(item->path, "-") != 0)
-        return ocr_image_load_file(item->path, alpha, img, err, err_len) == OCR_IMAGE_OK ? 0 : -1;
-    /* read here, not by ocr_image_load_fd, which reads on through signals until the end of input */
+        return ppocr_image_load_file(item->path, alpha, img, err, err_len) == PPOCR_OK ? 0 : -1;
+    /* read here, not by ppocr_image_load_fd, which reads on through signals until the end of input */
     char *data;
     size_t size;
-    int rc = cli_read_stream(STDIN_FILENO, "stdin", (size_t)OCR_IMAGE_MAX_FILE_BYTES, &stop_requested, &data, &size,
+    int rc = cli_read_stream(STDIN_FILENO, "stdin", (size_t)PPOCR_IMAGE_MAX_FILE_BYTES, &stop_requested, &data, &size,
                              err, err_len);
     if (rc)
         return rc;
@@ -71,7 +70,7 @@ static int load_item(const struct cli_item *item, int parity, struct ocr_image *
         free(data);
         return -1;
     }
-    rc = ocr_image_load_memory(data, size, "stdin", alpha, img, err, err_len) == OCR_IMAGE_OK ? 0 : -1;
+    rc = ppocr_image_load_memory(data, size, "stdin", alpha, img, err, err_len) == PPOCR_OK ? 0 : -1;
     free(data);
     return rc;
 }
@@ -93,14 +92,14 @@ struct outcome {
 struct run {
     const struct cli_args *args;
     struct cli_item_list items;
-    struct ocr_engine **engines; /* one per worker */
+    struct ppocr_engine **engines; /* one per worker */
     struct outcome *outcomes;
     int text_headers, show_progress;
     int failed, output_broken;
 };
 
 /* Decodes, recognises, draws and formats item i on `engine`; writes nothing. */
-static void process_item(struct run *run, struct ocr_engine *engine, int i)
+static void process_item(struct run *run, struct ppocr_engine *engine, int i)
 {
     const struct cli_args *args = run->args;
     const struct cli_item *item = &run->items.items[i];
@@ -116,7 +115,7 @@ static void process_item(struct run *run, struct ocr_engine *engine, int i)
         o->failed = 1;
         return;
     }
-    struct ocr_image img;
+    struct ppocr_image img;
     int loaded = item->page ? cli_pdf_load_page(item->path, item->page, args->pdf_dpi, file, &img, err, sizeof(err))
                             : load_item(item, args->ocr.paddle_parity, &img, err, sizeof(err));
     if (loaded > 0) {
@@ -128,13 +127,13 @@ static void process_item(struct run *run, struct ocr_engine *engine, int i)
         o->failed = 1;
         return;
     }
-    struct ocr_result result;
-    int rc = ocr_engine_run(engine, &img, &result, err, sizeof(err));
+    struct ppocr_result result;
+    int rc = ppocr_engine_run(engine, &img, &result, err, sizeof(err));
     if (rc == 0 && args->draw_dir && cli_draw_boxes(args->draw_dir, item->name, &img, &result, err, sizeof(err))) {
         cli_buf_printf(&o->errs, "ppocr-vk: %s: %s\n", file, err);
         o->failed = 1;
     }
-    ocr_image_free(&img);
+    ppocr_image_free(&img);
     if (rc) {
         cli_buf_printf(&o->errs, "ppocr-vk: %s: %s\n", file, err);
         o->failed = 1;
@@ -142,8 +141,8 @@ static void process_item(struct run *run, struct ocr_engine *engine, int i)
     }
     if (args->ocr.profile) {
         cli_buf_printf(&o->errs, "profile %s:", file);
-        for (int s = 0; s < OCR_STAGE_COUNT; s++)
-            cli_buf_printf(&o->errs, " %s %.2f/%.2f ms", ocr_stage_name(s), result.wall_ms[s], result.gpu_ms[s]);
+        for (int s = 0; s < PPOCR_STAGE_COUNT; s++)
+            cli_buf_printf(&o->errs, " %s %.2f/%.2f ms", ppocr_stage_name(s), result.wall_ms[s], result.gpu_ms[s]);
         cli_buf_printf(&o->errs, " (wall/gpu)\n");
     }
     if (args->format == CLI_FORMAT_TSV && args->output_dir)
@@ -151,7 +150,7 @@ static void process_item(struct run *run, struct ocr_engine *engine, int i)
     if (run->text_headers)
         cli_buf_printf(&o->out, "%s==> %s <==\n", i ? "\n" : "", file);
     cli_format_result(&o->out, args, item->path, item->page, &result);
-    ocr_result_free(&result);
+    ppocr_result_free(&result);
     if (o->out.failed) {
         cli_buf_printf(&o->errs, "ppocr-vk: %s: out of memory formatting the result\n", file);
         o->failed = 1;
@@ -194,8 +193,7 @@ static int worker_init(void *ctx, int worker)
     if (run->engines[worker])
         return 0;
     char err[1024];
-    int err_kind;
-    run->engines[worker] = ocr_engine_create_sibling(run->engines[0], &err_kind, err, sizeof(err));
+    ppocr_engine_create_sibling(run->engines[0], &run->engines[worker], err, sizeof(err));
     if (!run->engines[worker]) {
         fprintf(stderr, "ppocr-vk: worker %d goes without an engine: %s\n", worker + 1, err);
         return -1;
@@ -232,8 +230,8 @@ static int job_count(const struct run *run)
             return 1;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int discrete = cores >= 16 ? 16 : cores >= 2 ? (int)cores : 2;
-    const int by_class[] = {[OCR_DEVICE_CPU] = 1, [OCR_DEVICE_DISCRETE_GPU] = discrete, [OCR_DEVICE_OTHER_GPU] = 2};
-    int jobs = run->args->jobs ? run->args->jobs : by_class[ocr_engine_device_class(run->engines[0])];
+    const int by_class[] = {[PPOCR_DEVICE_CPU] = 1, [PPOCR_DEVICE_DISCRETE_GPU] = discrete, [PPOCR_DEVICE_OTHER_GPU] = 2};
+    int jobs = run->args->jobs ? run->args->jobs : by_class[ppocr_engine_device_class(run->engines[0])];
     return jobs < run->items.n ? jobs : run->items.n;
 }
 
@@ -251,26 +249,26 @@ static int run_ocr(const struct cli_args *args)
     cli_keep_shard(&run.items, args->shard_index, args->shard_count);
 
     char err[1024];
-    int err_kind = 0;
-    struct ocr_engine *first = ocr_engine_create(&args->ocr, &err_kind, err, sizeof(err));
+    struct ppocr_engine *first;
+    const enum ppocr_status status = ppocr_engine_create(&args->ocr, &first, err, sizeof(err));
     if (!first) {
         fprintf(stderr, "ppocr-vk: %s\n", err);
         cli_free_items(&run.items);
-        return err_kind ? EXIT_NO_DEVICE_OR_MODELS : EXIT_SOME_FAILED;
+        return status == PPOCR_ERR_NO_DEVICE || status == PPOCR_ERR_MODELS ? EXIT_NO_DEVICE_OR_MODELS : EXIT_SOME_FAILED;
     }
     if (args->ocr.profile) {
-        struct ocr_engine_startup st;
-        ocr_engine_startup(first, &st);
+        struct ppocr_engine_startup st;
+        ppocr_engine_startup(first, &st);
         fprintf(stderr, "profile startup: models %.2f ms device %.2f ms nets %.2f ms other %.2f ms\n", st.models_ms,
                 st.device_ms, st.nets_ms, st.other_ms);
     }
     run.engines = &first;
     int jobs = job_count(&run);
-    struct ocr_engine **engines = calloc((size_t)jobs, sizeof(*engines));
+    struct ppocr_engine **engines = calloc((size_t)jobs, sizeof(*engines));
     run.outcomes = calloc((size_t)run.items.n + 1, sizeof(*run.outcomes));
     if (!engines || !run.outcomes) {
         fprintf(stderr, "ppocr-vk: out of memory\n");
-        ocr_engine_destroy(first);
+        ppocr_engine_destroy(first);
         free(engines);
         free(run.outcomes);
         cli_free_items(&run.items);
@@ -309,7 +307,7 @@ static int run_ocr(const struct cli_args *args)
         interrupted();
 
     for (int i = jobs; i-- > 0;) /* the siblings before the first, whose device they share */
-        ocr_engine_destroy(engines[i]);
+        ppocr_engine_destroy(engines[i]);
     free(engines);
     for (int i = 0; i < run.items.n; i++) { /* outcomes never written (output broken) */
         cli_buf_free(&run.outcomes[i].out);
@@ -342,13 +340,13 @@ int main(int argc, char **argv)
         printf("ppocr-vk %s\n", PPOCR_VERSION);
         break;
     case CLI_LIST_DEVICES:
-        if (ocr_list_devices(stdout, err, sizeof(err)) < 0) {
+        if (ppocr_list_devices(stdout, err, sizeof(err)) < 0) {
             fprintf(stderr, "ppocr-vk: %s\n", err);
             rc = EXIT_NO_DEVICE_OR_MODELS;
         }
         break;
     case CLI_SELF_CHECK:
-        if (ocr_self_check(&args.ocr, stdout, err, sizeof(err))) {
+        if (ppocr_self_check(&args.ocr, stdout, err, sizeof(err))) {
             fprintf(stderr, "ppocr-vk: self-check failed: %s\n", err);
             rc = EXIT_NO_DEVICE_OR_MODELS;
         }

@@ -93,7 +93,7 @@ static void put_json_quad(struct cli_buf *b, const int q[4][2])
 }
 
 static void format_json(struct cli_buf *b, const struct cli_args *args, const char *file, int page,
-                        const struct ocr_result *r)
+                        const struct ppocr_result *r)
 {
     cli_buf_printf(b, "{\"file\":");
     put_json_string(b, file);
@@ -101,7 +101,7 @@ static void format_json(struct cli_buf *b, const struct cli_args *args, const ch
         cli_buf_printf(b, ",\"page\":%d", page);
     cli_buf_printf(b, ",\"width\":%d,\"height\":%d,\"lines\":[", r->width, r->height);
     for (int i = 0; i < r->n_lines; i++) {
-        const struct ocr_line *l = &r->lines[i];
+        const struct ppocr_line *l = &r->lines[i];
         cli_buf_printf(b, "%s{\"text\":", i ? "," : "");
         put_json_string(b, l->text);
         cli_buf_printf(b, ",\"score\":%.5f,\"box\":", l->score);
@@ -119,10 +119,10 @@ static void format_json(struct cli_buf *b, const struct cli_args *args, const ch
     /* the structure over the lines: blocks of paragraphs of lines, by their index in "lines" */
     cli_buf_printf(b, "],\"blocks\":[");
     for (int k = 0; k < r->n_blocks; k++) {
-        const struct ocr_span *bl = &r->blocks[k];
+        const struct ppocr_span *bl = &r->blocks[k];
         cli_buf_printf(b, "%s{\"bbox\":[%d,%d,%d,%d],\"paragraphs\":[", k ? "," : "", bl->x0, bl->y0, bl->x1, bl->y1);
         for (int p = bl->first; p < bl->first + bl->count; p++) {
-            const struct ocr_span *par = &r->paragraphs[p];
+            const struct ppocr_span *par = &r->paragraphs[p];
             cli_buf_printf(b, "%s{\"bbox\":[%d,%d,%d,%d],\"lines\":[", p > bl->first ? "," : "", par->x0, par->y0,
                            par->x1, par->y1);
             for (int i = par->first; i < par->first + par->count; i++)
@@ -134,8 +134,8 @@ static void format_json(struct cli_buf *b, const struct cli_args *args, const ch
     cli_buf_printf(b, "]");
     if (args->ocr.profile) {
         cli_buf_printf(b, ",\"timings_ms\":{");
-        for (int s = 0; s < OCR_STAGE_COUNT; s++)
-            cli_buf_printf(b, "%s\"%s\":{\"wall\":%.3f,\"gpu\":%.3f}", s ? "," : "", ocr_stage_name(s),
+        for (int s = 0; s < PPOCR_STAGE_COUNT; s++)
+            cli_buf_printf(b, "%s\"%s\":{\"wall\":%.3f,\"gpu\":%.3f}", s ? "," : "", ppocr_stage_name(s),
                            r->wall_ms[s], r->gpu_ms[s]);
         cli_buf_printf(b, "}");
     }
@@ -143,7 +143,7 @@ static void format_json(struct cli_buf *b, const struct cli_args *args, const ch
 }
 
 void cli_format_result(struct cli_buf *b, const struct cli_args *args, const char *file, int page,
-                       const struct ocr_result *r)
+                       const struct ppocr_result *r)
 {
     switch (args->format) {
     case CLI_FORMAT_HOCR:
@@ -157,7 +157,7 @@ void cli_format_result(struct cli_buf *b, const struct cli_args *args, const cha
         break;
     case CLI_FORMAT_TSV:
         for (int i = 0; i < r->n_lines; i++) {
-            const struct ocr_line *l = &r->lines[i];
+            const struct ppocr_line *l = &r->lines[i];
             put_tsv_field(b, file);
             if (page) /* a page of a PDF: "doc.pdf#3", the number after the last '#' */
                 cli_buf_printf(b, "#%d", page);
@@ -171,7 +171,7 @@ void cli_format_result(struct cli_buf *b, const struct cli_args *args, const cha
         break;
     case CLI_FORMAT_TEXT:
         for (int i = 0, par = 0; i < r->n_lines; i++) {
-            const struct ocr_line *l = &r->lines[i];
+            const struct ppocr_line *l = &r->lines[i];
             /* plain text: a blank line between paragraphs (and so between blocks); with --boxes
              * every output line stays one record */
             for (; par < r->n_paragraphs && i >= r->paragraphs[par].first + r->paragraphs[par].count; par++)

@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "cli/args.h"
-#include "ocr/engine.h"
+#include "ppocr.h"
 
 struct cli_buf {
     char *data;
@@ -22,7 +22,7 @@ void cli_format_tsv_header(struct cli_buf *b);
 /* One image's result in the chosen format. page: the page's number (from 1) when the image is a
  * page of a document (a PDF), 0 otherwise. */
 void cli_format_result(struct cli_buf *b, const struct cli_args *args, const char *file, int page,
-                       const struct ocr_result *r);
+                       const struct ppocr_result *r);
 /* File extension of the format: "txt", "json", "tsv", "hocr" or "xml" (ALTO). */
 const char *cli_format_extension(enum cli_format format);
 

@@ -256,14 +256,14 @@ static double fitting_dpi(double w_pt, double h_pt, double dpi)
         return dpi;
     for (int tries = 0; tries < 1000; tries++) {
         double w = ceil(w_pt * dpi / 72), h = ceil(h_pt * dpi / 72);
-        if (w <= OCR_IMAGE_MAX_SIDE && h <= OCR_IMAGE_MAX_SIDE && w * h <= (double)OCR_IMAGE_MAX_PIXELS)
+        if (w <= PPOCR_IMAGE_MAX_SIDE && h <= PPOCR_IMAGE_MAX_SIDE && w * h <= (double)PPOCR_IMAGE_MAX_PIXELS)
             break;
         dpi *= 0.99;
     }
     return dpi;
 }
 
-int cli_pdf_load_page(const char *path, int page, double dpi, const char *label, struct ocr_image *img, char *err,
+int cli_pdf_load_page(const char *path, int page, double dpi, const char *label, struct ppocr_image *img, char *err,
                       size_t err_len)
 {
     char dir[SCRATCH_LEN], arg[PATH_MAX], root[PATH_MAX], reason[256], buf[65536];
@@ -322,7 +322,7 @@ int cli_pdf_load_page(const char *path, int page, double dpi, const char *label,
         snprintf(err, err_len, "%s: cannot rasterise the page: %s", label, reason);
         goto done;
     }
-    rc = ocr_image_load_fd(fd, label, OCR_ALPHA_IGNORE, img, err, err_len) == OCR_IMAGE_OK ? 0 : -1;
+    rc = ppocr_image_load_fd(fd, label, PPOCR_ALPHA_IGNORE, img, err, err_len) == PPOCR_OK ? 0 : -1;
     close(fd);
 done:
     scratch_remove(dir);

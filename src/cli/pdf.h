@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "img/image.h"
+#include "ppocr.h"
 
 #define CLI_PDF_DEFAULT_DPI 300
 
@@ -22,7 +22,7 @@ int cli_pdf_page_count(const char *path, int *pages, char *err, size_t err_len);
 /* Rasterises page `page` (from 1) at `dpi`, lowered where the page would pass the image loader's
  * limits, and decodes it. `label` names the page in messages ("doc.pdf page 3"). Returns 0, or -1
  * with a one-line reason that begins with the label. */
-int cli_pdf_load_page(const char *path, int page, double dpi, const char *label, struct ocr_image *img, char *err,
+int cli_pdf_load_page(const char *path, int page, double dpi, const char *label, struct ppocr_image *img, char *err,
                       size_t err_len);
 
 #endif

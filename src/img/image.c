@@ -22,7 +22,7 @@ static int is_unsupported_reason(const char *r) {
 }
 
 /* Turns a failure of stb_image into a status and message. */
-static enum ocr_image_status stb_failure(enum image_format fmt, const char *name,
+static enum ppocr_status stb_failure(enum image_format fmt, const char *name,
                                          const char *stage, char *err, size_t err_len) {
     /* stb_image puts the bytes of an unknown chunk type into its reason: keep the message one printable line */
     char r[64];
@@ -32,19 +32,19 @@ static enum ocr_image_status stb_failure(enum image_format fmt, const char *name
     const char *f = image_format_name(fmt);
     if (strcmp(r, "outofmem") == 0) {
         snprintf(err, err_len, "%s: out of memory decoding the %s", name, f);
-        return OCR_IMAGE_ERR_NO_MEMORY;
+        return PPOCR_ERR_NO_MEMORY;
     }
     if (strcmp(r, "too large") == 0) {
         snprintf(err, err_len, "%s: %s too large to decode (the limit is %d pixels a side)", name, f,
-                 OCR_IMAGE_MAX_SIDE);
-        return OCR_IMAGE_ERR_TOO_LARGE;
+                 PPOCR_IMAGE_MAX_SIDE);
+        return PPOCR_ERR_TOO_LARGE;
     }
     if (is_unsupported_reason(r)) {
         snprintf(err, err_len, "%s: unsupported %s variant (%s)", name, f, r);
-        return OCR_IMAGE_ERR_UNSUPPORTED;
+        return PPOCR_ERR_UNSUPPORTED;
     }
     snprintf(err, err_len, "%s: corrupt %s %s (%s)", name, f, stage, r);
-    return OCR_IMAGE_ERR_CORRUPT;
+    return PPOCR_ERR_CORRUPT;
 }
 
 /* Where output pixel (x, y) comes from in the stored image, for each EXIF orientation:
@@ -121,9 +121,9 @@ static void to_bgr(const uint8_t *pix, int w, int h, int n, int orientation, str
 
 /* Whether w x h is over the documented limits; if so, err says so. */
 static int too_large(unsigned long long w, unsigned long long h, const char *name, char *err, size_t err_len) {
-    if (w <= OCR_IMAGE_MAX_SIDE && h <= OCR_IMAGE_MAX_SIDE && w * h <= (unsigned long long)OCR_IMAGE_MAX_PIXELS) return 0;
+    if (w <= PPOCR_IMAGE_MAX_SIDE && h <= PPOCR_IMAGE_MAX_SIDE && w * h <= (unsigned long long)PPOCR_IMAGE_MAX_PIXELS) return 0;
     snprintf(err, err_len, "%s: image too large (%llux%llu; the limit is %lld pixels and %d a side)", name, w, h,
-             OCR_IMAGE_MAX_PIXELS, OCR_IMAGE_MAX_SIDE);
+             PPOCR_IMAGE_MAX_PIXELS, PPOCR_IMAGE_MAX_SIDE);
     return 1;
 }
 
@@ -144,43 +144,43 @@ struct header {
 
 /* A JPEG's header checks: the marker walk (frame size against the limits, variant, truncation),
  * then libjpeg's own header parse. */
-static enum ocr_image_status check_jpeg_header(const uint8_t *p, size_t size, const char *name, struct header *hd,
+static enum ppocr_status check_jpeg_header(const uint8_t *p, size_t size, const char *name, struct header *hd,
                                                char *err, size_t err_len) {
     struct jpeg_frame frame;
     enum jpeg_walk_result walk = jpeg_walk(p, size, &hd->orientation, &frame);
     if (walk == JPEG_WALK_BAD_HUFFMAN)
-        return FAIL(OCR_IMAGE_ERR_CORRUPT, "%s: corrupt JPEG header (bad Huffman table)", name);
+        return FAIL(PPOCR_ERR_CORRUPT, "%s: corrupt JPEG header (bad Huffman table)", name);
     int sof = frame.marker;
     if (sof && sof != 0xC0 && sof != 0xC1 && sof != 0xC2)
-        return FAIL(OCR_IMAGE_ERR_UNSUPPORTED, "%s: unsupported JPEG variant (SOF%d: %s)", name, sof - 0xC0,
+        return FAIL(PPOCR_ERR_UNSUPPORTED, "%s: unsupported JPEG variant (SOF%d: %s)", name, sof - 0xC0,
                     sof >= 0xC9 && sof != 0xCB ? "arithmetic coding" : "lossless or hierarchical coding");
     /* the frame header's claim, before libjpeg allocates anything for it (even when the rest is missing) */
     if (sof && too_large((unsigned long long)frame.width, (unsigned long long)frame.height, name, err, err_len))
-        return OCR_IMAGE_ERR_TOO_LARGE;
+        return PPOCR_ERR_TOO_LARGE;
     if (walk == JPEG_WALK_TRUNCATED && !sof)
-        return FAIL(OCR_IMAGE_ERR_TRUNCATED, "%s: truncated JPEG (the data ends inside the header)", name);
-    enum ocr_image_status st = libjpeg_decode(p, size, name, &hd->w, &hd->h, NULL, err, err_len);
-    if (st != OCR_IMAGE_OK) return st;
+        return FAIL(PPOCR_ERR_TRUNCATED, "%s: truncated JPEG (the data ends inside the header)", name);
+    enum ppocr_status st = libjpeg_decode(p, size, name, &hd->w, &hd->h, NULL, err, err_len);
+    if (st != PPOCR_OK) return st;
     hd->fmt = FMT_JPEG;
     hd->channels = 3;
     if (too_large((unsigned long long)hd->w, (unsigned long long)hd->h, name, err, err_len))
-        return OCR_IMAGE_ERR_TOO_LARGE;
+        return PPOCR_ERR_TOO_LARGE;
     /* libjpeg would only warn at the end of the data and fill the rest with gray: refuse it rather
      * than read an image that is not there */
     if (walk == JPEG_WALK_TRUNCATED)
-        return FAIL(OCR_IMAGE_ERR_TRUNCATED, "%s: truncated JPEG (the data ends before the end-of-image marker)", name);
-    return OCR_IMAGE_OK;
+        return FAIL(PPOCR_ERR_TRUNCATED, "%s: truncated JPEG (the data ends before the end-of-image marker)", name);
+    return PPOCR_OK;
 }
 
 /* Signature, container layout, size limits: everything that can be refused before decoding. */
-static enum ocr_image_status check_header(const uint8_t *p, size_t size, const char *name, struct header *hd,
+static enum ppocr_status check_header(const uint8_t *p, size_t size, const char *name, struct header *hd,
                                           char *err, size_t err_len) {
     memset(hd, 0, sizeof *hd);
     hd->orientation = 1;
-    if (size == 0) return FAIL(OCR_IMAGE_ERR_EMPTY, "%s: empty file (0 bytes)", name);
+    if (size == 0) return FAIL(PPOCR_ERR_EMPTY, "%s: empty file (0 bytes)", name);
     const char *other = image_format_unsupported(p, size);
-    if (other) return FAIL(OCR_IMAGE_ERR_UNSUPPORTED, "%s: unsupported image format: %s", name, other);
-    if (size > INT_MAX) return FAIL(OCR_IMAGE_ERR_TOO_LARGE, "%s: file too large (%zu bytes)", name, size);
+    if (other) return FAIL(PPOCR_ERR_UNSUPPORTED, "%s: unsupported image format: %s", name, other);
+    if (size > INT_MAX) return FAIL(PPOCR_ERR_TOO_LARGE, "%s: file too large (%zu bytes)", name, size);
     enum image_format fmt = image_format_sniff(p, size);
     int rewrite;
     if (fmt == FMT_JPEG) return check_jpeg_header(p, size, name, hd, err, err_len);
@@ -188,62 +188,62 @@ static enum ocr_image_status check_header(const uint8_t *p, size_t size, const c
     if (fmt == FMT_PNG && size >= 24 && memcmp(p + 12, "IHDR", 4) == 0) {
         unsigned long long pw = (unsigned long long)p[16] << 24 | p[17] << 16 | p[18] << 8 | p[19];
         unsigned long long ph = (unsigned long long)p[20] << 24 | p[21] << 16 | p[22] << 8 | p[23];
-        if (too_large(pw, ph, name, err, err_len)) return OCR_IMAGE_ERR_TOO_LARGE;
+        if (too_large(pw, ph, name, err, err_len)) return PPOCR_ERR_TOO_LARGE;
     }
     /* stb_image 2.27 reads the numbers of a PNM header into an int with no overflow check (2.28 has
      * one): a number that does not fit is refused here first */
     if (fmt == FMT_PNM && pnm_number_overflows(p, size))
-        return FAIL(OCR_IMAGE_ERR_CORRUPT, "%s: corrupt PNM header (a number out of range)", name);
+        return FAIL(PPOCR_ERR_CORRUPT, "%s: corrupt PNM header (a number out of range)", name);
     if (!stb_format_info(fmt == FMT_UNKNOWN ? FMT_TGA : fmt, p, (int)size, &hd->w, &hd->h, &hd->channels)) {
-        if (fmt == FMT_UNKNOWN) return FAIL(OCR_IMAGE_ERR_UNKNOWN_FORMAT, "%s: not an image (unknown format)", name);
+        if (fmt == FMT_UNKNOWN) return FAIL(PPOCR_ERR_UNKNOWN_FORMAT, "%s: not an image (unknown format)", name);
         const char *r = stbi_failure_reason();
         int specific = r && (strcmp(r, "too large") == 0 || strcmp(r, "outofmem") == 0 || is_unsupported_reason(r));
         if (!specific && fmt == FMT_PNG && png_walk(p, size, &rewrite) == PNG_WALK_TRUNCATED)
-            return FAIL(OCR_IMAGE_ERR_TRUNCATED, "%s: truncated %s (the data ends inside the header)", name,
+            return FAIL(PPOCR_ERR_TRUNCATED, "%s: truncated %s (the data ends inside the header)", name,
                         image_format_name(fmt));
         return stb_failure(fmt, name, "header", err, err_len);
     }
     hd->fmt = fmt = fmt == FMT_UNKNOWN ? FMT_TGA : fmt;
     if (hd->w <= 0 || hd->h <= 0)
-        return FAIL(OCR_IMAGE_ERR_CORRUPT, "%s: corrupt %s header (%dx%d pixels)", name, image_format_name(fmt), hd->w,
+        return FAIL(PPOCR_ERR_CORRUPT, "%s: corrupt %s header (%dx%d pixels)", name, image_format_name(fmt), hd->w,
                     hd->h);
     if (too_large((unsigned long long)hd->w, (unsigned long long)hd->h, name, err, err_len))
-        return OCR_IMAGE_ERR_TOO_LARGE;
+        return PPOCR_ERR_TOO_LARGE;
     /* stb_image decodes cut-off BMP, TGA, GIF and PNM pixels as if the rest were zeros: refuse them
      * rather than read garbage */
     struct pnm_layout pnm;
     if ((fmt == FMT_BMP && bmp_truncated(p, size)) || (fmt == FMT_TGA && tga_truncated(p, size)) ||
         (fmt == FMT_GIF && gif_truncated(p, size)) ||
         (fmt == FMT_PNM && pnm_layout(p, size, &pnm) == 0 && size - pnm.data_offset < pnm.data_bytes))
-        return FAIL(OCR_IMAGE_ERR_TRUNCATED, "%s: truncated %s (the pixel data ends early)", name,
+        return FAIL(PPOCR_ERR_TRUNCATED, "%s: truncated %s (the pixel data ends early)", name,
                     image_format_name(fmt));
     if (fmt == FMT_PNG) {
         /* a chunk running past the end would make stb_image allocate what its length field claims */
         enum png_walk_result chunks = png_walk(p, size, &rewrite);
         if (chunks == PNG_WALK_TRUNCATED)
-            return FAIL(OCR_IMAGE_ERR_TRUNCATED, "%s: truncated PNG (the data ends before the IEND chunk)", name);
-        if (chunks == PNG_WALK_CORRUPT) return FAIL(OCR_IMAGE_ERR_CORRUPT, "%s: corrupt PNG (damaged chunk list)", name);
+            return FAIL(PPOCR_ERR_TRUNCATED, "%s: truncated PNG (the data ends before the IEND chunk)", name);
+        if (chunks == PNG_WALK_CORRUPT) return FAIL(PPOCR_ERR_CORRUPT, "%s: corrupt PNG (damaged chunk list)", name);
     }
-    return OCR_IMAGE_OK;
+    return PPOCR_OK;
 }
 
 /* The stored pixels, 8 bits a sample, hd->channels interleaved (gray, gray+alpha, RGB or RGBA). */
-static enum ocr_image_status decode_pixels(const uint8_t *p, size_t size, const char *name, struct header *hd,
+static enum ppocr_status decode_pixels(const uint8_t *p, size_t size, const char *name, struct header *hd,
                                            uint8_t **pix, char *err, size_t err_len) {
     if (hd->fmt == FMT_JPEG) return libjpeg_decode(p, size, name, &hd->w, &hd->h, pix, err, err_len);
     struct pnm_layout pnm;
     if (hd->fmt == FMT_PNM && pnm_layout(p, size, &pnm) == 0 && pnm.bytes_per_sample == 2) {
         /* stb_image 2.27 reads 16-bit PNM samples in host byte order; they are big-endian: keep the high byte */
         size_t n = (size_t)hd->w * hd->h * pnm.channels;
-        if (!(*pix = malloc(n))) return FAIL(OCR_IMAGE_ERR_NO_MEMORY, "%s: out of memory for a %dx%d image", name, hd->w, hd->h);
+        if (!(*pix = malloc(n))) return FAIL(PPOCR_ERR_NO_MEMORY, "%s: out of memory for a %dx%d image", name, hd->w, hd->h);
         for (size_t i = 0; i < n; i++) (*pix)[i] = p[pnm.data_offset + 2 * i];
         hd->channels = pnm.channels;
-        return OCR_IMAGE_OK;
+        return PPOCR_OK;
     }
     uint8_t *copy = NULL;
     int rewrite;
     if (hd->fmt == FMT_PNG && png_walk(p, size, &rewrite) == PNG_WALK_COMPLETE && rewrite) {
-        if (!(copy = malloc(size + 768))) return FAIL(OCR_IMAGE_ERR_NO_MEMORY, "%s: out of memory", name);
+        if (!(copy = malloc(size + 768))) return FAIL(PPOCR_ERR_NO_MEMORY, "%s: out of memory", name);
         size = png_rewrite_for_stb(p, size, copy);
         p = copy;
     }
@@ -254,19 +254,19 @@ static enum ocr_image_status decode_pixels(const uint8_t *p, size_t size, const 
     if (w != hd->w || h != hd->h) { /* the header parse and the decode disagree: never trust either */
         free(*pix);
         *pix = NULL;
-        return FAIL(OCR_IMAGE_ERR_CORRUPT, "%s: corrupt %s (inconsistent size)", name, image_format_name(hd->fmt));
+        return FAIL(PPOCR_ERR_CORRUPT, "%s: corrupt %s (inconsistent size)", name, image_format_name(hd->fmt));
     }
-    return OCR_IMAGE_OK;
+    return PPOCR_OK;
 }
 
-enum ocr_image_status ocr_image_load_memory(const void *data, size_t size, const char *name, enum ocr_alpha_mode alpha,
-                                            struct ocr_image *img, char *err, size_t err_len) {
+enum ppocr_status ppocr_image_load_memory(const void *data, size_t size, const char *name, enum ppocr_alpha_mode alpha,
+                                            struct ppocr_image *img, char *err, size_t err_len) {
     memset(img, 0, sizeof *img);
     struct header hd;
     uint8_t *pix;
-    enum ocr_image_status st = check_header(data, size, name, &hd, err, err_len);
-    if (st == OCR_IMAGE_OK) st = decode_pixels(data, size, name, &hd, &pix, err, err_len);
-    if (st != OCR_IMAGE_OK) return st;
+    enum ppocr_status st = check_header(data, size, name, &hd, err, err_len);
+    if (st == PPOCR_OK) st = decode_pixels(data, size, name, &hd, &pix, err, err_len);
+    if (st != PPOCR_OK) return st;
 
     int w = hd.w, h = hd.h, n = hd.channels;
     size_t count = (size_t)w * (size_t)h;
@@ -274,20 +274,20 @@ enum ocr_image_status ocr_image_load_memory(const void *data, size_t size, const
     /* stb always gives GIF four channels; only a transparent index makes it carry alpha */
     if (has_alpha && hd.fmt == FMT_GIF) has_alpha = any_alpha_below_255(pix, count, n);
     struct flatten fl = {KEEP_COLOUR, 255};
-    if (has_alpha && alpha == OCR_ALPHA_FLATTEN) fl = choose_flatten(pix, count, n);
+    if (has_alpha && alpha == PPOCR_ALPHA_FLATTEN) fl = choose_flatten(pix, count, n);
     if (!(img->bgr = malloc(count * 3))) {
         free(pix);
-        return FAIL(OCR_IMAGE_ERR_NO_MEMORY, "%s: out of memory for a %dx%d image", name, w, h);
+        return FAIL(PPOCR_ERR_NO_MEMORY, "%s: out of memory for a %dx%d image", name, w, h);
     }
     img->width = hd.orientation >= 5 ? h : w;
     img->height = hd.orientation >= 5 ? w : h;
     img->had_alpha = has_alpha;
     to_bgr(pix, w, h, n, hd.orientation, fl, img->bgr, img->width, img->height);
     free(pix); /* stbi_image_free is free() in this build (no STBI_FREE); libjpeg_decode's is malloc'd */
-    return OCR_IMAGE_OK;
+    return PPOCR_OK;
 }
 
-void ocr_image_free(struct ocr_image *img) {
+void ppocr_image_free(struct ppocr_image *img) {
     if (!img) return;
     free(img->bgr);
     memset(img, 0, sizeof *img);

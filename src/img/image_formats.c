@@ -49,7 +49,7 @@ const char *image_format_unsupported(const uint8_t *p, size_t n) {
     return NULL;
 }
 
-int ocr_image_has_known_extension(const char *name) {
+int ppocr_image_has_known_extension(const char *name) {
     const char *dot = strrchr(name, '.');
     if (!dot || dot == name) return 0;
     for (size_t f = 0; f < COUNT(formats); f++)

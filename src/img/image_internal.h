@@ -42,7 +42,7 @@ enum jpeg_walk_result jpeg_walk(const uint8_t *data, size_t size, int *orientati
  * the header and gives its size in *w, *h; otherwise the header must say *w x *h (already checked
  * against the limits) and *rgb gets w*h*3 malloc'd RGB bytes. Every libjpeg error, and the data
  * ending early, becomes a status and a one-line message. */
-enum ocr_image_status libjpeg_decode(const uint8_t *data, size_t size, const char *name, int *w, int *h,
+enum ppocr_status libjpeg_decode(const uint8_t *data, size_t size, const char *name, int *w, int *h,
                                      uint8_t **rgb, char *err, size_t err_len);
 
 /* A PNG's chunk list, walked before stb_image sees it: a chunk running past the end would make it
@@ -71,7 +71,7 @@ int pnm_layout(const uint8_t *data, size_t size, struct pnm_layout *layout);
 /* Whether the width, height or maxval of a P5/P6 header is over INT_MAX. */
 int pnm_number_overflows(const uint8_t *data, size_t size);
 
-/* Reads fd to its end into a malloc'd buffer (at most OCR_IMAGE_MAX_FILE_BYTES). */
-enum ocr_image_status read_fd_bytes(int fd, const char *name, uint8_t **data, size_t *size, char *err, size_t err_len);
+/* Reads fd to its end into a malloc'd buffer (at most PPOCR_IMAGE_MAX_FILE_BYTES). */
+enum ppocr_status read_fd_bytes(int fd, const char *name, uint8_t **data, size_t *size, char *err, size_t err_len);
 
 #endif

@@ -60,17 +60,17 @@ static void on_progress(j_common_ptr c) {
 }
 
 /* The status and message of a libjpeg failure. */
-static enum ocr_image_status failure(j_decompress_ptr cinfo, struct decoder *d, int in_data, const char *name,
+static enum ppocr_status failure(j_decompress_ptr cinfo, struct decoder *d, int in_data, const char *name,
                                      char *err, size_t err_len) {
     const char *stage = in_data ? "data" : "header";
     if (d->truncated) {
         snprintf(err, err_len, "%s: truncated JPEG (the data ends inside the %s)", name,
                  in_data ? "compressed image data" : "header");
-        return OCR_IMAGE_ERR_TRUNCATED;
+        return PPOCR_ERR_TRUNCATED;
     }
     if (d->too_many_scans) {
         snprintf(err, err_len, "%s: corrupt JPEG data (more than %d progressive scans)", name, MAX_SCANS);
-        return OCR_IMAGE_ERR_CORRUPT;
+        return PPOCR_ERR_CORRUPT;
     }
     char msg[JMSG_LENGTH_MAX];
     d->err.format_message((j_common_ptr)cinfo, msg);
@@ -79,20 +79,20 @@ static enum ocr_image_status failure(j_decompress_ptr cinfo, struct decoder *d, 
     switch (d->err.msg_code) {
     case JERR_OUT_OF_MEMORY:
         snprintf(err, err_len, "%s: out of memory decoding the JPEG (%s)", name, msg);
-        return OCR_IMAGE_ERR_NO_MEMORY;
+        return PPOCR_ERR_NO_MEMORY;
     case JERR_IMAGE_TOO_BIG:
     case JERR_WIDTH_OVERFLOW:
         snprintf(err, err_len, "%s: JPEG too large to decode (%s)", name, msg);
-        return OCR_IMAGE_ERR_TOO_LARGE;
+        return PPOCR_ERR_TOO_LARGE;
     case JERR_BAD_PRECISION:
     case JERR_ARITH_NOTIMPL:
     case JERR_NOT_COMPILED:
     case JERR_CONVERSION_NOTIMPL:
         snprintf(err, err_len, "%s: unsupported JPEG variant (%s)", name, msg);
-        return OCR_IMAGE_ERR_UNSUPPORTED;
+        return PPOCR_ERR_UNSUPPORTED;
     default:
         snprintf(err, err_len, "%s: corrupt JPEG %s (%s)", name, stage, msg);
-        return OCR_IMAGE_ERR_CORRUPT;
+        return PPOCR_ERR_CORRUPT;
     }
 }
 
@@ -105,7 +105,7 @@ static void cmyk_to_rgb(const uint8_t *cmyk, uint8_t *rgb, int w) {
     }
 }
 
-enum ocr_image_status libjpeg_decode(const uint8_t *data, size_t size, const char *name, int *w, int *h,
+enum ppocr_status libjpeg_decode(const uint8_t *data, size_t size, const char *name, int *w, int *h,
                                      uint8_t **rgb, char *err, size_t err_len) {
     struct jpeg_decompress_struct cinfo;
     struct decoder d;
@@ -121,7 +121,7 @@ enum ocr_image_status libjpeg_decode(const uint8_t *data, size_t size, const cha
     d.err.output_message = on_output;
     d.progress.progress_monitor = on_progress;
     if (setjmp(d.jump)) {
-        enum ocr_image_status st = failure(&cinfo, &d, in_data, name, err, err_len);
+        enum ppocr_status st = failure(&cinfo, &d, in_data, name, err, err_len);
         jpeg_destroy_decompress(&cinfo); /* frees everything libjpeg allocated, in any state */
         free(out);
         return st;
@@ -134,12 +134,12 @@ enum ocr_image_status libjpeg_decode(const uint8_t *data, size_t size, const cha
         *w = (int)cinfo.image_width;
         *h = (int)cinfo.image_height;
         jpeg_destroy_decompress(&cinfo);
-        return OCR_IMAGE_OK;
+        return PPOCR_OK;
     }
     if ((int)cinfo.image_width != *w || (int)cinfo.image_height != *h) { /* never decode past the checked size */
         jpeg_destroy_decompress(&cinfo);
         snprintf(err, err_len, "%s: corrupt JPEG (inconsistent size)", name);
-        return OCR_IMAGE_ERR_CORRUPT;
+        return PPOCR_ERR_CORRUPT;
     }
     int cmyk = cinfo.num_components == 4; /* OpenCV's test: CMYK and YCCK both come out as CMYK */
     cinfo.out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
@@ -152,7 +152,7 @@ enum ocr_image_status libjpeg_decode(const uint8_t *data, size_t size, const cha
     if (!out) {
         jpeg_destroy_decompress(&cinfo);
         snprintf(err, err_len, "%s: out of memory for a %dx%d image", name, *w, *h);
-        return OCR_IMAGE_ERR_NO_MEMORY;
+        return PPOCR_ERR_NO_MEMORY;
     }
     /* the CMYK row lives in libjpeg's image pool: jpeg_destroy_decompress frees it on every path */
     JSAMPARRAY row = cmyk ? cinfo.mem->alloc_sarray((j_common_ptr)&cinfo, JPOOL_IMAGE, (JDIMENSION)*w * 4, 1) : NULL;
@@ -165,12 +165,12 @@ enum ocr_image_status libjpeg_decode(const uint8_t *data, size_t size, const cha
             jpeg_destroy_decompress(&cinfo);
             free(out);
             snprintf(err, err_len, "%s: corrupt JPEG data (the decoder stopped early)", name);
-            return OCR_IMAGE_ERR_CORRUPT;
+            return PPOCR_ERR_CORRUPT;
         }
         if (cmyk) cmyk_to_rgb(row[0], dst, *w);
     }
     jpeg_finish_decompress(&cinfo);
     jpeg_destroy_decompress(&cinfo);
     *rgb = out;
-    return OCR_IMAGE_OK;
+    return PPOCR_OK;
 }

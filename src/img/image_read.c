@@ -9,39 +9,39 @@
 
 #include "img/image_internal.h"
 
-static enum ocr_image_status errno_status(int e) {
+static enum ppocr_status errno_status(int e) {
     switch (e) {
     case ENOENT:
-    case ENOTDIR: return OCR_IMAGE_ERR_NOT_FOUND;
+    case ENOTDIR: return PPOCR_ERR_NOT_FOUND;
     case EACCES:
-    case EPERM: return OCR_IMAGE_ERR_PERMISSION;
-    case EISDIR: return OCR_IMAGE_ERR_IS_DIRECTORY;
-    case ENOMEM: return OCR_IMAGE_ERR_NO_MEMORY;
-    default: return OCR_IMAGE_ERR_IO;
+    case EPERM: return PPOCR_ERR_PERMISSION;
+    case EISDIR: return PPOCR_ERR_IS_DIRECTORY;
+    case ENOMEM: return PPOCR_ERR_NO_MEMORY;
+    default: return PPOCR_ERR_IO;
     }
 }
 
-static enum ocr_image_status fail_errno(int e, const char *name, const char *what, char *err, size_t err_len) {
-    enum ocr_image_status st = errno_status(e);
-    const char *reason = st == OCR_IMAGE_ERR_NOT_FOUND    ? "no such file"
-                         : st == OCR_IMAGE_ERR_PERMISSION ? "permission denied"
-                         : st == OCR_IMAGE_ERR_IS_DIRECTORY ? "is a directory, not an image file"
+static enum ppocr_status fail_errno(int e, const char *name, const char *what, char *err, size_t err_len) {
+    enum ppocr_status st = errno_status(e);
+    const char *reason = st == PPOCR_ERR_NOT_FOUND    ? "no such file"
+                         : st == PPOCR_ERR_PERMISSION ? "permission denied"
+                         : st == PPOCR_ERR_IS_DIRECTORY ? "is a directory, not an image file"
                                                             : strerror(e);
     snprintf(err, err_len, "%s: cannot %s: %s", name, what, reason);
     return st;
 }
 
-enum ocr_image_status read_fd_bytes(int fd, const char *name, uint8_t **data, size_t *size, char *err,
+enum ppocr_status read_fd_bytes(int fd, const char *name, uint8_t **data, size_t *size, char *err,
                                     size_t err_len) {
     *data = NULL;
     *size = 0;
     struct stat st;
     if (fstat(fd, &st) != 0) return fail_errno(errno, name, "read", err, err_len);
     if (S_ISDIR(st.st_mode)) return fail_errno(EISDIR, name, "read", err, err_len);
-    if (S_ISREG(st.st_mode) && st.st_size > OCR_IMAGE_MAX_FILE_BYTES) {
+    if (S_ISREG(st.st_mode) && st.st_size > PPOCR_IMAGE_MAX_FILE_BYTES) {
         snprintf(err, err_len, "%s: file too large (%lld bytes, the limit is %lld)", name, (long long)st.st_size,
-                 OCR_IMAGE_MAX_FILE_BYTES);
-        return OCR_IMAGE_ERR_TOO_LARGE;
+                 PPOCR_IMAGE_MAX_FILE_BYTES);
+        return PPOCR_ERR_TOO_LARGE;
     }
     /* a regular file's size is known; a pipe grows its buffer as it goes */
     size_t cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 1 << 16, len = 0;
@@ -49,12 +49,12 @@ enum ocr_image_status read_fd_bytes(int fd, const char *name, uint8_t **data, si
     if (!buf) goto oom;
     for (;;) {
         if (len == cap) {
-            if (cap > (size_t)OCR_IMAGE_MAX_FILE_BYTES) {
+            if (cap > (size_t)PPOCR_IMAGE_MAX_FILE_BYTES) {
                 free(buf);
-                snprintf(err, err_len, "%s: input too large (more than %lld bytes)", name, OCR_IMAGE_MAX_FILE_BYTES);
-                return OCR_IMAGE_ERR_TOO_LARGE;
+                snprintf(err, err_len, "%s: input too large (more than %lld bytes)", name, PPOCR_IMAGE_MAX_FILE_BYTES);
+                return PPOCR_ERR_TOO_LARGE;
             }
-            size_t grown_cap = cap * 2 > (size_t)OCR_IMAGE_MAX_FILE_BYTES + 1 ? (size_t)OCR_IMAGE_MAX_FILE_BYTES + 1 : cap * 2;
+            size_t grown_cap = cap * 2 > (size_t)PPOCR_IMAGE_MAX_FILE_BYTES + 1 ? (size_t)PPOCR_IMAGE_MAX_FILE_BYTES + 1 : cap * 2;
             uint8_t *grown = realloc(buf, grown_cap);
             if (!grown) goto oom;
             buf = grown;
@@ -73,35 +73,35 @@ enum ocr_image_status read_fd_bytes(int fd, const char *name, uint8_t **data, si
     if (len == 0) {
         free(buf);
         snprintf(err, err_len, "%s: empty file (0 bytes)", name);
-        return OCR_IMAGE_ERR_EMPTY;
+        return PPOCR_ERR_EMPTY;
     }
     *data = buf;
     *size = len;
-    return OCR_IMAGE_OK;
+    return PPOCR_OK;
 oom:
     free(buf);
     snprintf(err, err_len, "%s: out of memory reading the file", name);
-    return OCR_IMAGE_ERR_NO_MEMORY;
+    return PPOCR_ERR_NO_MEMORY;
 }
 
-enum ocr_image_status ocr_image_load_file(const char *path, enum ocr_alpha_mode alpha, struct ocr_image *img,
+enum ppocr_status ppocr_image_load_file(const char *path, enum ppocr_alpha_mode alpha, struct ppocr_image *img,
                                           char *err, size_t err_len) {
     memset(img, 0, sizeof *img);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return fail_errno(errno, path, "open", err, err_len);
-    enum ocr_image_status st = ocr_image_load_fd(fd, path, alpha, img, err, err_len);
+    enum ppocr_status st = ppocr_image_load_fd(fd, path, alpha, img, err, err_len);
     close(fd);
     return st;
 }
 
-enum ocr_image_status ocr_image_load_fd(int fd, const char *name, enum ocr_alpha_mode alpha, struct ocr_image *img,
+enum ppocr_status ppocr_image_load_fd(int fd, const char *name, enum ppocr_alpha_mode alpha, struct ppocr_image *img,
                                         char *err, size_t err_len) {
     memset(img, 0, sizeof *img);
     uint8_t *data;
     size_t size;
-    enum ocr_image_status st = read_fd_bytes(fd, name, &data, &size, err, err_len);
-    if (st != OCR_IMAGE_OK) return st;
-    st = ocr_image_load_memory(data, size, name, alpha, img, err, err_len);
+    enum ppocr_status st = read_fd_bytes(fd, name, &data, &size, err, err_len);
+    if (st != PPOCR_OK) return st;
+    st = ppocr_image_load_memory(data, size, name, alpha, img, err, err_len);
     free(data);
     return st;
 }

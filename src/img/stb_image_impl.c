@@ -7,7 +7,7 @@
 #define STBI_ONLY_PNM
 #define STBI_ONLY_TGA
 #define STBI_NO_STDIO /* files are read by image_read.c, with errors of our own */
-#define STBI_MAX_DIMENSIONS 32768 /* OCR_IMAGE_MAX_SIDE: stb refuses the same sides itself */
+#define STBI_MAX_DIMENSIONS 32768 /* PPOCR_IMAGE_MAX_SIDE: stb refuses the same sides itself */
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wsign-compare"

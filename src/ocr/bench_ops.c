@@ -2,16 +2,16 @@
 #include <stdio.h>
 
 #include "nn/bench.h"
-#include "ocr/bench.h"
+#include "ppocr.h"
 #include "ocr/models_path.h"
 
-int ocr_bench_ops(const struct ocr_options *opt, int runs, FILE *out, char *err, size_t err_len)
+enum ppocr_status ppocr_bench_ops(const struct ppocr_options *opt, int runs, FILE *out, char *err, size_t err_len)
 {
     char dir[4096];
     if (ocr_find_models_dir(opt->models_dir, dir, sizeof(dir))) {
         snprintf(err, err_len, "no models in %s (run tools/fetch-models.sh, or give --models DIR)", dir);
-        return -1;
+        return PPOCR_ERR_MODELS;
     }
     const struct nn_device_options dev = {.index = opt->device_index, .force_fp32 = opt->force_fp32};
-    return nn_bench_ops(&dev, dir, opt->fp16_math, runs, out, err, err_len);
+    return nn_bench_ops(&dev, dir, opt->fp16_math, runs, out, err, err_len) ? PPOCR_ERR_FAILED : PPOCR_OK;
 }

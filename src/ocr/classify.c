@@ -4,7 +4,7 @@
 #include "ocr/gpu/ocr_gpu.h"
 #include "ocr/preprocess.h"
 
-int ocr_read_directions(struct ocr_engine *e, const struct nn_plan *plan, int k, int n, bool *turn, char *err,
+int ocr_read_directions(struct ppocr_engine *e, const struct nn_plan *plan, int k, int n, bool *turn, char *err,
                         size_t err_len)
 {
     const struct pvk_shape *out = nn_plan_output_shape(plan);
@@ -32,7 +32,7 @@ static uint64_t cls_need(void *ctx, int n)
 
 /* The classifier's plan for a batch of *n lines, or for the most of them that fit the device
  * (*n is then that many). */
-static struct nn_plan *cls_plan(struct ocr_engine *e, int *n, char *err, size_t err_len)
+static struct nn_plan *cls_plan(struct ppocr_engine *e, int *n, char *err, size_t err_len)
 {
     int64_t shape[4] = {*n, 3, REC_HEIGHT, OCR_CLS_WIDTH};
     struct nn_plan *plan = nn_session_plan(e->nets, NN_NET_CLS, shape, err, err_len);
@@ -47,8 +47,8 @@ static struct nn_plan *cls_plan(struct ocr_engine *e, int *n, char *err, size_t 
     return nn_session_plan(e->nets, NN_NET_CLS, shape, err, err_len);
 }
 
-int ocr_classify(struct ocr_engine *e, const struct ocr_image *img, struct line *lines, int n_lines,
-                 struct ocr_result *r, char *err, size_t err_len)
+int ocr_classify(struct ppocr_engine *e, const struct ppocr_image *img, struct line *lines, int n_lines,
+                 struct ppocr_result *r, char *err, size_t err_len)
 {
     for (int start = 0, n; start < n_lines; start += n) {
         n = n_lines - start < CLS_BATCH_MAX ? n_lines - start : CLS_BATCH_MAX;
@@ -63,7 +63,7 @@ int ocr_classify(struct ocr_engine *e, const struct ocr_image *img, struct line 
                                    .record_inputs = ocr_gpu_record_crops, .ctx = &crops};
         if (nn_session_run(e->nets, &run, err, err_len))
             return -1;
-        r->gpu_ms[OCR_STAGE_CLS] += nn_session_gpu_ms(e->nets);
+        r->gpu_ms[PPOCR_STAGE_CLS] += nn_session_gpu_ms(e->nets);
         bool turn[CLS_BATCH_MAX];
         if (ocr_read_directions(e, plan, 0, n, turn, err, err_len))
             return -1;

@@ -6,7 +6,7 @@
 #include "ocr/gpu/ocr_gpu.h"
 #include "ocr/workers.h"
 
-int ocr_set_crops(struct ocr_engine *e, int batch, struct line *const *lines, int n, int target_w, int use_flip,
+int ocr_set_crops(struct ppocr_engine *e, int batch, struct line *const *lines, int n, int target_w, int use_flip,
                   char *err, size_t err_len)
 {
     struct image_crop *crops = malloc((size_t)n * sizeof(*crops) + 1);
@@ -24,7 +24,7 @@ int ocr_set_crops(struct ocr_engine *e, int batch, struct line *const *lines, in
 }
 
 struct crop_set_job {
-    struct ocr_engine *e;
+    struct ppocr_engine *e;
     struct crop_set *sets;
 };
 
@@ -37,7 +37,7 @@ static void crop_set_task(void *arg, int i)
 
 /* On the helpers too: a page's batches are packed before recognition's first run, the GPU
  * waiting. */
-int ocr_set_crops_all(struct ocr_engine *e, struct crop_set *sets, int n, char *err, size_t err_len)
+int ocr_set_crops_all(struct ppocr_engine *e, struct crop_set *sets, int n, char *err, size_t err_len)
 {
     struct crop_set_job job = {e, sets};
     ocr_workers_run(e->helpers, n, crop_set_task, &job);

@@ -10,18 +10,18 @@
 #include "ocr/gpu/ocr_gpu.h"
 #include "ocr/preprocess.h"
 
-int ocr_upload(struct ocr_engine *e, const struct ocr_image *src, int margin, struct ocr_result *r, char *err,
+int ocr_upload(struct ppocr_engine *e, const struct ppocr_image *src, int margin, struct ppocr_result *r, char *err,
                size_t err_len)
 {
     double t0 = ocr_now_ms();
     int rc = ocr_gpu_upload(e->gpu, src, margin, e->helpers, err, err_len);
-    r->wall_ms[OCR_STAGE_UPLOAD] += ocr_now_ms() - t0;
+    r->wall_ms[PPOCR_STAGE_UPLOAD] += ocr_now_ms() - t0;
     return rc;
 }
 
 struct det_fit {
-    struct ocr_engine *e;
-    const struct ocr_image *img;
+    struct ppocr_engine *e;
+    const struct ppocr_image *img;
 };
 
 /* fit_need_fn of the detector's input for img at a longest side of 32 k. */
@@ -36,7 +36,7 @@ static uint64_t det_need(void *ctx, int k)
 
 /* The det plan for img at `limit` (its longer side), or, where its activations would not fit the
  * device, at the longest side that fits (a multiple of 32, as the detector's input sides are). */
-static struct nn_plan *det_plan(struct ocr_engine *e, const struct ocr_image *img, int limit, int *det_w, int *det_h,
+static struct nn_plan *det_plan(struct ppocr_engine *e, const struct ppocr_image *img, int limit, int *det_w, int *det_h,
                                 char *err, size_t err_len)
 {
     ocr_det_resize_dims(img->width, img->height, limit, det_w, det_h);
@@ -58,8 +58,8 @@ static struct nn_plan *det_plan(struct ocr_engine *e, const struct ocr_image *im
     return nn_session_plan(e->nets, NN_NET_DET, shape, err, err_len);
 }
 
-int ocr_detect(struct ocr_engine *e, const struct ocr_image *img, int limit, double unclip_ratio,
-               struct db_boxes *boxes, struct ocr_result *r, char *err, size_t err_len)
+int ocr_detect(struct ppocr_engine *e, const struct ppocr_image *img, int limit, double unclip_ratio,
+               struct db_boxes *boxes, struct ppocr_result *r, char *err, size_t err_len)
 {
     double t0 = ocr_now_ms();
     int det_w, det_h;
@@ -77,7 +77,7 @@ int ocr_detect(struct ocr_engine *e, const struct ocr_image *img, int limit, dou
                                .ctx = e->gpu, .replay_key = key, .replay_key_len = OCR_GPU_DET_KEY};
     if (nn_session_run(e->nets, &run, err, err_len))
         return -1;
-    r->gpu_ms[OCR_STAGE_DET] = nn_session_gpu_ms(e->nets);
+    r->gpu_ms[PPOCR_STAGE_DET] = nn_session_gpu_ms(e->nets);
 
     /* read where the device left it, where it can: no copy of the whole map on every page */
     float *owned;
@@ -85,7 +85,7 @@ int ocr_detect(struct ocr_engine *e, const struct ocr_image *img, int limit, dou
     if (!map)
         return -1;
     double t1 = ocr_now_ms();
-    r->wall_ms[OCR_STAGE_DET] = t1 - t0;
+    r->wall_ms[PPOCR_STAGE_DET] = t1 - t0;
 
     struct db_params p;
     db_params_default(&p);
@@ -96,14 +96,14 @@ int ocr_detect(struct ocr_engine *e, const struct ocr_image *img, int limit, dou
     int rc = db_postprocess(map, ocr_gpu_db_work(e->gpu), map_w, map_h, img->width, img->height, &p, boxes, err,
                             err_len);
     free(owned);
-    r->wall_ms[OCR_STAGE_DB] = ocr_now_ms() - t1;
+    r->wall_ms[PPOCR_STAGE_DB] = ocr_now_ms() - t1;
     return rc;
 }
 
 /* Each strip is src's rows framed by `margin` as the page is: a strip's row y' is the page's row
  * y' + (its first row in src). */
-int ocr_detect_strips(struct ocr_engine *e, const struct ocr_image *src, int margin, struct db_boxes *boxes,
-                      struct ocr_result *r, char *err, size_t err_len)
+int ocr_detect_strips(struct ppocr_engine *e, const struct ppocr_image *src, int margin, struct db_boxes *boxes,
+                      struct ppocr_result *r, char *err, size_t err_len)
 {
     const int page_w = src->width + 2 * margin, page_h = src->height + 2 * margin;
     const int long_side = page_w > page_h ? page_w : page_h;
@@ -113,7 +113,7 @@ int ocr_detect_strips(struct ocr_engine *e, const struct ocr_image *src, int mar
     if (!t.n)
         return 0;
     struct db_boxes found = {0};
-    struct ocr_image strip = {.width = src->width, .had_alpha = src->had_alpha};
+    struct ppocr_image strip = {.width = src->width, .had_alpha = src->had_alpha};
     int rc = 0;
     for (int i = 0; i < t.n && rc == 0; i++) {
         int a = t.strips[i].y0 - margin, b = t.strips[i].y1 - margin;
@@ -121,14 +121,14 @@ int ocr_detect_strips(struct ocr_engine *e, const struct ocr_image *src, int mar
         b = b > src->height ? src->height : b;
         strip.height = b - a;
         strip.bgr = (uint8_t *)src->bgr + (size_t)a * src->width * 3; /* read only */
-        struct ocr_result times = {0};
+        struct ppocr_result times = {0};
         struct db_boxes sb = {0};
         rc = ocr_upload(e, &strip, margin, r, err, err_len);
-        const struct ocr_image framed = {.width = page_w, .height = strip.height + 2 * margin};
+        const struct ppocr_image framed = {.width = page_w, .height = strip.height + 2 * margin};
         if (rc == 0)
             rc = ocr_detect(e, &framed, t.limit, e->opt.det_db_unclip_ratio * t.unclip_gain, &sb, &times, err,
                             err_len);
-        for (int s = OCR_STAGE_DET; s <= OCR_STAGE_DB; s++) {
+        for (int s = PPOCR_STAGE_DET; s <= PPOCR_STAGE_DB; s++) {
             r->wall_ms[s] += times.wall_ms[s];
             r->gpu_ms[s] += times.gpu_ms[s];
         }

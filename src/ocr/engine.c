@@ -1,6 +1,6 @@
 /* The OCR engine's creation: the models and their checks, the device (opened while the models are
  * read), the net session and the pipeline's own GPU kernels; and the rest of its interface. */
-#include "ocr/engine.h"
+#include "ppocr.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -31,7 +31,7 @@ int ocr_fail(char *err, size_t err_len, const char *fmt, const char *detail)
 static const char *const model_files[NN_NET_COUNT] = {[NN_NET_DET] = "det.pvk", [NN_NET_CLS] = "cls.pvk",
                                                       [NN_NET_REC] = "rec.pvk"};
 
-static int load_model(struct ocr_engine *e, enum nn_net_id net, const char *dir, char *err, size_t err_len)
+static int load_model(struct ppocr_engine *e, enum nn_net_id net, const char *dir, char *err, size_t err_len)
 {
     char path[4096 + 64], why[512];
     snprintf(path, sizeof(path), "%s/%s", dir, model_files[net]);
@@ -57,7 +57,7 @@ static int rec_classes(const struct pvk_model *m, int64_t *classes, char *err, s
 }
 
 /* The models of opt (det, rec and, with use_cls, cls) from dir, checked against each other. */
-static int load_models(struct ocr_engine *e, const struct ocr_options *opt, const char *dir, char *err,
+static int load_models(struct ppocr_engine *e, const struct ppocr_options *opt, const char *dir, char *err,
                        size_t err_len)
 {
     if (load_model(e, NN_NET_DET, dir, err, err_len) || load_model(e, NN_NET_REC, dir, err, err_len) ||
@@ -96,14 +96,15 @@ static void *device_job_run(void *arg)
     return NULL;
 }
 
-static struct ocr_engine *engine_create(const struct ocr_options *opt, struct nn_device *shared, int *err_kind,
-                                        char *err, size_t err_len)
+static enum ppocr_status engine_create(const struct ppocr_options *opt, struct nn_device *shared,
+                                       struct ppocr_engine **out, char *err, size_t err_len)
 {
-    *err_kind = 0;
-    struct ocr_engine *e = calloc(1, sizeof(*e));
+    *out = NULL;
+    enum ppocr_status status = PPOCR_ERR_FAILED;
+    struct ppocr_engine *e = calloc(1, sizeof(*e));
     if (!e) {
         ocr_fail(err, err_len, "%s", "out of memory");
-        return NULL;
+        return status;
     }
     e->opt = *opt;
     double t0 = ocr_now_ms();
@@ -111,7 +112,7 @@ static struct ocr_engine *engine_create(const struct ocr_options *opt, struct nn
     char dir[4096];
     if (ocr_find_models_dir(opt->models_dir, dir, sizeof(dir))) {
         snprintf(err, err_len, "no models in %s (run tools/fetch-models.sh, or give --models DIR)", dir);
-        *err_kind = 2;
+        status = PPOCR_ERR_MODELS;
         goto fail;
     }
     struct device_job dj = {.opt = {.index = opt->device_index, .force_fp32 = opt->force_fp32}};
@@ -130,12 +131,12 @@ static struct ocr_engine *engine_create(const struct ocr_options *opt, struct nn
         e->dev = dj.dev; /* closed with the engine, also when the models failed */
     }
     if (models_rc) {
-        *err_kind = 2;
+        status = PPOCR_ERR_MODELS;
         goto fail;
     }
     if (!e->dev) {
         snprintf(err, err_len, "%s", dj.err);
-        *err_kind = 1;
+        status = PPOCR_ERR_NO_DEVICE;
         goto fail;
     }
     double t2 = ocr_now_ms();
@@ -143,7 +144,7 @@ static struct ocr_engine *engine_create(const struct ocr_options *opt, struct nn
 
     /* From here on a failure means the device cannot run the nets (out of memory, a pipeline
      * the driver rejects): nothing could be processed, as with no device at all. */
-    *err_kind = 1;
+    status = PPOCR_ERR_NO_DEVICE;
     struct nn_session_options so = {.fp16_math = opt->fp16_math, .profile = opt->profile};
     for (int n = 0; n < NN_NET_COUNT; n++) {
         so.names[n] = model_files[n];
@@ -160,17 +161,18 @@ static struct ocr_engine *engine_create(const struct ocr_options *opt, struct nn
         shared || e->device.device_class == NN_DEVICE_CPU ? 0 : cpus - 1 < HELPERS ? cpus - 1 : HELPERS;
     if (ocr_workers_create(helpers, &e->helpers)) {
         ocr_fail(err, err_len, "%s", "cannot start helper threads");
+        status = PPOCR_ERR_FAILED;
         goto fail;
     }
-    e->startup = (struct ocr_engine_startup){t1 - t0, t2 - t1, t3 - t2, ocr_now_ms() - t3};
-    *err_kind = 0;
-    return e;
+    e->startup = (struct ppocr_engine_startup){t1 - t0, t2 - t1, t3 - t2, ocr_now_ms() - t3};
+    *out = e;
+    return PPOCR_OK;
 fail:
-    ocr_engine_destroy(e);
-    return NULL;
+    ppocr_engine_destroy(e);
+    return status;
 }
 
-void ocr_engine_destroy(struct ocr_engine *e)
+void ppocr_engine_destroy(struct ppocr_engine *e)
 {
     if (!e)
         return;
@@ -185,18 +187,42 @@ void ocr_engine_destroy(struct ocr_engine *e)
     free(e);
 }
 
-struct ocr_engine *ocr_engine_create(const struct ocr_options *opt, int *err_kind, char *err, size_t err_len)
+enum ppocr_status ppocr_engine_create(const struct ppocr_options *opt, struct ppocr_engine **out, char *err,
+                                     size_t err_len)
 {
-    return engine_create(opt, NULL, err_kind, err, err_len);
+    return engine_create(opt, NULL, out, err, err_len);
 }
 
-struct ocr_engine *ocr_engine_create_sibling(const struct ocr_engine *first, int *err_kind, char *err,
+enum ppocr_status ppocr_engine_create_sibling(const struct ppocr_engine *first, struct ppocr_engine **out, char *err,
                                              size_t err_len)
 {
-    return engine_create(&first->opt, first->dev, err_kind, err, err_len);
+    return engine_create(&first->opt, first->dev, out, err, err_len);
 }
 
-void ocr_engine_memory(const struct ocr_engine *e, struct ocr_engine_memory *out)
+const char *ppocr_status_name(enum ppocr_status status)
+{
+    static const char *const names[] = {
+        [PPOCR_OK] = "ok",
+        [PPOCR_ERR_NOT_FOUND] = "not found",
+        [PPOCR_ERR_PERMISSION] = "permission denied",
+        [PPOCR_ERR_IS_DIRECTORY] = "a directory",
+        [PPOCR_ERR_IO] = "read error",
+        [PPOCR_ERR_EMPTY] = "empty",
+        [PPOCR_ERR_UNKNOWN_FORMAT] = "unknown format",
+        [PPOCR_ERR_UNSUPPORTED] = "unsupported",
+        [PPOCR_ERR_TRUNCATED] = "truncated",
+        [PPOCR_ERR_CORRUPT] = "corrupt",
+        [PPOCR_ERR_TOO_LARGE] = "too large",
+        [PPOCR_ERR_NO_MEMORY] = "out of memory",
+        [PPOCR_ERR_NO_DEVICE] = "no usable device",
+        [PPOCR_ERR_MODELS] = "unusable models",
+        [PPOCR_ERR_FAILED] = "failed",
+    };
+    _Static_assert(sizeof(names) / sizeof(names[0]) == PPOCR_ERR_FAILED + 1, "a status without a name");
+    return (unsigned)status < sizeof(names) / sizeof(names[0]) ? names[status] : "unknown status";
+}
+
+void ppocr_engine_memory(const struct ppocr_engine *e, struct ppocr_engine_memory *out)
 {
     struct nn_device_memory m;
     nn_device_memory(e->dev, &m);
@@ -206,24 +232,24 @@ void ocr_engine_memory(const struct ocr_engine *e, struct ocr_engine_memory *out
     out->host_peak = m.host_peak;
 }
 
-void ocr_engine_startup(const struct ocr_engine *e, struct ocr_engine_startup *out)
+void ppocr_engine_startup(const struct ppocr_engine *e, struct ppocr_engine_startup *out)
 {
     *out = e->startup;
 }
 
-enum ocr_device_class ocr_engine_device_class(const struct ocr_engine *e)
+enum ppocr_device_class ppocr_engine_device_class(const struct ppocr_engine *e)
 {
     switch (e->device.device_class) {
     case NN_DEVICE_CPU:
-        return OCR_DEVICE_CPU;
+        return PPOCR_DEVICE_CPU;
     case NN_DEVICE_DISCRETE_GPU:
-        return OCR_DEVICE_DISCRETE_GPU;
+        return PPOCR_DEVICE_DISCRETE_GPU;
     default:
-        return OCR_DEVICE_OTHER_GPU;
+        return PPOCR_DEVICE_OTHER_GPU;
     }
 }
 
-const char *ocr_engine_device(const struct ocr_engine *e)
+const char *ppocr_engine_device(const struct ppocr_engine *e)
 {
     return e->device.description;
 }

@@ -1,7 +1,7 @@
 /* Inside the OCR engine: its constants, its state and the calls between its parts, one file per
  * job (the data flows down this list):
  *   page.c       - the page policy: preparation (scale, margin), a quarter turn for pages on their
- *                  side, words, reading order; ocr_engine_run
+ *                  side, words, reading order; ppocr_engine_run
  *   detect.c     - det + DB boxes, and small print read again in strips
  *   readings.c   - the lines' readings: the classifier beside or before recognition, lines read
  *                  both ways where their direction is a guess, the better reading kept
@@ -22,7 +22,7 @@
 #include "nn/session.h"
 #include "ocr/ctc.h"
 #include "ocr/db_postprocess.h"
-#include "ocr/engine.h"
+#include "ppocr.h"
 #include "ocr/gpu/crop.h"
 
 /* ---- constants (the measurements behind them: BENCHMARKS.md, "the pipeline's constants") ---- */
@@ -64,8 +64,8 @@ _Static_assert(GROUP_PLANS_MAX <= NN_RUN_MAX_PLANS, "a recognition group must fi
 struct ocr_workers;
 struct ocr_gpu;
 
-struct ocr_engine {
-    struct ocr_options opt;
+struct ppocr_engine {
+    struct ppocr_options opt;
     struct nn_device *dev;
     bool shares_dev; /* a sibling's: the first engine owns and closes it */
     struct nn_device_info device;
@@ -73,7 +73,7 @@ struct ocr_engine {
     struct nn_session *nets;
     struct ocr_gpu *gpu;
     struct ocr_workers *helpers; /* threads beside this one for the host's larger loops (HELPERS) */
-    struct ocr_engine_startup startup;
+    struct ppocr_engine_startup startup;
 };
 
 /* One text line on its way through cls and rec. */
@@ -91,20 +91,20 @@ double ocr_now_ms(void);
 int ocr_fail(char *err, size_t err_len, const char *fmt, const char *detail);
 
 /* detect.c: src on the device, framed by `margin` (ocr/gpu/ocr_gpu.h); its time in r. */
-int ocr_upload(struct ocr_engine *e, const struct ocr_image *src, int margin, struct ocr_result *r, char *err,
+int ocr_upload(struct ppocr_engine *e, const struct ppocr_image *src, int margin, struct ppocr_result *r, char *err,
                size_t err_len);
 /* Detection of the uploaded image (its framed size img) at `limit`: resize + normalise, the det
  * net, DB boxes grown by `unclip_ratio`. */
-int ocr_detect(struct ocr_engine *e, const struct ocr_image *img, int limit, double unclip_ratio,
-               struct db_boxes *boxes, struct ocr_result *r, char *err, size_t err_len);
+int ocr_detect(struct ppocr_engine *e, const struct ppocr_image *img, int limit, double unclip_ratio,
+               struct db_boxes *boxes, struct ppocr_result *r, char *err, size_t err_len);
 /* Small print (det_tiles.h): src framed by `margin` read again in strips, their boxes merged into
  * `boxes`, and src uploaded again for the crops. */
-int ocr_detect_strips(struct ocr_engine *e, const struct ocr_image *src, int margin, struct db_boxes *boxes,
-                      struct ocr_result *r, char *err, size_t err_len);
+int ocr_detect_strips(struct ppocr_engine *e, const struct ppocr_image *src, int margin, struct db_boxes *boxes,
+                      struct ppocr_result *r, char *err, size_t err_len);
 
 /* crops.c: crops lines[0..n) into slots 0..n-1 of batch `batch` at width target_w (turned over
  * where use_flip and the line says so). */
-int ocr_set_crops(struct ocr_engine *e, int batch, struct line *const *lines, int n, int target_w, int use_flip,
+int ocr_set_crops(struct ppocr_engine *e, int batch, struct line *const *lines, int n, int target_w, int use_flip,
                   char *err, size_t err_len);
 /* One batch's ocr_set_crops, as a task of ocr_set_crops_all. */
 struct crop_set {
@@ -115,15 +115,15 @@ struct crop_set {
     char err[256];
 };
 /* ocr_set_crops for n batches, on the helpers too. */
-int ocr_set_crops_all(struct ocr_engine *e, struct crop_set *sets, int n, char *err, size_t err_len);
+int ocr_set_crops_all(struct ppocr_engine *e, struct crop_set *sets, int n, char *err, size_t err_len);
 
 /* classify.c: the classifier over every line; a line whose best label is 180 degrees with a score
  * above cls_thresh gets crop.flip set. */
-int ocr_classify(struct ocr_engine *e, const struct ocr_image *img, struct line *lines, int n_lines,
-                 struct ocr_result *r, char *err, size_t err_len);
+int ocr_classify(struct ppocr_engine *e, const struct ppocr_image *img, struct line *lines, int n_lines,
+                 struct ppocr_result *r, char *err, size_t err_len);
 /* The classifier's verdicts on n lines from the last run's output k (plan: its plan): turn line i
  * over where its best label is 180 degrees with a score above cls_thresh. */
-int ocr_read_directions(struct ocr_engine *e, const struct nn_plan *plan, int k, int n, bool *turn, char *err,
+int ocr_read_directions(struct ppocr_engine *e, const struct nn_plan *plan, int k, int n, bool *turn, char *err,
                         size_t err_len);
 
 /* recognize.c: the direction classifier recorded beside recognition's first run: its lines (up
@@ -134,13 +134,13 @@ struct cls_beside {
     bool *turn; /* out: the classifier turns line i over */
 };
 /* Recognition of n_lines lines (their text set), with `cls` beside it when not NULL. */
-int ocr_recognize(struct ocr_engine *e, const struct ocr_image *img, struct line *lines, int n_lines,
-                  const struct cls_beside *cls, struct ocr_result *r, char *err, size_t err_len);
+int ocr_recognize(struct ppocr_engine *e, const struct ppocr_image *img, struct line *lines, int n_lines,
+                  const struct cls_beside *cls, struct ppocr_result *r, char *err, size_t err_len);
 
 /* readings.c: every line read (classified first, or beside), the better of two readings kept where
  * its direction is a guess. lines has room for 2 n_lines + 1; *n_readings is the count used, whose
  * texts the caller frees beyond n_lines (and the first n_lines' too). */
-int ocr_read_lines(struct ocr_engine *e, const struct ocr_image *img, struct line *lines, int n_lines,
-                   int *n_readings, struct ocr_result *r, char *err, size_t err_len);
+int ocr_read_lines(struct ppocr_engine *e, const struct ppocr_image *img, struct line *lines, int n_lines,
+                   int *n_readings, struct ppocr_result *r, char *err, size_t err_len);
 
 #endif

@@ -25,7 +25,7 @@
 
 /* ---- the whole page ------------------------------------------------------------------------ */
 
-static void span_box(struct ocr_span *s, const struct ocr_line *lines)
+static void span_box(struct ppocr_span *s, const struct ppocr_line *lines)
 {
     s->x0 = s->y0 = INT_MAX;
     s->x1 = s->y1 = INT_MIN;
@@ -41,9 +41,9 @@ static void span_box(struct ocr_span *s, const struct ocr_line *lines)
         s->x0 = s->y0 = s->x1 = s->y1 = 0;
 }
 
-int ocr_layout_single(struct ocr_result *r)
+int ocr_layout_single(struct ppocr_result *r)
 {
-    struct ocr_span *par = calloc(1, sizeof(*par)), *block = calloc(1, sizeof(*block));
+    struct ppocr_span *par = calloc(1, sizeof(*par)), *block = calloc(1, sizeof(*block));
     if (!par || !block) {
         free(par);
         free(block);
@@ -51,7 +51,7 @@ int ocr_layout_single(struct ocr_result *r)
     }
     free(r->paragraphs);
     free(r->blocks);
-    *par = (struct ocr_span){.first = 0, .count = r->n_lines};
+    *par = (struct ppocr_span){.first = 0, .count = r->n_lines};
     span_box(par, r->lines);
     *block = *par;
     block->count = 1;
@@ -93,14 +93,14 @@ static void row_box(const struct frame *f, const struct row *rw, int width, int 
 
 /* The room a row's joined line needs, allocated before any segment is taken so that a failure
  * leaves the result as it was. A row of one segment needs none: the segment's line is moved. */
-static int reserve_row(const struct cut_ctx *c, const struct row *rw, const struct ocr_line *lines,
-                       struct ocr_line *out)
+static int reserve_row(const struct cut_ctx *c, const struct row *rw, const struct ppocr_line *lines,
+                       struct ppocr_line *out)
 {
     if (rw->count == 1)
         return 0;
     size_t len = 1, n_words = 0;
     for (int i = 0; i < rw->count; i++) {
-        const struct ocr_line *l = &lines[c->segs[c->order[rw->first + i]].line];
+        const struct ppocr_line *l = &lines[c->segs[c->order[rw->first + i]].line];
         len += strlen(l->text) + 1;
         n_words += (size_t)l->n_words;
     }
@@ -110,8 +110,8 @@ static int reserve_row(const struct cut_ctx *c, const struct row *rw, const stru
 }
 
 /* Joins a row's segments into out (reserved by reserve_row), taking their texts and words. */
-static void join_row(const struct frame *f, const struct cut_ctx *c, const struct row *rw, struct ocr_line *lines,
-                     int width, int height, struct ocr_line *out)
+static void join_row(const struct frame *f, const struct cut_ctx *c, const struct row *rw, struct ppocr_line *lines,
+                     int width, int height, struct ppocr_line *out)
 {
     const struct seg *segs = c->segs;
     const int *order = &c->order[rw->first];
@@ -133,7 +133,7 @@ static void join_row(const struct frame *f, const struct cut_ctx *c, const struc
     out->n_words = 0;
     for (int i = 0; i < rw->count; i++) {
         const struct seg *s = &segs[order[i]];
-        struct ocr_line *l = &lines[s->line];
+        struct ppocr_line *l = &lines[s->line];
         /* the segment's text without the spaces the recogniser may read at its ends */
         const char *from = l->text;
         size_t n = strlen(from);
@@ -190,10 +190,10 @@ static int indented(const struct row *p, const struct row *q, const struct row *
     return q->x0 - p->x0 > INDENT * h && next && !starts_block(q, next) && q->x0 - next->x0 > INDENT * h;
 }
 
-static int make_spans(struct ocr_result *r, const struct row *rows, int n_rows)
+static int make_spans(struct ppocr_result *r, const struct row *rows, int n_rows)
 {
-    struct ocr_span *pars = malloc((size_t)n_rows * sizeof(*pars));
-    struct ocr_span *blocks = malloc((size_t)n_rows * sizeof(*blocks));
+    struct ppocr_span *pars = malloc((size_t)n_rows * sizeof(*pars));
+    struct ppocr_span *blocks = malloc((size_t)n_rows * sizeof(*blocks));
     if (!pars || !blocks) {
         free(pars);
         free(blocks);
@@ -204,10 +204,10 @@ static int make_spans(struct ocr_result *r, const struct row *rows, int n_rows)
         const struct row *next = i + 1 < n_rows ? &rows[i + 1] : NULL;
         int block = i == 0 || starts_block(&rows[i - 1], &rows[i]);
         if (block) {
-            blocks[n_blocks++] = (struct ocr_span){.first = n_pars};
+            blocks[n_blocks++] = (struct ppocr_span){.first = n_pars};
         }
         if (block || indented(&rows[i - 1], &rows[i], next && !starts_block(&rows[i], next) ? next : NULL)) {
-            pars[n_pars++] = (struct ocr_span){.first = i};
+            pars[n_pars++] = (struct ppocr_span){.first = i};
             blocks[n_blocks - 1].count++;
         }
         pars[n_pars - 1].count++;
@@ -215,7 +215,7 @@ static int make_spans(struct ocr_result *r, const struct row *rows, int n_rows)
     for (int i = 0; i < n_pars; i++)
         span_box(&pars[i], r->lines);
     for (int b = 0; b < n_blocks; b++) {
-        struct ocr_span lines_of = {.first = pars[blocks[b].first].first};
+        struct ppocr_span lines_of = {.first = pars[blocks[b].first].first};
         for (int i = 0; i < blocks[b].count; i++)
             lines_of.count += pars[blocks[b].first + i].count;
         span_box(&lines_of, r->lines);
@@ -235,7 +235,7 @@ static int make_spans(struct ocr_result *r, const struct row *rows, int n_rows)
 
 /* Text running up or down the page (most boxes taller than wide by half): its order is left as
  * the pipeline gave it. */
-static int mostly_vertical(const struct ocr_result *r)
+static int mostly_vertical(const struct ppocr_result *r)
 {
     int tall = 0;
     for (int i = 0; i < r->n_lines; i++) {
@@ -245,7 +245,7 @@ static int mostly_vertical(const struct ocr_result *r)
     return 2 * tall > r->n_lines;
 }
 
-int ocr_layout_page(struct ocr_result *r)
+int ocr_layout_page(struct ppocr_result *r)
 {
     int n = r->n_lines;
     if (n < 2 || mostly_vertical(r))
@@ -256,7 +256,7 @@ int ocr_layout_page(struct ocr_result *r)
     struct seg *segs = malloc((size_t)n * sizeof(*segs));
     int *idx = malloc((size_t)n * sizeof(*idx)), *order = malloc((size_t)n * sizeof(*order));
     struct row *rows = malloc((size_t)n * sizeof(*rows));
-    struct ocr_line *lines = NULL;
+    struct ppocr_line *lines = NULL;
     int rc = -1;
     if (!segs || !idx || !order || !rows)
         goto done;

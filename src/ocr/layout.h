@@ -6,14 +6,14 @@
 
 #include <stddef.h>
 
-#include "ocr/engine.h"
+#include "ppocr.h"
 
 /* Leaves the lines in their order and makes the page one block of one paragraph (--paddle-parity).
  * Returns 0, or -1 when out of memory (the result is left as it was). */
-int ocr_layout_single(struct ocr_result *r);
+int ocr_layout_single(struct ppocr_result *r);
 
 /* Reorders r->lines into reading order, joins the segments of each row and fills r->paragraphs
  * and r->blocks. Returns 0, or -1 when out of memory (the result is left as it was). */
-int ocr_layout_page(struct ocr_result *r);
+int ocr_layout_page(struct ppocr_result *r);
 
 #endif

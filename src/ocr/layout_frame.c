@@ -37,7 +37,7 @@ double layout_median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-int layout_make_frame(const struct ocr_result *r, struct frame *f)
+int layout_make_frame(const struct ppocr_result *r, struct frame *f)
 {
     int upside_down = 0;
     for (int i = 0; i < r->n_lines; i++)
@@ -68,7 +68,7 @@ int layout_make_frame(const struct ocr_result *r, struct frame *f)
     return 0;
 }
 
-void layout_make_seg(const struct frame *f, const struct ocr_line *l, int index, struct seg *s)
+void layout_make_seg(const struct frame *f, const struct ppocr_line *l, int index, struct seg *s)
 {
     double u0 = INFINITY, u1 = -INFINITY, v0 = INFINITY, v1 = -INFINITY;
     for (int k = 0; k < 4; k++) {

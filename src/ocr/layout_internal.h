@@ -9,7 +9,7 @@
 
 #include <math.h>
 
-#include "ocr/engine.h"
+#include "ppocr.h"
 
 /* Two segments share a row when their heights overlap by this share of the smaller one. */
 #define ROW_OVERLAP 0.5
@@ -63,8 +63,8 @@ static inline int same_row(const struct seg *a, const struct seg *b)
 
 /* The frame the page is read in: turned over when most lines were read upside down, and turned
  * back by the median angle of its longer lines. Returns 0, or -1 when out of memory. */
-int layout_make_frame(const struct ocr_result *r, struct frame *f);
-void layout_make_seg(const struct frame *f, const struct ocr_line *l, int index, struct seg *s);
+int layout_make_frame(const struct ppocr_result *r, struct frame *f);
+void layout_make_seg(const struct frame *f, const struct ppocr_line *l, int index, struct seg *s);
 /* A point of the frame in the image's coordinates. */
 void layout_from_frame(const struct frame *f, double u, double v, double *x, double *y);
 /* The median of n values, which it sorts. */

@@ -1,8 +1,8 @@
-#include "ocr/engine.h"
+#include "ppocr.h"
 
 #include <string.h>
 
-void ocr_options_default(struct ocr_options *opt)
+void ppocr_options_default(struct ppocr_options *opt)
 {
     memset(opt, 0, sizeof(*opt));
     opt->device_index = -1;
@@ -16,9 +16,9 @@ void ocr_options_default(struct ocr_options *opt)
     opt->rec_batch_num = 6;
 }
 
-const char *ocr_stage_name(enum ocr_stage stage)
+const char *ppocr_stage_name(enum ppocr_stage stage)
 {
-    static const char *const names[OCR_STAGE_COUNT] = {
+    static const char *const names[PPOCR_STAGE_COUNT] = {
         "upload", "det_pre", "det", "db_post", "cls", "rec", "ctc", "layout"};
-    return (unsigned)stage < OCR_STAGE_COUNT ? names[stage] : "?";
+    return (unsigned)stage < PPOCR_STAGE_COUNT ? names[stage] : "?";
 }

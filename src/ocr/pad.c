@@ -1,6 +1,6 @@
 #include "ocr/pad.h"
 
-void ocr_border_colour(const struct ocr_image *img, uint8_t bgr[3])
+void ocr_border_colour(const struct ppocr_image *img, uint8_t bgr[3])
 {
     double sum[3] = {0, 0, 0};
     long n = 0;

@@ -9,6 +9,6 @@
 #include "img/image.h"
 
 /* The margin's colour: the mean of img's outermost rows and columns, rounded. */
-void ocr_border_colour(const struct ocr_image *img, uint8_t bgr[3]);
+void ocr_border_colour(const struct ppocr_image *img, uint8_t bgr[3]);
 
 #endif

@@ -11,7 +11,7 @@
 
 /* The words of a line's reading (word_boxes.h), boxes in the image the pipeline sees: the crop
  * turned as that reading was (crop.flip follows the text kept), at its input width. */
-static int line_words(const struct line *l, struct ocr_line *o)
+static int line_words(const struct line *l, struct ppocr_line *o)
 {
     const struct image_crop *c = &l->crop;
     const int input_w = l->text.input_width;
@@ -24,12 +24,12 @@ static int line_words(const struct line *l, struct ocr_line *o)
 }
 
 /* OCR of src framed by `margin` pixels of its border colour: the image the pipeline sees. */
-static int run_image(struct ocr_engine *e, const struct ocr_image *src, int margin, struct ocr_result *r, char *err,
+static int run_image(struct ppocr_engine *e, const struct ppocr_image *src, int margin, struct ppocr_result *r, char *err,
                      size_t err_len)
 {
-    const struct ocr_image framed = {.width = src->width + 2 * margin, .height = src->height + 2 * margin,
+    const struct ppocr_image framed = {.width = src->width + 2 * margin, .height = src->height + 2 * margin,
                                      .had_alpha = src->had_alpha};
-    const struct ocr_image *img = &framed; /* its bytes are on the GPU only */
+    const struct ppocr_image *img = &framed; /* its bytes are on the GPU only */
     r->width = img->width;
     r->height = img->height;
     if (ocr_upload(e, src, margin, r, err, err_len))
@@ -79,7 +79,7 @@ static int run_image(struct ocr_engine *e, const struct ocr_image *src, int marg
     for (int i = 0; i < n_lines; i++) {
         struct line *l = &lines[i];
         if (rc == 0 && l->text.text && l->text.score >= e->opt.drop_score) {
-            struct ocr_line *o = &r->lines[r->n_lines++];
+            struct ppocr_line *o = &r->lines[r->n_lines++];
             o->text = l->text.text;
             o->score = l->text.score;
             o->upside_down = l->crop.flip;
@@ -93,7 +93,7 @@ static int run_image(struct ocr_engine *e, const struct ocr_image *src, int marg
     free(lines);
     db_boxes_free(&boxes);
     if (rc)
-        ocr_result_free(r);
+        ppocr_result_free(r);
     return rc;
 }
 
@@ -105,7 +105,7 @@ struct prepare {
     int margin;   /* pixels on every side, after scaling */
 };
 
-static struct prepare detection_prepare(const struct ocr_engine *e, const struct ocr_image *img)
+static struct prepare detection_prepare(const struct ppocr_engine *e, const struct ppocr_image *img)
 {
     struct prepare p = {1.0, 0};
     /* A very large image is scaled down to ENGINE_MAX_PIXELS (the detector sees at most 960
@@ -131,7 +131,7 @@ static struct prepare detection_prepare(const struct ocr_engine *e, const struct
 }
 
 /* A point of the prepared image back in img, clipped to it. */
-static void unprepare_point(int pt[2], struct prepare p, double sx, double sy, const struct ocr_image *img)
+static void unprepare_point(int pt[2], struct prepare p, double sx, double sy, const struct ppocr_image *img)
 {
     long x = lround((pt[0] - p.margin) / sx);
     long y = lround((pt[1] - p.margin) / sy);
@@ -139,7 +139,7 @@ static void unprepare_point(int pt[2], struct prepare p, double sx, double sy, c
     pt[1] = (int)(y < 0 ? 0 : y >= img->height ? img->height - 1 : y);
 }
 
-static int run_prepared(struct ocr_engine *e, const struct ocr_image *img, struct ocr_result *r, char *err,
+static int run_prepared(struct ppocr_engine *e, const struct ppocr_image *img, struct ppocr_result *r, char *err,
                         size_t err_len)
 {
     memset(r, 0, sizeof(*r));
@@ -147,7 +147,7 @@ static int run_prepared(struct ocr_engine *e, const struct ocr_image *img, struc
     if (p.scale == 1.0 && p.margin == 0)
         return run_image(e, img, 0, r, err, err_len);
 
-    struct ocr_image scaled = *img;
+    struct ppocr_image scaled = *img;
     scaled.bgr = NULL;
     if (p.scale != 1.0) {
         scaled.width = (int)lround(img->width * p.scale);
@@ -159,8 +159,8 @@ static int run_prepared(struct ocr_engine *e, const struct ocr_image *img, struc
             return ocr_fail(err, err_len, "%s", "out of memory scaling the image");
         }
     }
-    const struct ocr_image *src = scaled.bgr ? &scaled : img;
-    if (src->width > OCR_IMAGE_MAX_SIDE - 2 * p.margin || src->height > OCR_IMAGE_MAX_SIDE - 2 * p.margin) {
+    const struct ppocr_image *src = scaled.bgr ? &scaled : img;
+    if (src->width > PPOCR_IMAGE_MAX_SIDE - 2 * p.margin || src->height > PPOCR_IMAGE_MAX_SIDE - 2 * p.margin) {
         free(scaled.bgr);
         return ocr_fail(err, err_len, "%s", "the image is too large for the margin detection adds");
     }
@@ -180,7 +180,7 @@ static int run_prepared(struct ocr_engine *e, const struct ocr_image *img, struc
 }
 
 /* Whether most lines stand upright (taller than wide by half): text running up or down the page. */
-static int mostly_vertical(const struct ocr_result *r)
+static int mostly_vertical(const struct ppocr_result *r)
 {
     int tall = 0;
     for (int i = 0; i < r->n_lines; i++) {
@@ -192,7 +192,7 @@ static int mostly_vertical(const struct ocr_result *r)
 }
 
 /* Characters read, weighted by confidence: how much of a page a reading got. */
-static double reading_weight(const struct ocr_result *r)
+static double reading_weight(const struct ppocr_result *r)
 {
     double sum = 0;
     for (int i = 0; i < r->n_lines; i++)
@@ -204,13 +204,13 @@ static double reading_weight(const struct ocr_result *r)
  * corners restarted at the top-left so they stay clockwise from there. Its reading order was made
  * in the turned frame, where its lines run across (the other quarter turn included: the layout
  * reads a page whose lines were read upside down from its far end). */
-static void unturn_boxes(struct ocr_result *r, int width)
+static void unturn_boxes(struct ppocr_result *r, int width)
 {
-    struct ocr_span *spans[2] = {r->paragraphs, r->blocks};
+    struct ppocr_span *spans[2] = {r->paragraphs, r->blocks};
     int n_spans[2] = {r->n_paragraphs, r->n_blocks};
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < n_spans[k]; i++) {
-            struct ocr_span *s = &spans[k][i], t = *s;
+            struct ppocr_span *s = &spans[k][i], t = *s;
             s->x0 = width - 1 - t.y1;
             s->x1 = width - 1 - t.y0;
             s->y0 = t.x0;
@@ -240,21 +240,21 @@ static void unturn_boxes(struct ocr_result *r, int width)
 
 /* The page's structure and reading order (layout.h); PaddleOCR's order with --paddle-parity. On
  * failure the result is freed. */
-static int lay_out(const struct ocr_engine *e, struct ocr_result *r, char *err, size_t err_len)
+static int lay_out(const struct ppocr_engine *e, struct ppocr_result *r, char *err, size_t err_len)
 {
     double t0 = ocr_now_ms();
     int rc = e->opt.paddle_parity ? ocr_layout_single(r) : ocr_layout_page(r);
-    r->wall_ms[OCR_STAGE_LAYOUT] += ocr_now_ms() - t0;
+    r->wall_ms[PPOCR_STAGE_LAYOUT] += ocr_now_ms() - t0;
     if (rc == 0)
         return 0;
-    ocr_result_free(r);
+    ppocr_result_free(r);
     return ocr_fail(err, err_len, "%s", "out of memory ordering the page");
 }
 
 /* OCR of an image: its lines, their words, and the page's structure. A page whose lines mostly
  * run up or down is read turned a quarter too, and the better reading kept. */
-int ocr_engine_run(struct ocr_engine *e, const struct ocr_image *img, struct ocr_result *r, char *err,
-                   size_t err_len)
+static int engine_run(struct ppocr_engine *e, const struct ppocr_image *img, struct ppocr_result *r, char *err,
+                      size_t err_len)
 {
     memset(r, 0, sizeof(*r));
     r->width = img->width;
@@ -271,37 +271,43 @@ int ocr_engine_run(struct ocr_engine *e, const struct ocr_image *img, struct ocr
 
     /* A page on its side: the detector, trained on horizontal text, misses lines of it. Read the
      * page turned a quarter and keep the reading that got more. */
-    struct ocr_image turned = {img->height, img->width, malloc((size_t)img->width * img->height * 3), img->had_alpha};
+    struct ppocr_image turned = {img->height, img->width, malloc((size_t)img->width * img->height * 3), img->had_alpha};
     if (!turned.bgr)
         return 0;
     ocr_rotate90_ccw(img->bgr, img->width, img->height, turned.bgr);
-    struct ocr_result second;
+    struct ppocr_result second;
     char why[256];
     int rc = run_prepared(e, &turned, &second, why, sizeof(why));
-    ocr_image_free(&turned);
+    ppocr_image_free(&turned);
     if (rc || lay_out(e, &second, why, sizeof(why)))
         return 0; /* the first reading stands */
     unturn_boxes(&second, img->width);
     second.width = img->width;
     second.height = img->height;
-    for (int s = 0; s < OCR_STAGE_COUNT; s++) {
+    for (int s = 0; s < PPOCR_STAGE_COUNT; s++) {
         second.wall_ms[s] += r->wall_ms[s];
         second.gpu_ms[s] += r->gpu_ms[s];
     }
     if (reading_weight(&second) > reading_weight(r)) {
-        ocr_result_free(r);
+        ppocr_result_free(r);
         *r = second;
     } else {
-        for (int s = 0; s < OCR_STAGE_COUNT; s++) {
+        for (int s = 0; s < PPOCR_STAGE_COUNT; s++) {
             r->wall_ms[s] = second.wall_ms[s];
             r->gpu_ms[s] = second.gpu_ms[s];
         }
-        ocr_result_free(&second);
+        ppocr_result_free(&second);
     }
     return 0;
 }
 
-void ocr_result_free(struct ocr_result *r)
+enum ppocr_status ppocr_engine_run(struct ppocr_engine *e, const struct ppocr_image *img, struct ppocr_result *r,
+                                   char *err, size_t err_len)
+{
+    return engine_run(e, img, r, err, err_len) ? PPOCR_ERR_FAILED : PPOCR_OK;
+}
+
+void ppocr_result_free(struct ppocr_result *r)
 {
     for (int i = 0; i < r->n_lines; i++) {
         for (int w = 0; w < r->lines[i].n_words; w++)

@@ -31,7 +31,7 @@ void ocr_det_normalize(const uint8_t *bgr, int width, int height, float *out) {
         }
 }
 
-int ocr_det_preprocess(const struct ocr_image *img, int limit_side_len, float *out) {
+int ocr_det_preprocess(const struct ppocr_image *img, int limit_side_len, float *out) {
     int w, h;
     ocr_det_resize_dims(img->width, img->height, limit_side_len, &w, &h);
     uint8_t *resized = malloc((size_t)w * h * 3);
@@ -48,7 +48,7 @@ int ocr_rec_resized_width(int width, int height, int target_h, int target_w) {
     return w > target_w ? target_w : (int)w;
 }
 
-int ocr_rec_preprocess(const struct ocr_image *crop, int target_h, int target_w, float *out) {
+int ocr_rec_preprocess(const struct ppocr_image *crop, int target_h, int target_w, float *out) {
     int rw = ocr_rec_resized_width(crop->width, crop->height, target_h, target_w);
     uint8_t *resized = malloc((size_t)rw * target_h * 3);
     if (!resized) return -1;
@@ -69,6 +69,6 @@ int ocr_rec_preprocess(const struct ocr_image *crop, int target_h, int target_w,
     return 0;
 }
 
-int ocr_cls_preprocess(const struct ocr_image *crop, float *out) {
+int ocr_cls_preprocess(const struct ppocr_image *crop, float *out) {
     return ocr_rec_preprocess(crop, OCR_CLS_HEIGHT, OCR_CLS_WIDTH, out);
 }

@@ -47,7 +47,7 @@ void ocr_det_normalize(const uint8_t *bgr, int width, int height, float *out);
 
 /* Resize (ocr_det_resize_dims) + normalise: out must hold 3*out_h*out_w floats, where out_w/out_h
  * come from ocr_det_resize_dims(img, limit_side_len). Returns 0, or -1 when out of memory. */
-int ocr_det_preprocess(const struct ocr_image *img, int limit_side_len, float *out);
+int ocr_det_preprocess(const struct ppocr_image *img, int limit_side_len, float *out);
 
 /* ---- text-box crops (PaddleOCR get_rotate_crop_image) --------------------------------------- */
 
@@ -79,9 +79,9 @@ void ocr_warp_perspective_cubic(const uint8_t *src, int src_w, int src_h, const 
 /* np.rot90 (cv2.ROTATE_90_COUNTERCLOCKWISE) of a 3-channel image: dst is h wide and w high. */
 void ocr_rotate90_ccw(const uint8_t *src, int w, int h, uint8_t *dst);
 
-/* The whole get_rotate_crop_image: warp, then turn tall crops. `out` is allocated (ocr_image_free).
+/* The whole get_rotate_crop_image: warp, then turn tall crops. `out` is allocated (ppocr_image_free).
  * Returns 0, or -1 for a degenerate box or when out of memory. */
-int ocr_crop_box(const struct ocr_image *img, const float box[4][2], struct ocr_image *out);
+int ocr_crop_box(const struct ppocr_image *img, const float box[4][2], struct ppocr_image *out);
 
 /* ---- classifier and recogniser input ------------------------------------------------------- */
 
@@ -91,8 +91,8 @@ int ocr_rec_resized_width(int width, int height, int target_h, int target_w);
 /* cv2.resize of the crop to (ocr_rec_resized_width, target_h), then (x/255 - 0.5)/0.5 in float32,
  * planar CHW in BGR order, zero on the right up to target_w: out holds 3*target_h*target_w floats.
  * cls uses target 48x192; rec 48xW for a width bucket W. Returns 0, or -1 when out of memory. */
-int ocr_rec_preprocess(const struct ocr_image *crop, int target_h, int target_w, float *out);
+int ocr_rec_preprocess(const struct ppocr_image *crop, int target_h, int target_w, float *out);
 /* ocr_rec_preprocess with the classifier's 48x192. */
-int ocr_cls_preprocess(const struct ocr_image *crop, float *out);
+int ocr_cls_preprocess(const struct ppocr_image *crop, float *out);
 
 #endif

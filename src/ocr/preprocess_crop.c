@@ -195,8 +195,8 @@ int ocr_crop_plan_make(const float box[4][2], struct ocr_crop_plan *plan) {
         if (!isfinite(box[i][0]) || !isfinite(box[i][1])) return -1;
     float w = fmaxf(dist_f32(box[0], box[1]), dist_f32(box[2], box[3]));
     float h = fmaxf(dist_f32(box[0], box[3]), dist_f32(box[1], box[2]));
-    if (!(w >= 1 && h >= 1 && w <= OCR_IMAGE_MAX_SIDE && h <= OCR_IMAGE_MAX_SIDE) ||
-        (double)(int)w * (int)h > OCR_IMAGE_MAX_PIXELS)
+    if (!(w >= 1 && h >= 1 && w <= PPOCR_IMAGE_MAX_SIDE && h <= PPOCR_IMAGE_MAX_SIDE) ||
+        (double)(int)w * (int)h > PPOCR_IMAGE_MAX_PIXELS)
         return -1;
     plan->width = (int)w;
     plan->height = (int)h;
@@ -210,7 +210,7 @@ int ocr_crop_plan_make(const float box[4][2], struct ocr_crop_plan *plan) {
     return 0;
 }
 
-int ocr_crop_box(const struct ocr_image *img, const float box[4][2], struct ocr_image *out) {
+int ocr_crop_box(const struct ppocr_image *img, const float box[4][2], struct ppocr_image *out) {
     memset(out, 0, sizeof *out);
     struct ocr_crop_plan plan;
     if (!img->bgr || img->width <= 0 || img->height <= 0 || ocr_crop_plan_make(box, &plan) != 0) return -1;

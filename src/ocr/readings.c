@@ -39,8 +39,8 @@ static void keep_better_readings(struct line *lines, int n, int total)
  * turned as well. The readings come out as add_turned_readings orders them (the first in the
  * classifier's direction, the twin the other way), so results are the same; the classifier's
  * barriers overlap recognition's instead of adding to them. Its time is counted in rec's. */
-static int read_beside_cls(struct ocr_engine *e, const struct ocr_image *img, struct line *lines, int n_lines,
-                           int *n_readings, struct ocr_result *r, char *err, size_t err_len)
+static int read_beside_cls(struct ppocr_engine *e, const struct ppocr_image *img, struct line *lines, int n_lines,
+                           int *n_readings, struct ppocr_result *r, char *err, size_t err_len)
 {
     bool turn[CLS_BATCH_MAX];
     struct line *cls_lines[CLS_BATCH_MAX];
@@ -89,8 +89,8 @@ static int read_beside_cls(struct ocr_engine *e, const struct ocr_image *img, st
     return 0;
 }
 
-int ocr_read_lines(struct ocr_engine *e, const struct ocr_image *img, struct line *lines, int n_lines,
-                   int *n_readings, struct ocr_result *r, char *err, size_t err_len)
+int ocr_read_lines(struct ppocr_engine *e, const struct ppocr_image *img, struct line *lines, int n_lines,
+                   int *n_readings, struct ppocr_result *r, char *err, size_t err_len)
 {
     int rc = 0;
     *n_readings = n_lines;
@@ -100,7 +100,7 @@ int ocr_read_lines(struct ocr_engine *e, const struct ocr_image *img, struct lin
         double t1 = ocr_now_ms();
         if (n_lines && e->opt.use_cls)
             rc = ocr_classify(e, img, lines, n_lines, r, err, err_len);
-        r->wall_ms[OCR_STAGE_CLS] = ocr_now_ms() - t1;
+        r->wall_ms[PPOCR_STAGE_CLS] = ocr_now_ms() - t1;
         *n_readings = e->opt.paddle_parity ? n_lines : add_turned_readings(lines, n_lines);
         if (rc == 0 && n_lines)
             rc = ocr_recognize(e, img, lines, *n_readings, NULL, r, err, err_len);

@@ -101,7 +101,7 @@ static uint64_t rec_need(void *ctx, int count)
  * fit at its width, the batch's lines narrowed to the widest input that does (they are squeezed
  * into it). Sets b and its plan all[with_cls]; returns 1, 0 when not one line fits beside the
  * classifier, or -1. */
-static int cut_rec_batch(struct ocr_engine *e, struct nn_plan **all, int with_cls, struct line **order,
+static int cut_rec_batch(struct ppocr_engine *e, struct nn_plan **all, int with_cls, struct line **order,
                          struct rec_batch *b, char *err, size_t err_len)
 {
     const uint64_t limit = nn_session_memory_limit(e->nets);
@@ -127,8 +127,8 @@ static int cut_rec_batch(struct ocr_engine *e, struct nn_plan **all, int with_cl
 }
 
 /* The classifier's verdicts on its lines apart from recognition, where they do not fit beside it. */
-static int cls_apart(struct ocr_engine *e, const struct ocr_image *img, const struct cls_beside *cls,
-                     struct ocr_result *r, char *err, size_t err_len)
+static int cls_apart(struct ppocr_engine *e, const struct ppocr_image *img, const struct cls_beside *cls,
+                     struct ppocr_result *r, char *err, size_t err_len)
 {
     struct line copy[CLS_BATCH_MAX];
     for (int i = 0; i < cls->n; i++)
@@ -143,9 +143,9 @@ static int cls_apart(struct ocr_engine *e, const struct ocr_image *img, const st
 /* A group: batches g[0..*ng) from order[*start..), their plans in all[with_cls..] after the
  * classifier's (all[0] with cls). Stops where the device, or the memory allowance, takes no more;
  * may run the classifier apart (*cls_read, *with_cls cleared) when not one line fits beside it. */
-static int gather_group(struct ocr_engine *e, const struct ocr_image *img, struct line **order, int n_lines,
+static int gather_group(struct ppocr_engine *e, const struct ppocr_image *img, struct line **order, int n_lines,
                         int *start, const struct cls_beside *cls, int *with_cls, bool *cls_read, struct nn_plan **all,
-                        struct rec_batch *g, int *ng, struct ocr_result *r, char *err, size_t err_len)
+                        struct rec_batch *g, int *ng, struct ppocr_result *r, char *err, size_t err_len)
 {
     const int batch_max = e->opt.rec_batch_num > 0 ? e->opt.rec_batch_num : 1;
     const uint64_t limit = nn_session_memory_limit(e->nets);
@@ -196,7 +196,7 @@ static int gather_group(struct ocr_engine *e, const struct ocr_image *img, struc
 
 /* Runs a gathered group: the crops of every batch (and the classifier's) in one pass of each
  * kernel, the nets in lockstep and in parts, the argmax of each batch. */
-static int run_group(struct ocr_engine *e, const struct ocr_image *img, struct line **order,
+static int run_group(struct ppocr_engine *e, const struct ppocr_image *img, struct line **order,
                      const struct cls_beside *cls, int with_cls, struct nn_plan **all, const struct rec_batch *g,
                      int ng, char *err, size_t err_len)
 {
@@ -222,7 +222,7 @@ static int run_group(struct ocr_engine *e, const struct ocr_image *img, struct l
 }
 
 /* CTC of every line of the group from the last run's argmax. */
-static int decode_group(struct ocr_engine *e, struct line **order, int with_cls, const struct rec_batch *g, int ng,
+static int decode_group(struct ppocr_engine *e, struct line **order, int with_cls, const struct rec_batch *g, int ng,
                         char *err, size_t err_len)
 {
     const struct pvk_model *rec = &e->models[NN_NET_REC];
@@ -242,8 +242,8 @@ static int decode_group(struct ocr_engine *e, struct line **order, int with_cls,
     return rc;
 }
 
-int ocr_recognize(struct ocr_engine *e, const struct ocr_image *img, struct line *lines, int n_lines,
-                  const struct cls_beside *cls, struct ocr_result *r, char *err, size_t err_len)
+int ocr_recognize(struct ppocr_engine *e, const struct ppocr_image *img, struct line *lines, int n_lines,
+                  const struct cls_beside *cls, struct ppocr_result *r, char *err, size_t err_len)
 {
     struct line **order = malloc((size_t)n_lines * sizeof(*order) + 1);
     if (!order)
@@ -271,11 +271,11 @@ int ocr_recognize(struct ocr_engine *e, const struct ocr_image *img, struct line
         }
         if (rc)
             break;
-        r->gpu_ms[OCR_STAGE_REC] += nn_session_gpu_ms(e->nets);
+        r->gpu_ms[PPOCR_STAGE_REC] += nn_session_gpu_ms(e->nets);
         double t1 = ocr_now_ms();
-        r->wall_ms[OCR_STAGE_REC] += t1 - t0;
+        r->wall_ms[PPOCR_STAGE_REC] += t1 - t0;
         rc = decode_group(e, order, with_cls, g, ng, err, err_len);
-        r->wall_ms[OCR_STAGE_CTC] += ocr_now_ms() - t1;
+        r->wall_ms[PPOCR_STAGE_CTC] += ocr_now_ms() - t1;
     }
     free(order);
     return rc;

@@ -168,7 +168,7 @@ void ocr_word_quad(const struct word_geometry *g, double x0, double x1, int box[
     to_source(g, x0, h, box[3]);
 }
 
-int ocr_words_make(const struct ctc_text *t, const struct word_geometry *g, struct ocr_word **words,
+int ocr_words_make(const struct ctc_text *t, const struct word_geometry *g, struct ppocr_word **words,
                    int *n_words)
 {
     *words = NULL;
@@ -184,7 +184,7 @@ int ocr_words_make(const struct ctc_text *t, const struct word_geometry *g, stru
     }
     size_t n = ocr_word_spans(t, spans);
     ocr_word_extents(t, spans, n, g, x, x + n);
-    struct ocr_word *w = n ? calloc(n, sizeof(*w)) : NULL;
+    struct ppocr_word *w = n ? calloc(n, sizeof(*w)) : NULL;
     int rc = n && !w ? -1 : 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const struct ctc_char *a = &t->chars[spans[i].first], *b = &t->chars[spans[i].first + spans[i].count - 1];

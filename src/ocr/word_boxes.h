@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "ocr/ctc.h"
-#include "ocr/engine.h"
+#include "ppocr.h"
 
 /* CTC's steps for a word begin after its first glyph's ink starts and end before its last glyph's
  * ends, by about a step and a varying part of another: a word reaches these many steps further
@@ -53,7 +53,7 @@ void ocr_word_quad(const struct word_geometry *g, double x0, double x1, int box[
 
 /* The words of t with their scores (the mean probability of their characters) and boxes.
  * *words is NULL when there are none. Returns 0, or -1 when out of memory. */
-int ocr_words_make(const struct ctc_text *t, const struct word_geometry *g, struct ocr_word **words,
+int ocr_words_make(const struct ctc_text *t, const struct word_geometry *g, struct ppocr_word **words,
                    int *n_words);
 
 #endif

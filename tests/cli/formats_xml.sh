@@ -23,7 +23,7 @@ done
 words=$(sed -n "s/.*class='ocrx_word'[^>]*>\([^<]*\)<\/span>.*/\1/p" "$TMP/doc1.hocr" | head -11 | tr '\n' ' ')
 [ "$words" = "This is a lot of 12 point text to test the " ] && pass || fail "hOCR's first words: $words"
 expect_grep "<div class='ocr_page' id='page_1' title='image \"$S\"; bbox 0 0 640 480; ppageno 0'>" "$TMP/doc1.hocr" "ocr_page"
-expect_grep "<span class='ocr_line' id='line_1_1' title=\"bbox [0-9]* [0-9]* [0-9]* [0-9]*; baseline -\{0,1\}[0-9.]* -\{0,1\}[0-9.]*; x_size [0-9.]*\">" "$TMP/doc1.hocr" "ocr_line title"
+expect_grep "<span class='ppocr_line' id='line_1_1' title=\"bbox [0-9]* [0-9]* [0-9]* [0-9]*; baseline -\{0,1\}[0-9.]* -\{0,1\}[0-9.]*; x_size [0-9.]*\">" "$TMP/doc1.hocr" "ppocr_line title"
 expect_grep ">JOINT</span>" "$TMP/doc2.hocr" "the second image's word"
 
 # ALTO through -o: DIR/NAME.xml, valid against the schema.

@@ -1,4 +1,4 @@
-/* Fuzz target: image decoding (ocr_image_load_memory) and the CPU preprocessing that follows it in
+/* Fuzz target: image decoding (ppocr_image_load_memory) and the CPU preprocessing that follows it in
  * the engine (det resize + normalise at a small side limit, the crop of one box, the rec resize of
  * that crop). The last 8 bytes of the input choose the box, so the fuzzer can steer it; the
  * decoder sees every byte (formats ignore what trails their end marker). */
@@ -22,7 +22,7 @@ static void corner(const uint8_t b[2], int w, int h, float out[2])
     out[1] = (float)h * ((float)b[1] / 170.0f - 0.25f);
 }
 
-static void crop_and_rec(const struct ocr_image *img, const uint8_t *data, size_t size)
+static void crop_and_rec(const struct ppocr_image *img, const uint8_t *data, size_t size)
 {
     if (size < 8)
         return;
@@ -36,21 +36,21 @@ static void crop_and_rec(const struct ocr_image *img, const uint8_t *data, size_
     struct ocr_crop_plan plan;
     if (ocr_crop_plan_make(box, &plan) || (long long)plan.width * plan.height > (1 << 20))
         return; /* a degenerate or oversized box is refused, which is fine */
-    struct ocr_image crop;
+    struct ppocr_image crop;
     if (ocr_crop_box(img, box, &crop))
         return;
     float *rec = malloc(sizeof(float) * 3 * OCR_REC_HEIGHT * REC_WIDTH);
     if (rec)
         ocr_rec_preprocess(&crop, OCR_REC_HEIGHT, REC_WIDTH, rec);
     free(rec);
-    ocr_image_free(&crop);
+    ppocr_image_free(&crop);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct ocr_image img;
+    struct ppocr_image img;
     char err[256];
-    if (ocr_image_load_memory(data, size, "fuzz", OCR_ALPHA_FLATTEN, &img, err, sizeof err) != OCR_IMAGE_OK)
+    if (ppocr_image_load_memory(data, size, "fuzz", PPOCR_ALPHA_FLATTEN, &img, err, sizeof err) != PPOCR_OK)
         return 0;
     int w, h;
     ocr_det_resize_dims(img.width, img.height, DET_LIMIT, &w, &h);
@@ -59,6 +59,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ocr_det_preprocess(&img, DET_LIMIT, det);
     free(det);
     crop_and_rec(&img, data, size);
-    ocr_image_free(&img);
+    ppocr_image_free(&img);
     return 0;
 }

@@ -176,7 +176,7 @@ def _run_ppocr(input_file: Path, options) -> bytes:
 _BBOX = re.compile(r'\bbbox\s+(-?\d+)\s+(-?\d+)\s+(-?\d+)\s+(-?\d+)')
 _BASELINE = re.compile(r'\bbaseline\s+(-?[\d.]+)\s+(-?[\d.]+)')
 _TEXTANGLE = re.compile(r'\btextangle\s+(-?\d+)')
-_LINE_CLASSES = ('ocr_line', 'ocr_header', 'ocr_textfloat', 'ocr_caption')
+_LINE_CLASSES = ('ppocr_line', 'ocr_header', 'ocr_textfloat', 'ocr_caption')
 
 
 def _is_cjk(ch: str) -> bool:

@@ -103,7 +103,7 @@ static void upload_piece(void *arg, int i)
         atomic_store(&j->failed, 1);
 }
 
-int ocr_gpu_upload(struct ocr_gpu *g, const struct ocr_image *src, int margin, struct ocr_workers *helpers, char *err,
+int ocr_gpu_upload(struct ocr_gpu *g, const struct ppocr_image *src, int margin, struct ocr_workers *helpers, char *err,
                    size_t err_len)
 {
     const int width = src->width + 2 * margin, height = src->height + 2 * margin;

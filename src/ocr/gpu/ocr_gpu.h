@@ -17,7 +17,7 @@
 
 struct nn_device;
 struct ocr_gpu;
-struct ocr_image;
+struct ppocr_image;
 struct ocr_workers;
 
 /* Crop batches an engine keeps: one per plan of a run. */
@@ -31,7 +31,7 @@ void ocr_gpu_destroy(struct ocr_gpu *g);
 
 /* Puts src on the device, to be read framed by `margin` pixels of its border colour (no padded copy
  * is made, nor uploaded); large images are copied on the helpers too. */
-int ocr_gpu_upload(struct ocr_gpu *g, const struct ocr_image *src, int margin, struct ocr_workers *helpers, char *err,
+int ocr_gpu_upload(struct ocr_gpu *g, const struct ppocr_image *src, int margin, struct ocr_workers *helpers, char *err,
                    size_t err_len);
 int ocr_gpu_margin(const struct ocr_gpu *g);
 
