@@ -2,8 +2,23 @@
 # The test suite: a sanitizer build (ASan + UBSan, warnings as errors) and every ctest test, with
 # the Khronos validation layer on. Needs what tools/setup.sh installs (packages and models).
 #   tools/test.sh [ctest arguments...]
+# A ThreadSanitizer build instead (in build-tsan, TSAN_BUILD_DIR; no fuzz run): the tests that run
+# threads of ours (worker pools, -j, an engine's parallel start-up), or the ctest selection given.
+# Reports inside the Vulkan loader, layer and driver are suppressed (tests/tsan.supp).
+#   tools/test.sh --tsan [ctest arguments...]
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
+threaded_tests='^(test_workers|test_cli_workers|test_db_postprocess|test_gpu_cache|test_gpu_net|test_engine_model_checks'
+threaded_tests="$threaded_tests|test_engine_words|test_engine_limits|cli_jobs|cli_basics|cli_pdf)\$"
+if [ "${1:-}" = --tsan ]; then
+    shift
+    build=${TSAN_BUILD_DIR:-$root/build-tsan}
+    cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPPOCR_TSAN=ON -DPPOCR_WERROR=ON >/dev/null
+    cmake --build "$build" -j"$(nproc)"
+    export PPOCR_MODELS="$root/models"
+    [ $# -gt 0 ] || set -- -R "$threaded_tests"
+    exec ctest --test-dir "$build" --output-on-failure -j"$(nproc)" "$@"
+fi
 build=${TEST_BUILD_DIR:-$root/build-test}
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPPOCR_SANITIZE=ON -DPPOCR_WERROR=ON >/dev/null
 cmake --build "$build" -j"$(nproc)"

@@ -156,9 +156,9 @@ static int scan_dir(const char *dir, const char *rel, struct cli_item_list *list
 }
 
 static int expand_one(const char *input, struct cli_item_list *list, int from_list,
-                      const volatile sig_atomic_t *stop);
+                      const atomic_int *stop);
 
-static int expand_list_file(const char *spec, struct cli_item_list *list, const volatile sig_atomic_t *stop)
+static int expand_list_file(const char *spec, struct cli_item_list *list, const atomic_int *stop)
 {
     const char *path = spec + 1;
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
@@ -198,7 +198,7 @@ static int expand_list_file(const char *spec, struct cli_item_list *list, const 
 }
 
 static int expand_one(const char *input, struct cli_item_list *list, int from_list,
-                      const volatile sig_atomic_t *stop)
+                      const atomic_int *stop)
 {
     if (strcmp(input, "-") == 0)
         return push_item(list, "-", "stdin", NULL);
@@ -224,7 +224,7 @@ static int expand_one(const char *input, struct cli_item_list *list, int from_li
     return push_file(list, input, base_name(input)) < 0 ? -1 : 0;
 }
 
-int cli_expand_inputs(char *const *inputs, int n_inputs, const volatile sig_atomic_t *stop,
+int cli_expand_inputs(char *const *inputs, int n_inputs, const atomic_int *stop,
                       struct cli_item_list *list)
 {
     memset(list, 0, sizeof(*list));

@@ -1,6 +1,7 @@
 /* ppocr-vk: the command. Owns arguments, input discovery and output; the OCR itself is the
  * engine's (src/ocr/engine.h). */
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,10 @@
 
 enum { EXIT_ALL_OK = 0, EXIT_SOME_FAILED = 1, EXIT_USAGE = 2, EXIT_NO_DEVICE_OR_MODELS = 3 };
 
-static volatile sig_atomic_t stop_requested;
+/* Read by the worker threads too, so an atomic rather than a volatile sig_atomic_t: a handler may
+ * store to a lock-free one. */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the stop flag is set from a signal handler");
+static atomic_int stop_requested;
 
 static void on_stop_signal(int sig)
 {

@@ -4,13 +4,13 @@
 #ifndef PPOCR_CLI_STREAM_H
 #define PPOCR_CLI_STREAM_H
 
-#include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 /* Reads fd to its end, at most max bytes, into a malloc'd buffer (*data, *len; free it).
  * `name` is used in messages. Returns 0; 1 when *stop was set before the end (nothing kept);
  * -1 with a one-line reason in err. */
-int cli_read_stream(int fd, const char *name, size_t max, const volatile sig_atomic_t *stop, char **data,
+int cli_read_stream(int fd, const char *name, size_t max, const atomic_int *stop, char **data,
                     size_t *len, char *err, size_t err_len);
 
 #endif

@@ -5,7 +5,7 @@
 #ifndef PPOCR_CLI_WORKERS_H
 #define PPOCR_CLI_WORKERS_H
 
-#include <signal.h>
+#include <stdatomic.h>
 
 struct cli_workers {
     int n_items, n_workers;
@@ -19,7 +19,7 @@ struct cli_workers {
      * out no further items and emit no more (the items begun are still finished). */
     int (*emit)(void *ctx, int item);
     /* Set (by a signal handler): no further items are begun. */
-    volatile sig_atomic_t *stop;
+    const atomic_int *stop;
 };
 
 /* Runs until every item is emitted; after a stop, the items already begun are finished and

@@ -171,7 +171,7 @@ expect_model_error "corrupt det.pvk" "det.pvk: checksum mismatch"
 
 # ---- a dictionary that does not match the recogniser: the converter refuses it ---------------
 # (the engine's own check of a rec.pvk whose dictionary was altered afterwards is
-# tests/test_engine_model_checks.c: making such a file needs the checksum rewritten)
+# tests/ocr/test_engine_model_checks.c: making such a file needs the checksum rewritten)
 CONVERT=$(dirname "$BIN")/ppocr-convert
 ONNX=$MODELS/ch_PP-OCRv4_rec_infer.onnx
 if [ -x "$CONVERT" ] && [ -f "$ONNX" ] && [ -f "$MODELS/ppocr_keys_v1.txt" ]; then

@@ -15,18 +15,19 @@
 #include "gpu/error.h"
 #include "gpu/transfer.h"
 #include "nn/half.h"
+#include "support/gpu_group.h"
 #include "support/test_env.h"
 
 bool harness_init(struct harness *h, enum nn_dtype dtype)
 {
     memset(h, 0, sizeof *h);
-    if (gpu_context_create(NULL, &h->ctx) != GPU_OK)
+    h->ctx = test_gpu;
+    if (!h->ctx && gpu_context_create(NULL, &h->ctx) != GPU_OK)
         fail_msg("gpu_context_create: %s", gpu_last_error());
     const struct gpu_caps *caps = gpu_context_caps(h->ctx);
     if (dtype == NN_F16 && !caps->storage_16bit) {
         fprintf(stderr, "%s has no 16-bit storage: fp16 case skipped\n", caps->device_name);
-        gpu_context_destroy(h->ctx);
-        h->ctx = NULL;
+        harness_done(h);
         return false;
     }
     h->cfg = (struct nn_gpu_config){.ctx = h->ctx, .act_dtype = dtype, .fp16_math = false,
@@ -50,7 +51,8 @@ bool harness_init_fp16_math(struct harness *h)
 
 void harness_done(struct harness *h)
 {
-    gpu_context_destroy(h->ctx);
+    if (h->ctx != test_gpu)
+        gpu_context_destroy(h->ctx);
     h->ctx = NULL;
 }
 

@@ -17,7 +17,8 @@ struct harness {
     struct nn_gpu_config cfg;
 };
 
-/* Creates the context; returns false (and prints why) when `dtype` cannot be stored on it. */
+/* Takes the group's context (support/gpu_group.h) when the program runs its tests in that group,
+ * else creates one; returns false (and prints why) when `dtype` cannot be stored on it. */
 bool harness_init(struct harness *h, enum nn_dtype dtype);
 /* harness_init(h, NN_F16) with fp16 arithmetic on (the *_f16a shaders); false (and prints why)
  * when the device has no 16-bit storage or no shaderFloat16. */

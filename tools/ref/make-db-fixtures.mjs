@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // make-db-fixtures.mjs - regenerates tests/data/db/: det probability maps and the reference's DB
-// post-processing results on them, for tests/test_db_postprocess.c.
+// post-processing results on them, for tests/ocr/test_db_postprocess.c.
 //
 // For each corpus image the reference pipeline (shared/reference/ref_ocr.mjs) dumps the det net's
 // probability map; the map is stored as a 16-bit grey PNG (v = round(p * 65535)), and the

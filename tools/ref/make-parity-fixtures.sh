@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make-parity-fixtures.sh - regenerate tests/data/parity/ (inputs and onnxruntime outputs for
-# tests/test_cpu_parity.c).
+# tests/nn/test_cpu_parity.c).
 #
 #   tools/ref/make-parity-fixtures.sh                 # reference installed in ~/.cache/ppocr-ref
 #   REF_HOME=/path tools/ref/make-parity-fixtures.sh  # installed elsewhere

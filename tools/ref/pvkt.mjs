@@ -6,7 +6,7 @@
 //   offset 8   uint32    ndim (0..8)
 //   offset 12  int64     dims[ndim]
 //   then       prod(dims) elements of 4 bytes each
-// Reader in C: tests/test_cpu_parity.c (read_pvkt).
+// Reader in C: tests/nn/test_cpu_parity.c (read_pvkt).
 import fs from 'node:fs';
 
 export const DTYPE_F32 = 1;

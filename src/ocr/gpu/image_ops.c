@@ -114,7 +114,7 @@ int image_resized_width(int width, int height, int target_h, int target_w)
 
 /* ---- OpenCV coefficient tables --------------------------------------------------------------
  * The same arithmetic as src/ocr/preprocess_resize.c and preprocess_crop.c (which this layer may
- * not call); tests/test_gpu_image.c checks the kernels against those functions. */
+ * not call); tests/nn/test_gpu_image.c checks the kernels against those functions. */
 
 /* The tables are rebuilt for every crop of every page, so their per-entry arithmetic avoids libm
  * calls; both helpers give exactly floorf and lrintf's results (round to nearest even) for the

@@ -197,7 +197,7 @@ function rotateCrop(img, pts) {
 
 // ---------------------------------------------------------------- preprocessing expectations
 async function writePreprocessFixtures() {
-  const lines = ['# written by make.mjs: OpenCV 4.6.0 (opencv-js) results; see tests/test_preprocess_*.c'];
+  const lines = ['# written by make.mjs: OpenCV 4.6.0 (opencv-js) results; see tests/ocr/test_preprocess_*.c'];
   // det: resize rule + cv2.resize INTER_LINEAR on real images
   for (const name of ['HelloGoogle.png', 'trainingtimes.png', 'en_word_1.png']) {
     const img = await refDecode(path.join(dir, name));

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Regenerates the fixtures of tests/test_image_*.c and tests/test_preprocess_*.c in this folder.
+# Regenerates the fixtures of tests/img/test_image_*.c and tests/ocr/test_preprocess_*.c in this folder.
 # Needs the reference's node_modules (sharp, @techstark/opencv-js = OpenCV 4.6.0, pngjs), installed by
 # /work/shared/reference/setup.sh at $REF_HOME (default ~/.cache/ppocr-ref).
 #   tests/data/images/make.sh

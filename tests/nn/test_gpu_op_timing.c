@@ -22,6 +22,7 @@
 #include "nn/gpu/op_se.h"
 #include "ocr/gpu/image_ops.h"
 #include "ocr/preprocess.h"
+#include "support/gpu_group.h"
 #include "support/gpu_op_harness.h"
 #include "support/test_env.h"
 
@@ -345,5 +346,5 @@ int main(void)
 {
     test_seed();
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_ops), cmocka_unit_test(test_image)};
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, test_gpu_group_setup, test_gpu_group_teardown);
 }

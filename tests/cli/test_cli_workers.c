@@ -28,7 +28,7 @@ struct trace {
     int halt_at;             /* emit returns non-zero for this item (-1: never) */
     int stop_at;             /* work sets the stop flag at this item (-1: never) */
     int failing_workers;     /* init fails for workers >= this */
-    volatile sig_atomic_t stop;
+    atomic_int stop;
 };
 
 static void nap(int item)

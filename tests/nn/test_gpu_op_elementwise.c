@@ -16,6 +16,7 @@
 #include "gpu/validation.h"
 #include "nn/cpu/ref_ops.h"
 #include "nn/gpu/op_se.h"
+#include "support/gpu_group.h"
 #include "support/gpu_op_harness.h"
 #include "support/test_env.h"
 
@@ -555,5 +556,5 @@ int main(void)
         cmocka_unit_test(test_no_subgroups),
         cmocka_unit_test(test_pool_reductions),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, test_gpu_group_setup, test_gpu_group_teardown);
 }

@@ -14,6 +14,7 @@
 
 #include "gpu/validation.h"
 #include "nn/cpu/ref_ops.h"
+#include "support/gpu_group.h"
 #include "support/gpu_op_harness.h"
 #include "support/test_env.h"
 
@@ -194,5 +195,5 @@ int main(void)
         cmocka_unit_test(test_f16),
         cmocka_unit_test(test_no_subgroups),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, test_gpu_group_setup, test_gpu_group_teardown);
 }

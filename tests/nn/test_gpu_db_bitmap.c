@@ -21,6 +21,7 @@
 #include "gpu/validation.h"
 #include "ocr/gpu/db_bitmap.h"
 #include "ocr/contour.h"
+#include "support/gpu_group.h"
 #include "support/gpu_op_harness.h"
 #include "support/test_env.h"
 
@@ -193,5 +194,5 @@ int main(void)
         cmocka_unit_test(test_bitmap_f16),
         cmocka_unit_test(test_bad_arguments),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, test_gpu_group_setup, test_gpu_group_teardown);
 }

@@ -25,6 +25,7 @@
 #include "img/image.h"
 #include "ocr/gpu/image_ops.h"
 #include "ocr/preprocess.h"
+#include "support/gpu_group.h"
 #include "support/gpu_op_harness.h"
 #include "support/test_env.h"
 
@@ -450,5 +451,5 @@ int main(void)
         cmocka_unit_test(test_crops_f32),
         cmocka_unit_test(test_crops_f16),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, test_gpu_group_setup, test_gpu_group_teardown);
 }

@@ -14,6 +14,7 @@
 
 #include "gpu/validation.h"
 #include "nn/cpu/ref_ops.h"
+#include "support/gpu_group.h"
 #include "support/gpu_op_harness.h"
 #include "support/test_env.h"
 
@@ -204,5 +205,5 @@ int main(void)
         cmocka_unit_test(test_f32),
         cmocka_unit_test(test_f16),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, test_gpu_group_setup, test_gpu_group_teardown);
 }
