@@ -42,7 +42,7 @@ struct nn_session_options {
     /* Plans of the net end before its final softmax over the last axis (when it has one), for
      * outputs reduced by NN_OUTPUT_ARGMAX, which then gives the maximum's probability. */
     bool leave_final_softmax[NN_NET_COUNT];
-    bool fp16_math; /* cls and rec: fp16 element-wise arithmetic over fp16 storage (nn/precision.h) */
+    bool fp16_math; /* cls and rec: fp16 element-wise arithmetic over fp16 storage (nn/gpu/precision.h) */
     bool profile;   /* time every run on the GPU (nn_session_gpu_ms) */
 };
 

@@ -12,7 +12,7 @@
 #include "model/model.h"
 #include "nn/bench.h"
 #include "nn/gpu/net.h"
-#include "nn/precision.h"
+#include "nn/gpu/precision.h"
 
 #define MAX_TIMED 1024
 

@@ -12,8 +12,8 @@
 #include "gpu/pool.h"
 #include "gpu/transfer.h"
 #include "nn/gpu/net.h"
+#include "nn/gpu/precision.h"
 #include "nn/gpu/session_gpu.h"
-#include "nn/precision.h"
 
 #define PLAN_CACHE 24 /* input shapes kept per net (plans hold no device memory: see act) */
 /* A run in parts: this many parts of doubling length, each submitted before the next is recorded.

@@ -11,7 +11,7 @@
 #include "gpu/transfer.h"
 #include "img/image.h"
 #include "nn/gpu/session_gpu.h"
-#include "nn/precision.h"
+#include "nn/gpu/precision.h"
 #include "ocr/gpu/db_bitmap.h"
 #include "ocr/gpu/image_ops.h"
 #include "ocr/pad.h"

@@ -13,8 +13,8 @@
  * (rec 32 lines 2.88 against 2.80 ms, cls 0.52 against 0.50 ms) and moved one corpus line's
  * score by 0.027 against PaddleOCR's; GPUs whose fp16 ALUs run at twice the fp32 rate are where
  * it may pay. */
-#ifndef PPOCR_NN_PRECISION_H
-#define PPOCR_NN_PRECISION_H
+#ifndef PPOCR_NN_GPU_PRECISION_H
+#define PPOCR_NN_GPU_PRECISION_H
 
 #include "gpu/context.h"
 #include "nn/gpu/gpu_op.h"
