@@ -8,7 +8,7 @@
 //   shared memory and no barrier (lavapipe runs one as a coroutine switch).
 //   DIRECT_SUBGROUP (conv_direct_sg*.comp, CPU devices with subgroup shuffles): lavapipe (Mesa
 //   22.3) loads a buffer inside a loop one lane at a time, each lane's value passing through the
-//   stack, about 20 cycles per lane whether the address is uniform or not. So each weight
+//   stack, at a cost per lane whether the address is uniform or not (BENCHMARKS.md). So each weight
 //   4-vector is loaded by one lane and reaches the others by shuffle (one load per subgroup, not
 //   per lane; in fp32 with TM a multiple of 8, two 4-vectors per 8-float load, and only by the
 //   lanes that hold some), an 8-input row segment loads as one 8-float vector where it is
@@ -30,7 +30,7 @@
 #define SEG_VEC8
 #endif
 // Unrolled on request: with a load under a condition inside, lavapipe left the multiply loops
-// rolled and rec's 1x1 convolution 480 -> 480 took 3x as long.
+// rolled and rec's 1x1 convolution 480 -> 480 ran far slower (BENCHMARKS.md).
 #define UNROLL [[unroll]]
 #else
 #define UNROLL
@@ -64,7 +64,7 @@ layout(constant_id = 17) const uint KS = 1; // invocations summing one tile, ove
 // x runs over (image, output row, group of TN outputs) flattened, so narrow maps fill workgroups;
 // otherwise over (output row, group) with the image on z, which keeps each lane's input address
 // a linear function of its index: lavapipe turns those loads into vector loads, and gathers
-// otherwise (rec's 1x1 convolutions at 32 lines took 1.6x as long with images on x).
+// otherwise (rec's 1x1 convolutions at 32 lines were slower with images on x: BENCHMARKS.md).
 layout(constant_id = 18) const bool IMAGES_ON_X = false;
 
 layout(std430, binding = 0) readonly buffer BufX { SFLOAT x[]; };

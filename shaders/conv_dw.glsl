@@ -10,7 +10,7 @@
 // X_TEXEL (conv_dw_texel.comp, fp32, CPU devices): x is bound as RGBA32F texels. lavapipe (Mesa
 // 22.3) loads a storage buffer one SIMD lane at a time, each value passing through the stack, but
 // fetches a texel for all lanes at once; so each row segment is read as the 4-vectors that cover
-// it, and rec's depthwise convolutions take half the time. Its stores go one lane and component
+// it, and rec's depthwise convolutions run faster (BENCHMARKS.md). Its stores go one lane and component
 // at a time, so an aligned group of 8 outputs (and its residual) goes as one 8-float store (load).
 #extension GL_GOOGLE_include_directive : require
 #include "storage.glsl"

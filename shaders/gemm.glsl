@@ -418,8 +418,8 @@ void main()
 
     // Each subgroup stages one row of its fragments at a time (16 x WN floats) and stores it
     // through the common epilogue, each lane 4 neighbouring columns: one 4-vector store where C
-    // is 4-aligned (one half per lane and store before: rec at 32 lines 1.616 -> 1.477 ms on
-    // the H200).
+    // is 4-aligned (one half per lane and store before, slower for rec at 32 lines:
+    // BENCHMARKS.md).
     const uint cs = warp * 16u * CS_ROW;
     [[unroll]] for (uint i = 0; i < FM; i++) {
         [[unroll]] for (uint j = 0; j < FN; j++)

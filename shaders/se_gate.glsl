@@ -65,7 +65,7 @@ layout(constant_id = 3) const uint ROWS = 32; // gate rows per workgroup; ROWS *
 const uint LANES = WG_SIZE / ROWS;
 // The weight buffer's sections, each from a multiple of 4 floats, so that rows whose length is a
 // multiple of 4 load as 4-vectors: a dot product then issues a quarter of the loads, all at once
-// (one after another, C = 384 took 25 us on an H200).
+// (one after another, C = 384 was slow: BENCHMARKS.md).
 const uint B1_AT = (CR * C + 3u) & ~3u;
 const uint W2_AT = (B1_AT + CR + 3u) & ~3u;
 const uint B2_AT = W2_AT + C * CR;

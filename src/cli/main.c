@@ -218,11 +218,10 @@ static int worker_emit(void *ctx, int item)
 
 /* Engines to run: --jobs, or by default one per CPU core on a discrete GPU (2 to 16), two on
  * another GPU, so that images' CPU stages (decoding, DB post-processing) overlap other images'
- * GPU work. On an H200 with 16 cores a folder of pages ran at 120 images/s with one engine, 180
- * with two, 190 with four and 235-248 with eight; at 16, 231. A folder of varied images, large
- * scans among them, whose decoding holds an engine for up to 100 ms: 35, 61 and 65 images/s
- * with one, two and four, 164 with eight and 258 with sixteen (2,500 images). One on a CPU
- * device, whose driver already uses every core.
+ * GPU work. On a discrete GPU's 16-core host, both a folder of pages and a folder of varied
+ * images (large scans among them, whose decoding holds an engine a long while) ran fastest with
+ * eight to sixteen engines (BENCHMARKS.md). One on a CPU device, whose driver already uses every
+ * core.
  * Each engine adds its own activation memory, which an integrated GPU shares with the host.
  * Image bytes on stdin keep one, so that a stop signal reaches the thread that is reading them. */
 static int job_count(const struct run *run)

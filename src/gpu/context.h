@@ -25,8 +25,8 @@
 
 struct gpu_context;
 
-/* A blocking fence wait can wake well after the GPU finished (on an H200, polling took the
- * sample page from 5.7 to 4.9-5.4 ms end to end); a CPU device needs the cores for itself. */
+/* A blocking fence wait can wake well after the GPU finished (polling shortened the sample
+ * page's end-to-end time: BENCHMARKS.md); a CPU device needs the cores for itself. */
 #define GPU_DEFAULT_SPIN_US 3000
 
 struct gpu_options {

@@ -7,7 +7,8 @@
 #define DEFAULT_TIMEOUT_MS 120000u
 /* A CPU device (lavapipe) shares the processor with everything else on the machine: on a 2-core
  * machine slowed down by another tenant, a small net's first fp16 run under the sanitizers took
- * over 120 s (its first run also pays for some of lavapipe's compilation). */
+ * longer than DEFAULT_TIMEOUT_MS (BENCHMARKS.md; its first run also pays for some of lavapipe's
+ * compilation). */
 #define CPU_DEVICE_TIMEOUT_MS 1800000u
 
 void gpu_queue_init(struct gpu_queue *q, struct gpu_device *dev, uint32_t timeout_ms, int spin_us)

@@ -20,11 +20,10 @@
 #define TILED_LX 16u
 /* Fewer big tiles than this leave an H200's 132 SMs (2 tiles each) part idle: use small ones.
  * Not where one row of tiles covers M and either there is a tile per SM already or B is an
- * im2col gather: there the big tile's reuse of each loaded row wins. On the H200: det's 3x3
- * convolutions to 24 channels (K 864) at 60 x 60 and 120 x 120, 57 and 225 big tiles, 60 and
- * 72 us tiled against 74 and 83 us small; cls's 1x1 convolutions to 16-48 channels at 32 lines,
- * 144 big tiles, 6.7-8.9 against 7.7-9.8 us; but det's 1x1 to 42 channels at 60 x 60 (57 big
- * tiles, plain) 21.0 against 13.1 us. */
+ * im2col gather: there the big tile's reuse of each loaded row wins (det's 3x3 convolutions to
+ * 24 channels at 60 x 60 and 120 x 120, cls's 1x1 convolutions to 16-48 channels at 32 lines),
+ * but small tiles win for det's plain 1x1 to 42 channels at 60 x 60, 57 big tiles
+ * (BENCHMARKS.md). */
 #define SMALL_TILE_BELOW 264u
 #define ONE_TILE_PER_SM 132u
 /* CPU kernel: lavapipe turns every buffer load into one scalar load per SIMD lane, so the
@@ -37,30 +36,28 @@
  * It takes over when even small tiles leave most of an H200's 132 SMs idle and K is long enough
  * for 16 slices to pay for the reduction: the SVTR neck's 1x3 convolutions (K 1,440 and 2,880
  * over 60 x 40 outputs per line) otherwise run in one workgroup per line. With more tiles the
- * tiled kernel wins (det's 3x3 neck convolution at 120 x 120: 450 small tiles, K 864, 83 us
- * tiled against 300 us split; at 60 x 60, 113 small tiles, 60 us tiled against 79 split; at
- * 30 x 30, 29 small tiles, 27 us split against 63 tiled). */
+ * tiled kernel wins (det's 3x3 neck convolution, K 864, at 120 x 120 with 450 small tiles and at
+ * 60 x 60 with 113; at 30 x 30, 29 small tiles, the split one wins: BENCHMARKS.md). */
 #define KSPLIT_LX 256u
 #define KSPLIT_BM 4u
 #define KSPLIT_BN 4u
 #define KSPLIT_BELOW 64u
 #define KSPLIT_MIN_K 512u
 /* With a K this long it also takes up to two small tiles per SM: rec's 1x3 convolutions at 32
- * lines (128 small tiles, K 1,440 and 2,880) take 201 and 384 us tiled, 97 and 183 us split. */
+ * lines (128 small tiles, K 1,440 and 2,880) are faster split than tiled (BENCHMARKS.md). */
 #define KSPLIT_LONG_K 1024u
 #define KSPLIT_LONG_K_BELOW 264u
 /* And where one small tile would run K alone: cls's classifier, 32 x 2 outputs
- * over K 200 in one workgroup, took 11.8 us on the H200. */
+ * over K 200, was slow in one workgroup (BENCHMARKS.md). */
 #define KSPLIT_FEW_TILES 2u
 #define KSPLIT_FEW_TILES_MIN_K 128u
 /* Sliced small tiles: SLICES groups of small-tile invocations per workgroup, each over every
  * SLICES-th K step, where small tiles are chosen, there are fewer than SLICED_BELOW of them and K
- * is at least SLICED_MIN_K. On the H200 (us, small tiles -> 2 slices): det's 1x1 convolutions at
- * 30 x 30 (348 small tiles) with K 384 27.4-27.6 -> 24.2 (34.4 -> 24.3 with an SE gate), with
- * K 192 24.5 -> 19.1; 384 -> 360 channels 24.2 -> 21.3; 360 -> 96 (87 tiles) 29.8 -> 17.6; at
- * 60 x 60, 192 -> 42 (226 tiles) 16.6 -> 14.7. Four slices lost to two everywhere (38-40 us at K
- * 384), and with 678 small tiles (det's 1x1 convolutions at 60 x 60, K 192) two slices lost too
- * (21.0 against 23.8): there the SMs are already busy. */
+ * is at least SLICED_MIN_K. Two slices beat plain small tiles for det's 1x1 convolutions at
+ * 30 x 30 (87-348 small tiles, K 192-384, with or without an SE gate) and at 60 x 60 with 226
+ * small tiles; four slices lost to two everywhere, and with 678 small tiles (det's 1x1
+ * convolutions at 60 x 60, K 192) two slices lost too: there the SMs are already busy
+ * (BENCHMARKS.md). */
 #define SLICES 2u
 #define SLICED_BELOW 512u
 #define SLICED_MIN_K 128u
@@ -69,19 +66,18 @@
 _Static_assert(SLICES * TILED_BK * (32u + 1u + 32u) * 4u + (SLICES - 1u) * 32u * 32u * 4u <= 16384u,
                "sliced small tiles need more shared memory than every device has");
 /* Cooperative-matrix kernel. It needs a few fragments of K to pay for its shared-memory staging
- * and epilogue: on the H200 the tiled kernel was faster at K 32 (cls's expansions to 200
- * channels: 10-11 against 15-16 us) and K 64 (rec's 64-channel convolutions: 51-53 against
- * 57-59 us), the cooperative one from K 120 (rec's attention matmuls: 13-18 against 16-25 us). */
+ * and epilogue: the tiled kernel was faster at K 32 (cls's expansions to 200 channels) and K 64
+ * (rec's 64-channel convolutions), the cooperative one from K 120 (rec's attention matmuls):
+ * BENCHMARKS.md. */
 #define COOPMAT_MIN_K 96u
 #define COOPMAT_BK 32u
 /* Its tiles, smallest first: BM x BN outputs for LX invocations (LX / 32 subgroups as 2 rows;
  * each subgroup owns BM / 2 x BN / (LX / 64) outputs). A dispatch takes the largest tile that
  * still gives every SM of an H200 a workgroup, else the smallest; M of 32 always the smallest.
- * On the H200 (us; 32 x 64, 64 x 64, 128 x 128 forced in turn): rec's 1x1 convolutions to 240
- * channels at 32 lines 85 / 86 / 69, to 480 channels at 3 x 80 78 / 77 / 57, its classifier at
- * 32 lines 76 / 73 / 54; at one line 10.1 / 12.9 / 21; rec's attention projections at 32 lines
- * (30 big tiles, 120 middle ones) 8.9 / 10.8 / 15. A 64 x 128 tile for 4 subgroups lost to
- * these everywhere. */
+ * With each tile forced in turn, the largest won for rec's 1x1 convolutions and its classifier at
+ * 32 lines, the smallest at one line and for rec's attention projections at 32 lines (30 big
+ * tiles, 120 middle ones); a 64 x 128 tile for 4 subgroups lost to these everywhere
+ * (BENCHMARKS.md). */
 static const struct coopmat_tile {
     uint32_t bm, bn, lx;
 } COOPMAT_TILES[COOPMAT_TILE_COUNT] = {{32, 64, 128}, {64, 64, 128}, {128, 128, 256}};
@@ -90,11 +86,11 @@ static const struct coopmat_tile {
  * 32 x 32 tile per workgroup, whatever the dispatch (the slices' sums are added in an order fixed
  * by their count, so a line reads the same whichever lines share its dispatch). The SVTR neck's
  * 1x3 convolutions (K 1,440 and 2,880, 60 output channels) otherwise wait on 45-90 K steps in
- * turn. On the H200, the 2,880 one: at 32 lines 45.8 us with the direct kernel, 37 with 4 slices
- * of 32 x 64, 25.7 with 8 of 32 x 32; for one line 17.7 with the K-split kernel, 33.5 and 22.9;
- * in the 28-line document's lockstep group, where every plan's dispatch shares the GPU, 189 us
- * against 37 and 48 (the K-split and direct kernels' scalar sums saturate it). Eight slices of
- * 32 x 32 keep within 48 KiB of shared memory (40 KiB of tiles, 4.5 KiB of epilogue staging). */
+ * turn. For the 2,880 one, 8 slices of 32 x 32 beat the direct kernel and 4 slices of 32 x 64 at
+ * 32 lines; for one line the K-split kernel is faster alone, but in the 28-line document's
+ * lockstep group, where every plan's dispatch shares the GPU, the K-split and direct kernels'
+ * scalar sums saturate it and the slices win by far (BENCHMARKS.md). Eight slices of 32 x 32
+ * keep within 48 KiB of shared memory (40 KiB of tiles, 4.5 KiB of epilogue staging). */
 static const struct coopmat_tile COOPMAT_SLICED_TILE = {32, 32, 64};
 #define COOPMAT_SLICES 8u
 #define COOPMAT_SLICED_MIN_K 1024u

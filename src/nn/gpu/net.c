@@ -311,10 +311,10 @@ static int create_op(struct nn_gpu_net *net, uint32_t i, char *err, size_t err_l
 }
 
 /* On GPUs the ops are created on CREATE_THREADS threads, each taking the next op nobody has
- * taken: on an H200 det's ops took 37-46 ms on one thread (their pipelines, from the cache, and
- * weights), the longest step of an engine's start after the driver's own. On CPU devices on
- * one: lavapipe compiles every pipeline on the CPU, and on two cores the nets took 1.3 s instead
- * of 0.75 with four threads each. */
+ * taken: on one thread, creating det's ops (their pipelines, from the cache, and weights) was the
+ * longest step of an engine's start after the driver's own (BENCHMARKS.md). On CPU devices on
+ * one: lavapipe compiles every pipeline on the CPU, and on two cores four threads each made the
+ * nets' creation slower (BENCHMARKS.md). */
 #define CREATE_THREADS 4
 
 struct create_job {

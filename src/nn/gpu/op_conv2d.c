@@ -37,18 +37,16 @@
 enum conv_kind { CONV_POINTWISE, CONV_DEPTHWISE, CONV_GENERAL, CONV_DIRECT };
 
 /* Depthwise on CPU devices: 64 invocations, each 16 neighbouring outputs of a row (loads rather
- * than arithmetic bound the kernel there, and a longer row segment shares more taps: on lavapipe,
- * rec's depthwise convolutions for one line took 91-94 ms with 8, 76-78 with 16, 74-76 with 24
- * and 73-75 with 32; det's four largest at 960 x 960 227-232 ms with 8, 190-213 with 16). On
- * GPUs each invocation takes a block of rows as well, whose input rows it loads once for every
- * output row they reach: on the H200, rec's 5 x 5 convolutions at 32 lines took 50 us with one
- * row of 4 outputs, 39 with 2 rows and 34 with 4 rows; det's fp32 3 x 3 ones 24 -> 17 us
- * (stride 1) and 24 -> 15 us (stride 2) with 2 x 2 outputs in workgroups of 128. */
+ * than arithmetic bound the kernel there, and a longer row segment shares more taps: on lavapipe
+ * 16 gained much over 8, longer segments little more; BENCHMARKS.md). On GPUs each invocation
+ * takes a block of rows as well, whose input rows it loads once for every output row they reach:
+ * rec's 5 x 5 convolutions at 32 lines ran fastest with 4 rows of 4 outputs, det's fp32 3 x 3
+ * ones with 2 x 2 outputs in workgroups of 128 (BENCHMARKS.md). */
 #define DW_LX 64u
 #define DW_CPU_OUTW 16u
 /* Row blocks only where one row per invocation already gives this many invocations: below it
  * the GPU is not full, and longer invocations only add latency (rec's 5 x 5 convolutions for one
- * line, 57,600 invocations: 7.3 us with one row, 9.2 with 4). */
+ * line, 57,600 invocations, are slower with 4 rows than with one: BENCHMARKS.md). */
 #define DW_ROWS_MIN_ITEMS 131072u
 
 static void dw_tile(bool cpu, enum nn_dtype dtype, const struct pvk_conv_params *a, uint32_t *lx, uint32_t *outw,
@@ -63,17 +61,16 @@ static void dw_tile(bool cpu, enum nn_dtype dtype, const struct pvk_conv_params 
     *outw = f32 ? 2 : 4;
     *rows = a->sh != 1 || a->kh < 3 ? 1 : a->kh >= 5 ? 4 : 2;
 }
-/* Direct: 32 invocations, each TM output channels x 8 outputs of a row. Measured on lavapipe
- * (det's 3x3 neck convolutions, 96 -> 24 channels at 240 x 240): 12 x 8 takes 79 ms, 8 x 8 95 ms,
- * 8 x 4 147 ms, 16 x 8 127 ms, 12 x 12 95 ms; the implicit GEMM 186 ms. TM is 12 where it divides
- * OC, else 8 (a multiple of 4: the weights load as 4-vectors). Pointwise convolutions, whose row
- * segments hold no taps to share, gain from more output channels instead: rec at 32 lines took
- * 2.97 s with 12 x 8, 2.55 with 16 x 8, 2.46 with 20 x 8 and 2.42 with 24 x 8, so there TM is
- * the largest of 24, 16 and 12 that divides OC. Past about 192 accumulators lavapipe's compiled
- * kernel falls off a cliff (16 x 16: 8.1 s, 12 x 24: 12.9 s). Where the subgroup variant shares
- * each weight load among the lanes, every convolution takes 24 channels where they divide OC:
- * det's 3x3 neck convolutions at 960 x 960 then took 226-278 ms against 355-421 with 12 (16 did
- * no better than 12 for det's other convolutions). */
+/* Direct: 32 invocations, each TM output channels x 8 outputs of a row. On lavapipe, for det's
+ * 3x3 neck convolutions (96 -> 24 channels at 240 x 240), 12 x 8 beat 8 x 4, 8 x 8, 12 x 12 and
+ * 16 x 8, and all of them beat the implicit GEMM (BENCHMARKS.md). TM is 12 where it divides OC, else
+ * 8 (a multiple of 4: the weights load as 4-vectors). Pointwise convolutions, whose row segments
+ * hold no taps to share, gain from more output channels instead (rec at 32 lines, up to 24 x 8:
+ * BENCHMARKS.md), so there TM is the largest of 24, 16 and 12 that divides OC. Past about 192
+ * accumulators lavapipe's compiled kernel falls off a cliff (16 x 16, 12 x 24: BENCHMARKS.md).
+ * Where the subgroup variant shares each weight load among the lanes, every convolution takes 24
+ * channels where they divide OC: det's 3x3 neck convolutions at 960 x 960 gain from it
+ * (BENCHMARKS.md), and 16 did no better than 12 for det's other convolutions. */
 #define DIRECT_LX 32u
 #define DIRECT_TN 8u
 
@@ -90,13 +87,10 @@ static uint32_t direct_tm(int oc, bool pointwise, bool shared_weights)
  * invocations sharing each tile over interleaved input channels, each summing at least
  * DIRECT_GPU_MIN_IC of them; workgroups of 256. It takes one-group convolutions with at least
  * DIRECT_GPU_MIN_K terms per output that are not pointwise, in dispatches of DIRECT_GPU_MIN_TILES
- * tiles or more. On the H200 (us, against the implicit GEMM): det's 3x3 neck convolutions (96 ->
- * 24 channels) at 240 x 240 124-126 against 169-172, 120 x 120 50 against 72, 60 x 60 25
- * against 64, 30 x 30 (1,350 tiles) 25 against 27; rec's 1x3 ones over 480 and 960 channels at
- * 32 lines 37 and 65 against 97 and 184, but for one line (160 tiles) 26 and 45 against 12 and
- * 18. Larger tiles lost: 12 x 4 outputs per invocation took 158-176 us at 240 x 240, and fewer
- * invocations per tile lost everywhere (rec at 32 lines, KS 16 against 8: 2.113 against 2.144
- * ms). */
+ * tiles or more. It beat the implicit GEMM on det's 3x3 neck convolutions (96 -> 24 channels) from
+ * 240 x 240 down to 30 x 30 (1,350 tiles) and on rec's 1x3 ones over 480 and 960 channels at 32
+ * lines, but lost on those for one line (160 tiles). Larger tiles (12 x 4 outputs per invocation)
+ * lost, and fewer invocations per tile (KS 8) lost everywhere (BENCHMARKS.md). */
 #define DIRECT_GPU_TM 8u
 #define DIRECT_GPU_TN 2u
 #define DIRECT_GPU_WG 256u
@@ -108,11 +102,10 @@ static uint32_t direct_tm(int oc, bool pointwise, bool shared_weights)
 /* Tiles through shared memory (shaders/conv_tile.glsl) for fp32 nets' stride-1 convolutions that
  * the direct kernel would take, where a dispatch has TILE_MIN_GROUPS workgroups or more: TILE_R
  * outputs of a row x 8 channels per invocation, TILE_TX x TILE_TH invocations per block of 8
- * channels, up to TILE_NB blocks per workgroup, TILE_ICC input channels per chunk. On the H200,
- * det's 3x3 neck convolutions (96 -> 24 channels) at 240 x 240 (240 workgroups): 124-126 us with
- * the direct kernel, 84-87 with these tiles; 8 outputs per invocation 110-122, 16 channels per
- * chunk 112-120, 4 rows per tile 123-127. At 120 x 120 (60 workgroups) 63 against 51-54 for
- * the direct kernel, so smaller maps keep it. */
+ * channels, up to TILE_NB blocks per workgroup, TILE_ICC input channels per chunk. For det's 3x3
+ * neck convolutions (96 -> 24 channels) at 240 x 240 (240 workgroups) these tiles beat the direct
+ * kernel, and 8 outputs per invocation, 16 channels per chunk or 4 rows per tile did worse; at
+ * 120 x 120 (60 workgroups) the direct kernel won, so smaller maps keep it (BENCHMARKS.md). */
 #define TILE_R 4u
 #define TILE_TX 8u
 #define TILE_TH 8u
@@ -506,8 +499,9 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
         memcpy(s->tile_spec, tile_spec, sizeof tile_spec);
         /* One variant now, so that a device that cannot build the kernel fails here: without a
          * split on GPU tiles; for a pointwise convolution the one with 4-vector segments, which
-         * most of its dispatches take, the other built on first use (on lavapipe each variant
-         * compiles for about 30 ms, and the sample left 14 of them unused); else the plain one. */
+         * most of its dispatches take, the other built on first use (on lavapipe each variant's
+         * compilation costs start-up time (BENCHMARKS.md), and the sample left 14 of them unused);
+         * else the plain one. */
         if (s->direct_gpu) {
             if (!direct_split(s, 0, err, err_len))
                 goto fail;

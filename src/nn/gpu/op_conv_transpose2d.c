@@ -18,10 +18,10 @@
 #include "nn/shape.h"
 
 #define GATHER_LX 64u
-/* The scatter kernel keeps OC KH KW sums per invocation in registers, for few rows: on the H200
- * the det head's last one (24 -> 1 channel to 960 x 960, 4 rows) took 21.0 us through the GEMM
- * (16-row tiles for 4 rows, scattered stores) and 10.3 us scattering, but the one before it
- * (24 -> 24 channels, 96 rows) 32.8 against 39.1 us. */
+/* The scatter kernel keeps OC KH KW sums per invocation in registers, for few rows: the det
+ * head's last one (24 -> 1 channel to 960 x 960, 4 rows) is faster scattering than through the
+ * GEMM (16-row tiles for 4 rows, scattered stores), but the one before it (24 -> 24 channels,
+ * 96 rows) is faster through the GEMM (BENCHMARKS.md). */
 #define SCATTER_MAX_M 32u
 #define SCATTER_LX 64u
 

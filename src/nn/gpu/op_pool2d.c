@@ -21,7 +21,7 @@ struct global_push {
 };
 
 /* Planes up to this size take one invocation each on GPUs too: a workgroup of 256 over cls's
- * 6,400 planes of 48 left 208 invocations of each idle (H200: 9.4 us against 3-4). */
+ * 6,400 planes of 48 left 208 invocations of each idle, and was slower (BENCHMARKS.md). */
 #define POOL_SERIAL_PLANE 128u
 
 struct pool_state {

@@ -45,7 +45,7 @@ struct se_fc_push {
 int64_t nn_gpu_se_sum_parts(const struct nn_gpu_config *cfg, int64_t plane)
 {
     /* CPU devices keep one workgroup per channel: lavapipe pays for every workgroup's reduction
-     * barriers (det's SE over 96 x 240 x 240: 17.5-20.0 ms in one, 26 ms in slices). */
+     * barriers (det's SE over 96 x 240 x 240 is faster in one than in slices: BENCHMARKS.md). */
     if (gpu_context_caps(cfg->ctx)->is_cpu && !nnh_workgroup_reductions_forced(cfg))
         return 1;
     return plane >= SE_MEAN_WIDE_PLANE ? (plane + SE_MEAN_PART - 1) / SE_MEAN_PART : 1;

@@ -9,10 +9,9 @@
  *
  * fp16_math (--fp16-math) makes the element-wise arithmetic over fp16 storage fp16 too
  * (activations, residual adds, the depthwise taps and epilogue, GEMM tiles), every sum over many
- * terms staying fp32. It is off by default: on the one GPU measured (NVIDIA H200) it was slower
- * (rec 32 lines 2.88 against 2.80 ms, cls 0.52 against 0.50 ms) and moved one corpus line's
- * score by 0.027 against PaddleOCR's; GPUs whose fp16 ALUs run at twice the fp32 rate are where
- * it may pay. */
+ * terms staying fp32. It is off by default: on the one GPU measured it made rec and cls slower
+ * (BENCHMARKS.md) and moved one corpus line's score by 0.027 against PaddleOCR's; GPUs whose fp16
+ * ALUs run at twice the fp32 rate are where it may pay. */
 #ifndef PPOCR_NN_GPU_PRECISION_H
 #define PPOCR_NN_GPU_PRECISION_H
 
