@@ -58,10 +58,10 @@ enum ppocr_status {
     PPOCR_ERR_IO,             /* any other read error */
     PPOCR_ERR_EMPTY,          /* zero bytes */
     PPOCR_ERR_UNKNOWN_FORMAT, /* not an image this program knows */
-    PPOCR_ERR_UNSUPPORTED,    /* a known format or variant that cannot be decoded (WebP, TIFF, P1-P4 PNM, 12-bit JPEG...) */
-    PPOCR_ERR_TRUNCATED,      /* the data ends early */
-    PPOCR_ERR_CORRUPT,        /* the data is inconsistent */
-    PPOCR_ERR_TOO_LARGE,      /* over the limits above */
+    PPOCR_ERR_UNSUPPORTED, /* a known format or variant that cannot be decoded (WebP, TIFF, P1-P4 PNM, 12-bit JPEG...) */
+    PPOCR_ERR_TRUNCATED,   /* the data ends early */
+    PPOCR_ERR_CORRUPT,     /* the data is inconsistent */
+    PPOCR_ERR_TOO_LARGE,   /* over the limits above */
     PPOCR_ERR_NO_MEMORY,
     /* the engine */
     PPOCR_ERR_NO_DEVICE, /* no usable device, or one that cannot run the nets: nothing can be processed */
@@ -71,7 +71,6 @@ enum ppocr_status {
 
 /* "ok", "not found", ..., "no device", "models", "failed". */
 const char *ppocr_status_name(enum ppocr_status status);
-
 
 /* ---- images --------------------------------------------------------------------------------- */
 
@@ -95,19 +94,18 @@ enum ppocr_alpha_mode {
     PPOCR_ALPHA_FLATTEN = 1,
 };
 
-
 /* Decodes `path`. `name` in messages is the path. Returns PPOCR_OK and fills `img` (free with
  * ppocr_image_free), or a status with a one-line reason in err (no trailing newline). */
 enum ppocr_status ppocr_image_load_file(const char *path, enum ppocr_alpha_mode alpha, struct ppocr_image *img,
-                                          char *err, size_t err_len);
+                                        char *err, size_t err_len);
 /* Reads fd to its end (a pipe, stdin, a file) and decodes it; `name` is used in messages. Reads
  * interrupted by a signal are retried: a caller that must stop on one reads the bytes itself and
  * decodes them with ppocr_image_load_memory (as the CLI does for stdin). fd stays open. */
 enum ppocr_status ppocr_image_load_fd(int fd, const char *name, enum ppocr_alpha_mode alpha, struct ppocr_image *img,
-                                        char *err, size_t err_len);
+                                      char *err, size_t err_len);
 /* Decodes encoded bytes already in memory. */
 enum ppocr_status ppocr_image_load_memory(const void *data, size_t size, const char *name, enum ppocr_alpha_mode alpha,
-                                            struct ppocr_image *img, char *err, size_t err_len);
+                                          struct ppocr_image *img, char *err, size_t err_len);
 void ppocr_image_free(struct ppocr_image *img);
 
 /* Whether a file name ends in the extension of a format decoded here (case-insensitive, image_formats.c):
@@ -117,19 +115,19 @@ int ppocr_image_has_known_extension(const char *name);
 /* ---- the engine ----------------------------------------------------------------------------- */
 
 struct ppocr_options {
-    const char *models_dir;  /* holds det.pvk, cls.pvk, rec.pvk; NULL: search the default places */
-    int device_index;        /* -1: best device */
-    int force_fp32;          /* never use fp16 storage or arithmetic */
-    int fp16_math;           /* cls and rec: fp16 element-wise arithmetic over fp16 storage  */
-    int use_cls;             /* run the direction classifier */
-    int det_limit_side_len;  /* 960 */
-    float det_db_thresh;     /* 0.3 */
-    double det_db_box_thresh; /* 0.6: the mean box score (a double) is compared with it */
+    const char *models_dir;     /* holds det.pvk, cls.pvk, rec.pvk; NULL: search the default places */
+    int device_index;           /* -1: best device */
+    int force_fp32;             /* never use fp16 storage or arithmetic */
+    int fp16_math;              /* cls and rec: fp16 element-wise arithmetic over fp16 storage  */
+    int use_cls;                /* run the direction classifier */
+    int det_limit_side_len;     /* 960 */
+    float det_db_thresh;        /* 0.3 */
+    double det_db_box_thresh;   /* 0.6: the mean box score (a double) is compared with it */
     double det_db_unclip_ratio; /* 1.5 */
-    float cls_thresh;        /* 0.9 */
-    float drop_score;        /* 0.5 */
-    int rec_batch_num;       /* 6 */
-    int profile;             /* collect per-stage timings into each result */
+    float cls_thresh;           /* 0.9 */
+    float drop_score;           /* 0.5 */
+    int rec_batch_num;          /* 6 */
+    int profile;                /* collect per-stage timings into each result */
     /* Reproduce PaddleOCR's pipeline exactly, limits included: recognition batches of
      * rec_batch_num lines sorted by aspect ratio, each padded to its widest line (so a line's
      * text depends on its batch), alpha dropped, no orientation check by the recogniser. */
@@ -142,16 +140,16 @@ void ppocr_options_default(struct ppocr_options *opt);
 /* A word of a line (a character for CJK text): its text, the mean probability of its CTC steps,
  * and its box in the source image, clockwise from the top-left as the word is read. */
 struct ppocr_word {
-    char *text;    /* UTF-8 */
+    char *text; /* UTF-8 */
     float score;
     int box[4][2];
 };
 
 struct ppocr_line {
-    char *text;        /* UTF-8; the segments of one row joined by a space, or a tab across a wide gap */
-    float score;       /* mean probability of the kept CTC steps (of all its segments) */
-    int box[4][2];     /* corners in the source image, clockwise from top-left */
-    int upside_down;   /* the line was read turned 180 degrees from its box's orientation */
+    char *text;      /* UTF-8; the segments of one row joined by a space, or a tab across a wide gap */
+    float score;     /* mean probability of the kept CTC steps (of all its segments) */
+    int box[4][2];   /* corners in the source image, clockwise from top-left */
+    int upside_down; /* the line was read turned 180 degrees from its box's orientation */
     int n_words;
     struct ppocr_word *words; /* in reading order; NULL when n_words is 0 */
 };
@@ -164,8 +162,15 @@ struct ppocr_span {
 };
 
 enum ppocr_stage {
-    PPOCR_STAGE_UPLOAD, PPOCR_STAGE_DET_PRE, PPOCR_STAGE_DET, PPOCR_STAGE_DB, PPOCR_STAGE_CLS,
-    PPOCR_STAGE_REC, PPOCR_STAGE_CTC, PPOCR_STAGE_LAYOUT, PPOCR_STAGE_COUNT
+    PPOCR_STAGE_UPLOAD,
+    PPOCR_STAGE_DET_PRE,
+    PPOCR_STAGE_DET,
+    PPOCR_STAGE_DB,
+    PPOCR_STAGE_CLS,
+    PPOCR_STAGE_REC,
+    PPOCR_STAGE_CTC,
+    PPOCR_STAGE_LAYOUT,
+    PPOCR_STAGE_COUNT
 };
 
 struct ppocr_result {
@@ -189,16 +194,16 @@ struct ppocr_engine;
  * set, or PPOCR_ERR_NO_DEVICE, PPOCR_ERR_MODELS or PPOCR_ERR_FAILED (out of memory, no thread) with
  * *out NULL and a one-line reason in err. */
 enum ppocr_status ppocr_engine_create(const struct ppocr_options *opt, struct ppocr_engine **out, char *err,
-                                        size_t err_len);
+                                      size_t err_len);
 /* Another engine on `first`'s device: the Vulkan device, its queue, the compiled pipelines and
  * the memory pools are shared, everything else (nets, plans, command buffers) is its own, so
  * each engine can run on its own thread. Destroy siblings before `first`. */
 enum ppocr_status ppocr_engine_create_sibling(const struct ppocr_engine *first, struct ppocr_engine **out, char *err,
-                                                size_t err_len);
+                                              size_t err_len);
 /* OCR of one decoded image. Returns PPOCR_OK with *result filled (free it with ppocr_result_free), or
  * PPOCR_ERR_FAILED with a one-line reason (the engine stays usable for the next image). */
 enum ppocr_status ppocr_engine_run(struct ppocr_engine *engine, const struct ppocr_image *image,
-                                     struct ppocr_result *result, char *err, size_t err_len);
+                                   struct ppocr_result *result, char *err, size_t err_len);
 void ppocr_result_free(struct ppocr_result *result);
 void ppocr_engine_destroy(struct ppocr_engine *engine);
 

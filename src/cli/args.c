@@ -141,18 +141,54 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
             continue;
         }
         /* Flags without a value. */
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { args->action = CLI_HELP; continue; }
-        if (!strcmp(a, "--version")) { args->action = CLI_VERSION; continue; }
-        if (!strcmp(a, "--list-devices")) { args->action = CLI_LIST_DEVICES; continue; }
-        if (!strcmp(a, "--self-check")) { args->action = CLI_SELF_CHECK; continue; }
-        if (!strcmp(a, "--bench")) { args->action = CLI_BENCH; continue; }
-        if (!strcmp(a, "--bench-ops")) { args->action = CLI_BENCH_OPS; continue; }
-        if (!strcmp(a, "--boxes")) { args->boxes = 1; continue; }
-        if (!strcmp(a, "--no-cls")) { args->ocr.use_cls = 0; continue; }
-        if (!strcmp(a, "--fp32")) { args->ocr.force_fp32 = 1; continue; }
-        if (!strcmp(a, "--fp16-math")) { args->ocr.fp16_math = 1; continue; }
-        if (!strcmp(a, "--profile")) { args->ocr.profile = 1; continue; }
-        if (!strcmp(a, "--paddle-parity")) { args->ocr.paddle_parity = 1; continue; }
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            args->action = CLI_HELP;
+            continue;
+        }
+        if (!strcmp(a, "--version")) {
+            args->action = CLI_VERSION;
+            continue;
+        }
+        if (!strcmp(a, "--list-devices")) {
+            args->action = CLI_LIST_DEVICES;
+            continue;
+        }
+        if (!strcmp(a, "--self-check")) {
+            args->action = CLI_SELF_CHECK;
+            continue;
+        }
+        if (!strcmp(a, "--bench")) {
+            args->action = CLI_BENCH;
+            continue;
+        }
+        if (!strcmp(a, "--bench-ops")) {
+            args->action = CLI_BENCH_OPS;
+            continue;
+        }
+        if (!strcmp(a, "--boxes")) {
+            args->boxes = 1;
+            continue;
+        }
+        if (!strcmp(a, "--no-cls")) {
+            args->ocr.use_cls = 0;
+            continue;
+        }
+        if (!strcmp(a, "--fp32")) {
+            args->ocr.force_fp32 = 1;
+            continue;
+        }
+        if (!strcmp(a, "--fp16-math")) {
+            args->ocr.fp16_math = 1;
+            continue;
+        }
+        if (!strcmp(a, "--profile")) {
+            args->ocr.profile = 1;
+            continue;
+        }
+        if (!strcmp(a, "--paddle-parity")) {
+            args->ocr.paddle_parity = 1;
+            continue;
+        }
 
         /* Options with a value: "--opt VALUE" or "--opt=VALUE". */
         char name[64];
@@ -168,10 +204,25 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
         } else {
             snprintf(name, sizeof(name), "%s", a);
         }
-        static const char *const valued[] = {
-            "--format", "-o", "--output", "--draw", "--shard", "--det-limit-side-len",
-            "--det-db-thresh", "--det-db-box-thresh", "--det-db-unclip-ratio", "--drop-score",
-            "--cls-thresh", "--rec-batch-num", "--models", "--device", "--bench-runs", "-j", "--jobs", "--pdf-dpi", NULL};
+        static const char *const valued[] = {"--format",
+                                             "-o",
+                                             "--output",
+                                             "--draw",
+                                             "--shard",
+                                             "--det-limit-side-len",
+                                             "--det-db-thresh",
+                                             "--det-db-box-thresh",
+                                             "--det-db-unclip-ratio",
+                                             "--drop-score",
+                                             "--cls-thresh",
+                                             "--rec-batch-num",
+                                             "--models",
+                                             "--device",
+                                             "--bench-runs",
+                                             "-j",
+                                             "--jobs",
+                                             "--pdf-dpi",
+                                             NULL};
         int known = 0;
         for (int k = 0; valued[k]; k++)
             known |= strcmp(name, valued[k]) == 0;
@@ -185,12 +236,18 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
 
         int rc = 0;
         if (!strcmp(name, "--format")) {
-            if (!strcmp(value, "text")) args->format = CLI_FORMAT_TEXT;
-            else if (!strcmp(value, "json")) args->format = CLI_FORMAT_JSON;
-            else if (!strcmp(value, "tsv")) args->format = CLI_FORMAT_TSV;
-            else if (!strcmp(value, "hocr")) args->format = CLI_FORMAT_HOCR;
-            else if (!strcmp(value, "alto")) args->format = CLI_FORMAT_ALTO;
-            else rc = usage_error("--format: '%s' is not text, json, tsv, hocr or alto%s", value, "");
+            if (!strcmp(value, "text"))
+                args->format = CLI_FORMAT_TEXT;
+            else if (!strcmp(value, "json"))
+                args->format = CLI_FORMAT_JSON;
+            else if (!strcmp(value, "tsv"))
+                args->format = CLI_FORMAT_TSV;
+            else if (!strcmp(value, "hocr"))
+                args->format = CLI_FORMAT_HOCR;
+            else if (!strcmp(value, "alto"))
+                args->format = CLI_FORMAT_ALTO;
+            else
+                rc = usage_error("--format: '%s' is not text, json, tsv, hocr or alto%s", value, "");
         } else if (!strcmp(name, "-o") || !strcmp(name, "--output")) {
             args->output_dir = value;
         } else if (!strcmp(name, "--draw")) {

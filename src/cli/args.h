@@ -11,8 +11,8 @@ struct cli_args {
     enum cli_action action;
     enum cli_format format;
     int boxes;
-    const char *output_dir; /* -o: one output file per image */
-    const char *draw_dir;   /* --draw: PNG with the boxes drawn */
+    const char *output_dir;       /* -o: one output file per image */
+    const char *draw_dir;         /* --draw: PNG with the boxes drawn */
     int shard_index, shard_count; /* --shard K/N, 1-based K; 1/1 when not given */
     int bench_runs;               /* --bench-runs: timed runs per image (10) */
     int jobs;                     /* -j/--jobs: engines working at once; 0 = by device */

@@ -35,8 +35,7 @@ static void plot(uint8_t *rgb, int w, int h, int x, int y, int thickness, const 
         }
 }
 
-static void line(uint8_t *rgb, int w, int h, int x0, int y0, int x1, int y1, int thickness,
-                 const uint8_t colour[3])
+static void line(uint8_t *rgb, int w, int h, int x0, int y0, int x1, int y1, int thickness, const uint8_t colour[3])
 {
     int dx = abs(x1 - x0), sx = x0 < x1 ? 1 : -1, dy = -abs(y1 - y0), sy = y0 < y1 ? 1 : -1, e = dx + dy;
     for (;;) {

@@ -22,8 +22,10 @@ static int clamp_coord(double v, int hi)
 /* The white space between two words of a line: from the end of the one to the start of the next. */
 static struct xml_box gap_box(const struct xml_word *a, const struct xml_word *z, int width, int height)
 {
-    xml_quad q = {{a->quad[1][0], a->quad[1][1]}, {z->quad[0][0], z->quad[0][1]},
-                  {z->quad[3][0], z->quad[3][1]}, {a->quad[2][0], a->quad[2][1]}};
+    xml_quad q = {{a->quad[1][0], a->quad[1][1]},
+                  {z->quad[0][0], z->quad[0][1]},
+                  {z->quad[3][0], z->quad[3][1]},
+                  {a->quad[2][0], a->quad[2][1]}};
     return xml_quad_box(q, width, height);
 }
 
@@ -46,20 +48,22 @@ void cli_format_alto(struct cli_buf *b, const char *file, int page, const struct
                       "\t\t<sourceImageInformation>\n"
                       "\t\t\t<fileName>");
     xml_put_text(b, file, strlen(file));
-    cli_buf_printf(b, "</fileName>\n"
-                      "\t\t</sourceImageInformation>\n"
-                      "\t\t<OCRProcessing ID=\"OCR_0\">\n"
-                      "\t\t\t<ocrProcessingStep>\n"
-                      "\t\t\t\t<processingSoftware>\n"
-                      "\t\t\t\t\t<softwareName>ppocr-vk</softwareName>\n"
-                      "\t\t\t\t\t<softwareVersion>%s</softwareVersion>\n"
-                      "\t\t\t\t</processingSoftware>\n"
-                      "\t\t\t</ocrProcessingStep>\n"
-                      "\t\t</OCRProcessing>\n"
-                      "\t</Description>\n"
-                      "\t<Layout>\n",
+    cli_buf_printf(b,
+                   "</fileName>\n"
+                   "\t\t</sourceImageInformation>\n"
+                   "\t\t<OCRProcessing ID=\"OCR_0\">\n"
+                   "\t\t\t<ocrProcessingStep>\n"
+                   "\t\t\t\t<processingSoftware>\n"
+                   "\t\t\t\t\t<softwareName>ppocr-vk</softwareName>\n"
+                   "\t\t\t\t\t<softwareVersion>%s</softwareVersion>\n"
+                   "\t\t\t\t</processingSoftware>\n"
+                   "\t\t\t</ocrProcessingStep>\n"
+                   "\t\t</OCRProcessing>\n"
+                   "\t</Description>\n"
+                   "\t<Layout>\n",
                    PPOCR_VERSION);
-    cli_buf_printf(b, "\t\t<Page ID=\"page_%d\" PHYSICAL_IMG_NR=\"%d\" WIDTH=\"%d\" HEIGHT=\"%d\" PROCESSING=\"OCR_0\">\n",
+    cli_buf_printf(b,
+                   "\t\t<Page ID=\"page_%d\" PHYSICAL_IMG_NR=\"%d\" WIDTH=\"%d\" HEIGHT=\"%d\" PROCESSING=\"OCR_0\">\n",
                    page_id, page_id, W, H);
     cli_buf_printf(b, "\t\t\t<PrintSpace HPOS=\"0\" VPOS=\"0\" WIDTH=\"%d\" HEIGHT=\"%d\">\n", W, H);
 

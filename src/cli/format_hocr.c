@@ -64,13 +64,14 @@ void cli_format_hocr(struct cli_buf *b, const char *file, int page, const struct
                       " <head>\n"
                       "  <title>");
     xml_put_text(b, file, file_len);
-    cli_buf_printf(b, "</title>\n"
-                      "  <meta http-equiv=\"Content-Type\" content=\"text/html;charset=utf-8\"/>\n"
-                      "  <meta name='ocr-system' content='ppocr-vk %s' />\n"
-                      "  <meta name='ocr-capabilities' content='ocr_page ocr_carea ocr_par ppocr_line ocrx_word"
-                      " ocrp_wconf ocrp_dir'/>\n"
-                      " </head>\n"
-                      " <body>\n",
+    cli_buf_printf(b,
+                   "</title>\n"
+                   "  <meta http-equiv=\"Content-Type\" content=\"text/html;charset=utf-8\"/>\n"
+                   "  <meta name='ocr-system' content='ppocr-vk %s' />\n"
+                   "  <meta name='ocr-capabilities' content='ocr_page ocr_carea ocr_par ppocr_line ocrx_word"
+                   " ocrp_wconf ocrp_dir'/>\n"
+                   " </head>\n"
+                   " <body>\n",
                    PPOCR_VERSION);
     /* ppageno counts from 0, as Tesseract's does; the id from 1 */
     cli_buf_printf(b, "  <div class='ocr_page' id='page_%d' title='image \"", page_id);
@@ -90,8 +91,8 @@ void cli_format_hocr(struct cli_buf *b, const char *file, int page, const struct
                 continue;
             const struct ppocr_span *par = &p.paragraphs[pi];
             enum xml_dir dir = paragraph_dir(&p, par);
-            cli_buf_printf(b, "    <p class='ocr_par'%s id='par_%d_%d' title=\"", dir == XML_DIR_RTL ? " dir='rtl'" : "",
-                           page_id, ++n_par);
+            cli_buf_printf(b, "    <p class='ocr_par'%s id='par_%d_%d' title=\"",
+                           dir == XML_DIR_RTL ? " dir='rtl'" : "", page_id, ++n_par);
             put_bbox(b, xml_span_box(par, r->width, r->height));
             cli_buf_printf(b, "\">\n");
             for (int li = par->first; li < par->first + par->count; li++) {

@@ -119,8 +119,8 @@ struct xml_box xml_quad_box(const xml_quad q, int width, int height)
         y0 = fmin(y0, q[k][1]);
         y1 = fmax(y1, q[k][1]);
     }
-    return (struct xml_box){clampi(lround(x0), 0, width), clampi(lround(y0), 0, height),
-                            clampi(lround(x1), 0, width), clampi(lround(y1), 0, height)};
+    return (struct xml_box){clampi(lround(x0), 0, width), clampi(lround(y0), 0, height), clampi(lround(x1), 0, width),
+                            clampi(lround(y1), 0, height)};
 }
 
 struct xml_box xml_span_box(const struct ppocr_span *s, int width, int height)
@@ -349,8 +349,7 @@ int xml_page_init(struct xml_page *p, const struct ppocr_result *r)
             return -1;
         }
     }
-    if (spans_cover(r->paragraphs, r->n_paragraphs, n_lines) &&
-        spans_cover(r->blocks, r->n_blocks, r->n_paragraphs)) {
+    if (spans_cover(r->paragraphs, r->n_paragraphs, n_lines) && spans_cover(r->blocks, r->n_blocks, r->n_paragraphs)) {
         p->paragraphs = r->paragraphs;
         p->n_paragraphs = r->n_paragraphs;
         p->blocks = r->blocks;

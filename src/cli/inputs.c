@@ -155,8 +155,7 @@ static int scan_dir(const char *dir, const char *rel, struct cli_item_list *list
     return added;
 }
 
-static int expand_one(const char *input, struct cli_item_list *list, int from_list,
-                      const atomic_int *stop);
+static int expand_one(const char *input, struct cli_item_list *list, int from_list, const atomic_int *stop);
 
 static int expand_list_file(const char *spec, struct cli_item_list *list, const atomic_int *stop)
 {
@@ -197,8 +196,7 @@ static int expand_list_file(const char *spec, struct cli_item_list *list, const 
     return rc;
 }
 
-static int expand_one(const char *input, struct cli_item_list *list, int from_list,
-                      const atomic_int *stop)
+static int expand_one(const char *input, struct cli_item_list *list, int from_list, const atomic_int *stop)
 {
     if (strcmp(input, "-") == 0)
         return push_item(list, "-", "stdin", NULL);
@@ -224,8 +222,7 @@ static int expand_one(const char *input, struct cli_item_list *list, int from_li
     return push_file(list, input, base_name(input)) < 0 ? -1 : 0;
 }
 
-int cli_expand_inputs(char *const *inputs, int n_inputs, const atomic_int *stop,
-                      struct cli_item_list *list)
+int cli_expand_inputs(char *const *inputs, int n_inputs, const atomic_int *stop, struct cli_item_list *list)
 {
     memset(list, 0, sizeof(*list));
     for (int i = 0; i < n_inputs && !*stop; i++) {

@@ -21,8 +21,7 @@ struct cli_item_list {
 /* Returns 0, or -1 when memory runs out (message printed). Once *stop is set (SIGINT or SIGTERM,
  * which also cut short a list read blocked on a pipe), the inputs not yet expanded are dropped:
  * the caller sees *stop and processes nothing. */
-int cli_expand_inputs(char *const *inputs, int n_inputs, const atomic_int *stop,
-                      struct cli_item_list *list);
+int cli_expand_inputs(char *const *inputs, int n_inputs, const atomic_int *stop, struct cli_item_list *list);
 /* Keeps only the K-th (1-based) of N contiguous slices, so shard outputs concatenate in order. */
 void cli_keep_shard(struct cli_item_list *list, int k, int n);
 void cli_free_items(struct cli_item_list *list);

@@ -233,7 +233,8 @@ static int job_count(const struct run *run)
             return 1;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int discrete = cores >= 16 ? 16 : cores >= 2 ? (int)cores : 2;
-    const int by_class[] = {[PPOCR_DEVICE_CPU] = 1, [PPOCR_DEVICE_DISCRETE_GPU] = discrete, [PPOCR_DEVICE_OTHER_GPU] = 2};
+    const int by_class[] = {
+        [PPOCR_DEVICE_CPU] = 1, [PPOCR_DEVICE_DISCRETE_GPU] = discrete, [PPOCR_DEVICE_OTHER_GPU] = 2};
     int jobs = run->args->jobs ? run->args->jobs : by_class[ppocr_engine_device_class(run->engines[0])];
     return jobs < run->items.n ? jobs : run->items.n;
 }
@@ -257,7 +258,8 @@ static int run_ocr(const struct cli_args *args)
     if (!first) {
         fprintf(stderr, "ppocr-vk: %s\n", err);
         cli_free_items(&run.items);
-        return status == PPOCR_ERR_NO_DEVICE || status == PPOCR_ERR_MODELS ? EXIT_NO_DEVICE_OR_MODELS : EXIT_SOME_FAILED;
+        return status == PPOCR_ERR_NO_DEVICE || status == PPOCR_ERR_MODELS ? EXIT_NO_DEVICE_OR_MODELS
+                                                                           : EXIT_SOME_FAILED;
     }
     if (args->ocr.profile) {
         struct ppocr_engine_startup st;
@@ -298,8 +300,13 @@ static int run_ocr(const struct cli_args *args)
                 break;
         }
     } else if (!run.output_broken) {
-        struct cli_workers w = {.n_items = run.items.n, .n_workers = jobs, .window = 4 * jobs, .ctx = &run,
-                                .init = worker_init, .work = worker_work, .emit = worker_emit,
+        struct cli_workers w = {.n_items = run.items.n,
+                                .n_workers = jobs,
+                                .window = 4 * jobs,
+                                .ctx = &run,
+                                .init = worker_init,
+                                .work = worker_work,
+                                .emit = worker_emit,
                                 .stop = &stop_requested};
         if (cli_workers_run(&w) < 0) {
             fprintf(stderr, "ppocr-vk: cannot start worker threads\n");
@@ -336,12 +343,8 @@ int main(int argc, char **argv)
     int rc = EXIT_ALL_OK;
     char err[1024];
     switch (args.action) {
-    case CLI_HELP:
-        cli_print_help(argv[0]);
-        break;
-    case CLI_VERSION:
-        printf("ppocr-vk %s\n", PPOCR_VERSION);
-        break;
+    case CLI_HELP: cli_print_help(argv[0]); break;
+    case CLI_VERSION: printf("ppocr-vk %s\n", PPOCR_VERSION); break;
     case CLI_LIST_DEVICES:
         if (ppocr_list_devices(stdout, err, sizeof(err)) < 0) {
             fprintf(stderr, "ppocr-vk: %s\n", err);
@@ -355,12 +358,8 @@ int main(int argc, char **argv)
         }
         break;
     case CLI_BENCH:
-    case CLI_BENCH_OPS:
-        rc = cli_bench(&args, stdout);
-        break;
-    case CLI_RUN:
-        rc = run_ocr(&args);
-        break;
+    case CLI_BENCH_OPS: rc = cli_bench(&args, stdout); break;
+    case CLI_RUN: rc = run_ocr(&args); break;
     }
     free(args.inputs);
     if (fflush(stdout) != 0) {

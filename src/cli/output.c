@@ -88,8 +88,8 @@ void cli_format_tsv_header(struct cli_buf *b)
 
 static void put_json_quad(struct cli_buf *b, const int q[4][2])
 {
-    cli_buf_printf(b, "[[%d,%d],[%d,%d],[%d,%d],[%d,%d]]", q[0][0], q[0][1], q[1][0], q[1][1], q[2][0], q[2][1], q[3][0],
-                   q[3][1]);
+    cli_buf_printf(b, "[[%d,%d],[%d,%d],[%d,%d],[%d,%d]]", q[0][0], q[0][1], q[1][0], q[1][1], q[2][0], q[2][1],
+                   q[3][0], q[3][1]);
 }
 
 static void format_json(struct cli_buf *b, const struct cli_args *args, const char *file, int page,
@@ -135,8 +135,8 @@ static void format_json(struct cli_buf *b, const struct cli_args *args, const ch
     if (args->ocr.profile) {
         cli_buf_printf(b, ",\"timings_ms\":{");
         for (int s = 0; s < PPOCR_STAGE_COUNT; s++)
-            cli_buf_printf(b, "%s\"%s\":{\"wall\":%.3f,\"gpu\":%.3f}", s ? "," : "", ppocr_stage_name(s),
-                           r->wall_ms[s], r->gpu_ms[s]);
+            cli_buf_printf(b, "%s\"%s\":{\"wall\":%.3f,\"gpu\":%.3f}", s ? "," : "", ppocr_stage_name(s), r->wall_ms[s],
+                           r->gpu_ms[s]);
         cli_buf_printf(b, "}");
     }
     cli_buf_printf(b, "}\n");
@@ -146,15 +146,9 @@ void cli_format_result(struct cli_buf *b, const struct cli_args *args, const cha
                        const struct ppocr_result *r)
 {
     switch (args->format) {
-    case CLI_FORMAT_HOCR:
-        cli_format_hocr(b, file, page, r);
-        break;
-    case CLI_FORMAT_ALTO:
-        cli_format_alto(b, file, page, r);
-        break;
-    case CLI_FORMAT_JSON:
-        format_json(b, args, file, page, r);
-        break;
+    case CLI_FORMAT_HOCR: cli_format_hocr(b, file, page, r); break;
+    case CLI_FORMAT_ALTO: cli_format_alto(b, file, page, r); break;
+    case CLI_FORMAT_JSON: format_json(b, args, file, page, r); break;
     case CLI_FORMAT_TSV:
         for (int i = 0; i < r->n_lines; i++) {
             const struct ppocr_line *l = &r->lines[i];
@@ -212,8 +206,8 @@ int cli_make_parents(char *path)
     return 0;
 }
 
-int cli_write_file_atomic(const char *dir, const char *name, const char *ext, const char *data, size_t len,
-                          char *err, size_t err_len)
+int cli_write_file_atomic(const char *dir, const char *name, const char *ext, const char *data, size_t len, char *err,
+                          size_t err_len)
 {
     size_t n = strlen(dir) + strlen(name) + strlen(ext) + 32;
     char *final_path = malloc(n), *tmp_path = malloc(n);

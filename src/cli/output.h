@@ -28,8 +28,8 @@ const char *cli_format_extension(enum cli_format format);
 
 /* Writes data to DIR/NAME.EXT through a temporary file and a rename, creating sub-folders.
  * Returns 0, or -1 with a one-line reason. */
-int cli_write_file_atomic(const char *dir, const char *name, const char *ext, const char *data, size_t len,
-                          char *err, size_t err_len);
+int cli_write_file_atomic(const char *dir, const char *name, const char *ext, const char *data, size_t len, char *err,
+                          size_t err_len);
 /* Creates the folders on the way to `path` (its last component is a file). Returns 0 or -1. */
 int cli_make_parents(char *path);
 /* Writes all of data to stdout and flushes. Returns 0, or -1 with a reason (closed pipe, full disk). */

@@ -132,7 +132,8 @@ static int run_tool(char *const argv[], const char *dir)
     rc = rc ? rc : posix_spawnattr_setpgroup(&at, 0);
     rc = rc ? rc : posix_spawnattr_setsigdefault(&at, &defaults);
     rc = rc ? rc : posix_spawnattr_setsigmask(&at, &none);
-    rc = rc ? rc : posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    rc =
+        rc ? rc : posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     pid_t pid = 0;
     rc = rc ? rc : posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
     posix_spawn_file_actions_destroy(&fa);

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-int cli_read_stream(int fd, const char *name, size_t max, const atomic_int *stop, char **data,
-                    size_t *len, char *err, size_t err_len)
+int cli_read_stream(int fd, const char *name, size_t max, const atomic_int *stop, char **data, size_t *len, char *err,
+                    size_t err_len)
 {
     size_t cap = max < (1 << 16) ? max + 1 : 1 << 16, n = 0;
     char *buf = malloc(cap);

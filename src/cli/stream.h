@@ -10,7 +10,7 @@
 /* Reads fd to its end, at most max bytes, into a malloc'd buffer (*data, *len; free it).
  * `name` is used in messages. Returns 0; 1 when *stop was set before the end (nothing kept);
  * -1 with a one-line reason in err. */
-int cli_read_stream(int fd, const char *name, size_t max, const atomic_int *stop, char **data,
-                    size_t *len, char *err, size_t err_len);
+int cli_read_stream(int fd, const char *name, size_t max, const atomic_int *stop, char **data, size_t *len, char *err,
+                    size_t err_len);
 
 #endif

@@ -28,8 +28,8 @@ struct gpu_cmd {
 
     VkQueryPool queries;
     unsigned max_timings, timed;
-    bool untimed_dispatches; /* only gpu_cmd_mark writes timestamps */
-    unsigned side_by_side;   /* gpu_cmd_set_side_by_side; 0 reads as 1 */
+    bool untimed_dispatches;    /* only gpu_cmd_mark writes timestamps */
+    unsigned side_by_side;      /* gpu_cmd_set_side_by_side; 0 reads as 1 */
     struct gpu_timing *timings; /* labels at record time, times after each wait */
     uint64_t *ticks;
 };
@@ -183,8 +183,7 @@ static int descriptor_set(struct gpu_cmd *cmd, const struct gpu_pipeline *p, VkD
     VkResult r;
     if (cmd->sets_left == 0) {
         if (cmd->descriptor_pools_used == cmd->descriptor_pool_count) {
-            VkDescriptorPool *pools = realloc(cmd->descriptor_pools,
-                                              (cmd->descriptor_pool_count + 1) * sizeof *pools);
+            VkDescriptorPool *pools = realloc(cmd->descriptor_pools, (cmd->descriptor_pool_count + 1) * sizeof *pools);
             if (!pools)
                 return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "recording %s: out of memory", p->shader);
             cmd->descriptor_pools = pools;
@@ -193,9 +192,9 @@ static int descriptor_set(struct gpu_cmd *cmd, const struct gpu_pipeline *p, VkD
                 {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, TEXEL_DESCRIPTORS_PER_POOL}};
             VkDescriptorPoolCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
                                              .maxSets = SETS_PER_POOL,
-                                             .poolSizeCount = 2, .pPoolSizes = sizes};
-            r = vkCreateDescriptorPool(dev->device, &ci, NULL,
-                                       &cmd->descriptor_pools[cmd->descriptor_pool_count]);
+                                             .poolSizeCount = 2,
+                                             .pPoolSizes = sizes};
+            r = vkCreateDescriptorPool(dev->device, &ci, NULL, &cmd->descriptor_pools[cmd->descriptor_pool_count]);
             if (r != VK_SUCCESS)
                 return gpu_device_fail_vk(dev, r, "recording a dispatch: creating a descriptor pool");
             cmd->descriptor_pool_count++;
@@ -203,13 +202,12 @@ static int descriptor_set(struct gpu_cmd *cmd, const struct gpu_pipeline *p, VkD
         cmd->descriptor_pools_used++;
         cmd->sets_left = SETS_PER_POOL;
     }
-    VkDescriptorSetAllocateInfo ai = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-        .descriptorPool = cmd->descriptor_pools[cmd->descriptor_pools_used - 1],
-        .descriptorSetCount = 1, .pSetLayouts = &p->set_layout};
+    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                      .descriptorPool = cmd->descriptor_pools[cmd->descriptor_pools_used - 1],
+                                      .descriptorSetCount = 1,
+                                      .pSetLayouts = &p->set_layout};
     r = vkAllocateDescriptorSets(dev->device, &ai, set);
-    if ((r == VK_ERROR_OUT_OF_POOL_MEMORY || r == VK_ERROR_FRAGMENTED_POOL) &&
-        cmd->sets_left < SETS_PER_POOL) {
+    if ((r == VK_ERROR_OUT_OF_POOL_MEMORY || r == VK_ERROR_FRAGMENTED_POOL) && cmd->sets_left < SETS_PER_POOL) {
         /* the slab ran out of descriptors before sets: move on to the next one */
         cmd->sets_left = 0;
         return descriptor_set(cmd, p, set);
@@ -228,9 +226,10 @@ static int texel_view(struct gpu_cmd *cmd, const struct gpu_pipeline *p, unsigne
     const VkDeviceSize texels = (b->range + 15) / 16;
     if (!b->buffer || b->range == 0 || texels > dev->caps.max_texel_buffer_elements ||
         b->offset % dev->caps.min_texel_buffer_offset_alignment)
-        return gpu_fail(GPU_ERR, "recording %s: texel binding %u is empty, misaligned or too large "
-                        "(offset %llu, %llu bytes)", p->shader, i, (unsigned long long)b->offset,
-                        (unsigned long long)b->range);
+        return gpu_fail(GPU_ERR,
+                        "recording %s: texel binding %u is empty, misaligned or too large "
+                        "(offset %llu, %llu bytes)",
+                        p->shader, i, (unsigned long long)b->offset, (unsigned long long)b->range);
     if (cmd->view_count == cmd->view_capacity) {
         unsigned cap = cmd->view_capacity ? 2 * cmd->view_capacity : 16;
         VkBufferView *views = realloc(cmd->views, cap * sizeof *views);
@@ -239,8 +238,10 @@ static int texel_view(struct gpu_cmd *cmd, const struct gpu_pipeline *p, unsigne
         cmd->views = views;
         cmd->view_capacity = cap;
     }
-    VkBufferViewCreateInfo vi = {.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO, .buffer = b->buffer,
-                                 .format = VK_FORMAT_R32G32B32A32_SFLOAT, .offset = b->offset,
+    VkBufferViewCreateInfo vi = {.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO,
+                                 .buffer = b->buffer,
+                                 .format = VK_FORMAT_R32G32B32A32_SFLOAT,
+                                 .offset = b->offset,
                                  .range = texels * 16};
     VkResult r = vkCreateBufferView(dev->device, &vi, NULL, out);
     if (r != VK_SUCCESS)
@@ -263,17 +264,18 @@ int gpu_cmd_dispatch(struct gpu_cmd *cmd, const struct gpu_dispatch *d)
     for (int i = 0; i < 3; i++) {
         groups[i] = d->groups[i] ? d->groups[i] : 1;
         if (groups[i] > dev->caps.max_workgroup_count[i])
-            return record_fail(cmd, gpu_fail(GPU_ERR, "recording %s: %u workgroups in dimension "
-                                             "%d, the device allows %u", p->shader, groups[i], i,
-                                             dev->caps.max_workgroup_count[i]));
+            return record_fail(cmd, gpu_fail(GPU_ERR,
+                                             "recording %s: %u workgroups in dimension "
+                                             "%d, the device allows %u",
+                                             p->shader, groups[i], i, dev->caps.max_workgroup_count[i]));
     }
     VkDescriptorBufferInfo infos[GPU_MAX_BUFFERS];
     VkWriteDescriptorSet writes[GPU_MAX_BUFFERS];
     VkBufferView views[GPU_MAX_BUFFERS];
     for (unsigned i = 0; i < p->buffer_count; i++) {
         const struct gpu_binding *b = &d->buffers[i];
-        writes[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                           .dstBinding = i, .descriptorCount = 1};
+        writes[i] = (VkWriteDescriptorSet){
+            .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstBinding = i, .descriptorCount = 1};
         if (p->texel_mask >> i & 1u) {
             int st = texel_view(cmd, p, i, b, &views[i]);
             if (st)
@@ -284,18 +286,18 @@ int gpu_cmd_dispatch(struct gpu_cmd *cmd, const struct gpu_dispatch *d)
         }
         if (!b->buffer || b->range == 0 || b->range > dev->caps.max_storage_buffer_range ||
             b->offset % dev->caps.min_storage_buffer_offset_alignment)
-            return record_fail(cmd, gpu_fail(GPU_ERR, "recording %s: binding %u is empty, "
-                                             "misaligned or too large (offset %llu, %llu bytes)",
-                                             p->shader, i, (unsigned long long)b->offset,
-                                             (unsigned long long)b->range));
+            return record_fail(cmd,
+                               gpu_fail(GPU_ERR,
+                                        "recording %s: binding %u is empty, "
+                                        "misaligned or too large (offset %llu, %llu bytes)",
+                                        p->shader, i, (unsigned long long)b->offset, (unsigned long long)b->range));
         infos[i] = (VkDescriptorBufferInfo){b->buffer, b->offset, b->range};
         writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
         writes[i].pBufferInfo = &infos[i];
     }
     vkCmdBindPipeline(cmd->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
     if (p->buffer_count && p->push_descriptors) {
-        dev->push_descriptor_set(cmd->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0,
-                                 p->buffer_count, writes);
+        dev->push_descriptor_set(cmd->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, p->buffer_count, writes);
     } else if (p->buffer_count) {
         VkDescriptorSet set;
         int st = descriptor_set(cmd, p, &set);
@@ -304,12 +306,10 @@ int gpu_cmd_dispatch(struct gpu_cmd *cmd, const struct gpu_dispatch *d)
         for (unsigned i = 0; i < p->buffer_count; i++)
             writes[i].dstSet = set;
         vkUpdateDescriptorSets(dev->device, p->buffer_count, writes, 0, NULL);
-        vkCmdBindDescriptorSets(cmd->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &set,
-                                0, NULL);
+        vkCmdBindDescriptorSets(cmd->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &set, 0, NULL);
     }
     if (p->push_bytes)
-        vkCmdPushConstants(cmd->cb, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, p->push_bytes,
-                           d->push);
+        vkCmdPushConstants(cmd->cb, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, p->push_bytes, d->push);
     vkCmdDispatch(cmd->cb, groups[0], groups[1], groups[2]);
     if (!cmd->untimed_dispatches)
         write_timestamp(cmd, d->label ? d->label : p->shader);
@@ -327,21 +327,18 @@ void gpu_cmd_mark(struct gpu_cmd *cmd, const char *label)
         write_timestamp(cmd, label);
 }
 
-static void stage_masks(enum gpu_stage s, bool source, VkPipelineStageFlags *stage,
-                        VkAccessFlags *access)
+static void stage_masks(enum gpu_stage s, bool source, VkPipelineStageFlags *stage, VkAccessFlags *access)
 {
     *stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT; /* only for values outside the enum */
     *access = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
     switch (s) {
     case GPU_STAGE_COMPUTE:
         *stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
-        *access = source ? VK_ACCESS_SHADER_WRITE_BIT
-                         : VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+        *access = source ? VK_ACCESS_SHADER_WRITE_BIT : VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
         break;
     case GPU_STAGE_TRANSFER:
         *stage = VK_PIPELINE_STAGE_TRANSFER_BIT;
-        *access = source ? VK_ACCESS_TRANSFER_WRITE_BIT
-                         : VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+        *access = source ? VK_ACCESS_TRANSFER_WRITE_BIT : VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
         break;
     case GPU_STAGE_HOST:
         *stage = VK_PIPELINE_STAGE_HOST_BIT;
@@ -374,7 +371,8 @@ int gpu_cmd_copy(struct gpu_cmd *cmd, const struct gpu_buffer *src, VkDeviceSize
     if (!cmd->recording)
         return record_fail(cmd, gpu_fail(GPU_ERR, "recording a copy: gpu_cmd_begin was not called"));
     if (!inside(src, src_offset, bytes) || !inside(dst, dst_offset, bytes))
-        return record_fail(cmd, gpu_fail(GPU_ERR, "recording a copy of %llu bytes: outside the "
+        return record_fail(cmd, gpu_fail(GPU_ERR,
+                                         "recording a copy of %llu bytes: outside the "
                                          "source or destination buffer",
                                          (unsigned long long)bytes));
     if (bytes == 0)
@@ -384,14 +382,16 @@ int gpu_cmd_copy(struct gpu_cmd *cmd, const struct gpu_buffer *src, VkDeviceSize
     return GPU_OK;
 }
 
-int gpu_cmd_fill(struct gpu_cmd *cmd, const struct gpu_buffer *dst, VkDeviceSize offset,
-                 VkDeviceSize bytes, uint32_t value)
+int gpu_cmd_fill(struct gpu_cmd *cmd, const struct gpu_buffer *dst, VkDeviceSize offset, VkDeviceSize bytes,
+                 uint32_t value)
 {
     if (!cmd->recording)
         return record_fail(cmd, gpu_fail(GPU_ERR, "recording a fill: gpu_cmd_begin was not called"));
     if (!inside(dst, offset, bytes) || bytes % 4 || (dst->offset + offset) % 4)
-        return record_fail(cmd, gpu_fail(GPU_ERR, "recording a fill of %llu bytes: outside the "
-                                         "buffer or not 4-byte aligned", (unsigned long long)bytes));
+        return record_fail(cmd, gpu_fail(GPU_ERR,
+                                         "recording a fill of %llu bytes: outside the "
+                                         "buffer or not 4-byte aligned",
+                                         (unsigned long long)bytes));
     if (bytes)
         vkCmdFillBuffer(cmd->cb, dst->buffer, dst->offset + offset, bytes, value);
     return GPU_OK;
@@ -417,7 +417,7 @@ int gpu_cmd_submit(struct gpu_cmd *cmd)
         return gpu_fail(GPU_ERR, "submitting a command buffer: nothing recorded successfully");
     if (cmd->pending)
         return gpu_fail(GPU_ERR, "submitting a command buffer: the previous submission is still "
-                        "running (call gpu_cmd_wait)");
+                                 "running (call gpu_cmd_wait)");
     int st = gpu_queue_submit(cmd->queue, cmd->cb, cmd->fence, "submitting a command buffer");
     if (!st)
         cmd->pending = true;
@@ -428,10 +428,9 @@ static VkResult read_timings(struct gpu_cmd *cmd)
 {
     if (!cmd->queries || cmd->timed == 0)
         return VK_SUCCESS;
-    VkResult r = vkGetQueryPoolResults(cmd->dev->device, cmd->queries, 0, cmd->timed + 1,
-                                       (cmd->timed + 1) * sizeof *cmd->ticks, cmd->ticks,
-                                       sizeof *cmd->ticks,
-                                       VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    VkResult r =
+        vkGetQueryPoolResults(cmd->dev->device, cmd->queries, 0, cmd->timed + 1, (cmd->timed + 1) * sizeof *cmd->ticks,
+                              cmd->ticks, sizeof *cmd->ticks, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
     if (r != VK_SUCCESS)
         return r;
     unsigned bits = cmd->dev->caps.timestamp_valid_bits;

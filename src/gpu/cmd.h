@@ -32,8 +32,7 @@ static inline struct gpu_binding gpu_bind(const struct gpu_buffer *b)
 }
 
 /* `size` bytes from `offset` within b; offset a multiple of minStorageBufferOffsetAlignment. */
-static inline struct gpu_binding gpu_bind_range(const struct gpu_buffer *b, VkDeviceSize offset,
-                                                VkDeviceSize size)
+static inline struct gpu_binding gpu_bind_range(const struct gpu_buffer *b, VkDeviceSize offset, VkDeviceSize size)
 {
     return (struct gpu_binding){b->buffer, b->offset + offset, size};
 }
@@ -86,8 +85,8 @@ int gpu_cmd_copy(struct gpu_cmd *cmd, const struct gpu_buffer *src, VkDeviceSize
                  const struct gpu_buffer *dst, VkDeviceSize dst_offset, VkDeviceSize bytes);
 
 /* Sets `bytes` (multiple of 4) of dst from `offset` to the 32-bit `value`; a transfer. */
-int gpu_cmd_fill(struct gpu_cmd *cmd, const struct gpu_buffer *dst, VkDeviceSize offset,
-                 VkDeviceSize bytes, uint32_t value);
+int gpu_cmd_fill(struct gpu_cmd *cmd, const struct gpu_buffer *dst, VkDeviceSize offset, VkDeviceSize bytes,
+                 uint32_t value);
 
 /* Ends the recording; returns the first error any recording call met. */
 int gpu_cmd_end(struct gpu_cmd *cmd);

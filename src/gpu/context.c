@@ -25,8 +25,7 @@ static int create_pieces(struct gpu_context *ctx)
         return st;
     gpu_queue_init(&ctx->queue, &ctx->dev, s->timeout_ms, s->spin_us);
     for (int w = 0; w < 2; w++) {
-        st = gpu_pool_create(&ctx->dev, (enum gpu_memory)w, s->pool_cap, s->no_mapped_device_memory,
-                             &ctx->pools[w]);
+        st = gpu_pool_create(&ctx->dev, (enum gpu_memory)w, s->pool_cap, s->no_mapped_device_memory, &ctx->pools[w]);
         if (st)
             return st;
     }
@@ -75,12 +74,27 @@ void gpu_context_destroy(struct gpu_context *ctx)
     free(ctx);
 }
 
-struct gpu_device *gpu_context_gpu_device(struct gpu_context *ctx) { return &ctx->dev; }
-struct gpu_queue *gpu_context_queue(struct gpu_context *ctx) { return &ctx->queue; }
+struct gpu_device *gpu_context_gpu_device(struct gpu_context *ctx)
+{
+    return &ctx->dev;
+}
+struct gpu_queue *gpu_context_queue(struct gpu_context *ctx)
+{
+    return &ctx->queue;
+}
 
-const struct gpu_caps *gpu_context_caps(const struct gpu_context *ctx) { return &ctx->dev.caps; }
-VkDevice gpu_context_device(const struct gpu_context *ctx) { return ctx->dev.device; }
-VkPhysicalDevice gpu_context_physical_device(const struct gpu_context *ctx) { return ctx->dev.physical; }
+const struct gpu_caps *gpu_context_caps(const struct gpu_context *ctx)
+{
+    return &ctx->dev.caps;
+}
+VkDevice gpu_context_device(const struct gpu_context *ctx)
+{
+    return ctx->dev.device;
+}
+VkPhysicalDevice gpu_context_physical_device(const struct gpu_context *ctx)
+{
+    return ctx->dev.physical;
+}
 
 bool gpu_prefers_fp16(const struct gpu_context *ctx)
 {
@@ -96,8 +110,7 @@ bool gpu_shuffles_fill_workgroup(const struct gpu_caps *c, uint32_t workgroup)
 
 /* --- the pieces' calls that take a context ----------------------------------------------------*/
 
-int gpu_buffer_alloc(struct gpu_context *ctx, enum gpu_memory where, VkDeviceSize size,
-                     struct gpu_buffer *out)
+int gpu_buffer_alloc(struct gpu_context *ctx, enum gpu_memory where, VkDeviceSize size, struct gpu_buffer *out)
 {
     return gpu_pool_alloc(ctx->pools[where], size, out);
 }
@@ -123,8 +136,7 @@ void gpu_pool_trim(struct gpu_context *ctx)
         gpu_pool_release_empty(ctx->pools[w]);
 }
 
-int gpu_pipeline_get(struct gpu_context *ctx, const struct gpu_pipeline_desc *desc,
-                     const struct gpu_pipeline **out)
+int gpu_pipeline_get(struct gpu_context *ctx, const struct gpu_pipeline_desc *desc, const struct gpu_pipeline **out)
 {
     return gpu_pipeline_table_get(&ctx->pipelines, desc, out);
 }
@@ -140,14 +152,13 @@ void gpu_pipeline_cache_info(const struct gpu_context *ctx, struct gpu_pipeline_
     gpu_pipeline_cache_describe(&ctx->pipeline_cache, out);
 }
 
-int gpu_upload(struct gpu_context *ctx, const struct gpu_buffer *dst, VkDeviceSize offset,
-               const void *src, size_t bytes)
+int gpu_upload(struct gpu_context *ctx, const struct gpu_buffer *dst, VkDeviceSize offset, const void *src,
+               size_t bytes)
 {
     return gpu_transfer_upload(&ctx->transfer, dst, offset, src, bytes);
 }
 
-int gpu_download(struct gpu_context *ctx, const struct gpu_buffer *src, VkDeviceSize offset,
-                 void *dst, size_t bytes)
+int gpu_download(struct gpu_context *ctx, const struct gpu_buffer *src, VkDeviceSize offset, void *dst, size_t bytes)
 {
     return gpu_transfer_download(&ctx->transfer, src, offset, dst, bytes);
 }

@@ -30,29 +30,37 @@ struct gpu_context;
 #define GPU_DEFAULT_SPIN_US 3000
 
 struct gpu_options {
-    int device_index;        /* -1: the best device; N: vkEnumeratePhysicalDevices' N-th */
-    int validate;            /* -1: PPOCR_VK_VALIDATE=1 decides; 0 off; 1 on */
-    bool force_fp32;         /* also PPOCR_VK_FORCE_FP32=1: report no fp16 to callers */
-    bool no_push_descriptors; /* also PPOCR_VK_NO_PUSH_DESCRIPTORS=1: use descriptor pools */
+    int device_index;             /* -1: the best device; N: vkEnumeratePhysicalDevices' N-th */
+    int validate;                 /* -1: PPOCR_VK_VALIDATE=1 decides; 0 off; 1 on */
+    bool force_fp32;              /* also PPOCR_VK_FORCE_FP32=1: report no fp16 to callers */
+    bool no_push_descriptors;     /* also PPOCR_VK_NO_PUSH_DESCRIPTORS=1: use descriptor pools */
     bool no_mapped_device_memory; /* also PPOCR_VK_NO_MAPPED_DEVICE=1: never map device memory,
                                    * so the staging path of discrete GPUs runs everywhere */
-    uint64_t pool_cap;       /* bytes each pool may hand out; 0: PPOCR_VK_POOL_CAP or none */
-    uint64_t max_buffer_range; /* act as if maxStorageBufferRange were at most this, so that work
+    uint64_t pool_cap;            /* bytes each pool may hand out; 0: PPOCR_VK_POOL_CAP or none */
+    uint64_t max_buffer_range;    /* act as if maxStorageBufferRange were at most this, so that work
                                 * cut to fit a small device is cut (and tested) on any device;
                                 * 0: PPOCR_VK_MAX_BUFFER_RANGE or the device's own */
-    const char *cache_dir;   /* pipeline cache folder; NULL: PPOCR_CACHE_DIR, XDG, ~/.cache;
+    const char *cache_dir;        /* pipeline cache folder; NULL: PPOCR_CACHE_DIR, XDG, ~/.cache;
                               * "": no disk cache */
-    uint32_t timeout_ms;     /* longest fence wait before GPU_ERR_TIMEOUT; 0: PPOCR_VK_TIMEOUT_MS,
+    uint32_t timeout_ms;          /* longest fence wait before GPU_ERR_TIMEOUT; 0: PPOCR_VK_TIMEOUT_MS,
                               * else 120 s on a GPU and 30 min on a CPU device */
-    int spin_us;             /* poll a fence this long before a blocking wait; -1: PPOCR_VK_SPIN_US,
+    int spin_us;                  /* poll a fence this long before a blocking wait; -1: PPOCR_VK_SPIN_US,
                               * else GPU_DEFAULT_SPIN_US on a GPU and none on a CPU device */
 };
 
-enum gpu_device_kind { GPU_DEVICE_OTHER, GPU_DEVICE_DISCRETE, GPU_DEVICE_INTEGRATED,
-                       GPU_DEVICE_VIRTUAL, GPU_DEVICE_CPU };
+enum gpu_device_kind {
+    GPU_DEVICE_OTHER,
+    GPU_DEVICE_DISCRETE,
+    GPU_DEVICE_INTEGRATED,
+    GPU_DEVICE_VIRTUAL,
+    GPU_DEVICE_CPU
+};
 
 /* One fp16 shape a cooperative-matrix extension offers: C[MxN] += A[MxK] * B[KxN]. */
-struct gpu_coopmat_shape { uint32_t m, n, k; bool fp32_accumulate; };
+struct gpu_coopmat_shape {
+    uint32_t m, n, k;
+    bool fp32_accumulate;
+};
 
 /* Read once at context creation. The *_fp16 / *_int8 flags are already false when fp16 was
  * forced off, so callers choose precision from these alone. */
@@ -66,17 +74,17 @@ struct gpu_caps {
     uint8_t device_uuid[VK_UUID_SIZE];
     uint8_t pipeline_cache_uuid[VK_UUID_SIZE];
 
-    bool storage_16bit;      /* storageBuffer16BitAccess, enabled */
-    bool storage_8bit;       /* storageBuffer8BitAccess, enabled */
-    bool shader_fp16;        /* shaderFloat16, enabled */
-    bool shader_int8;        /* shaderInt8, enabled */
+    bool storage_16bit; /* storageBuffer16BitAccess, enabled */
+    bool storage_8bit;  /* storageBuffer8BitAccess, enabled */
+    bool shader_fp16;   /* shaderFloat16, enabled */
+    bool shader_int8;   /* shaderInt8, enabled */
     bool shader_int64;
 
     uint32_t subgroup_size;
     VkSubgroupFeatureFlags subgroup_ops; /* supported in compute */
     bool subgroup_size_control;          /* enabled; min/max below are then meaningful */
     uint32_t min_subgroup_size, max_subgroup_size;
-    bool push_descriptors;               /* enabled and used by recorded dispatches */
+    bool push_descriptors; /* enabled and used by recorded dispatches */
 
     uint32_t max_shared_memory;
     uint32_t max_workgroup_size[3];
@@ -89,17 +97,17 @@ struct gpu_caps {
     uint64_t min_texel_buffer_offset_alignment;
     uint64_t non_coherent_atom_size;
 
-    bool timestamps;         /* the compute queue can write timestamps */
-    float timestamp_period;  /* nanoseconds per tick */
+    bool timestamps;        /* the compute queue can write timestamps */
+    float timestamp_period; /* nanoseconds per tick */
     uint32_t timestamp_valid_bits;
 
-    bool coopmat_khr, coopmat_nv;  /* extension present */
-    uint32_t coopmat_shape_count;  /* fp16 shapes of the NV or KHR extension, subgroup scope */
+    bool coopmat_khr, coopmat_nv; /* extension present */
+    uint32_t coopmat_shape_count; /* fp16 shapes of the NV or KHR extension, subgroup scope */
     struct gpu_coopmat_shape coopmat_shapes[16];
 
     VkPhysicalDeviceMemoryProperties memory;
-    uint64_t device_local_bytes;   /* largest device-local heap */
-    bool unified_memory;           /* a DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT type covers it */
+    uint64_t device_local_bytes; /* largest device-local heap */
+    bool unified_memory;         /* a DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT type covers it */
 };
 
 /* Fills defaults: the best device, and every other field left for the environment (read by

@@ -17,8 +17,8 @@ typedef struct VkCooperativeMatrixPropertiesKHR {
     VkBool32 saturatingAccumulation;
     VkScopeNV scope;
 } VkCooperativeMatrixPropertiesKHR;
-typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(
-    VkPhysicalDevice, uint32_t *, VkCooperativeMatrixPropertiesKHR *);
+typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(VkPhysicalDevice, uint32_t *,
+                                                                                   VkCooperativeMatrixPropertiesKHR *);
 #endif
 
 const char *gpu_device_kind_name(enum gpu_device_kind kind)
@@ -84,7 +84,7 @@ static int create_instance(bool validate, VkInstance *instance, VkDebugUtilsMess
         enum_version(&loader_version);
     if (loader_version < VK_API_VERSION_1_1)
         return gpu_fail(GPU_ERR_NO_DEVICE, "creating the Vulkan instance: the Vulkan loader is "
-                        "version 1.0; Vulkan 1.1 is needed");
+                                           "version 1.0; Vulkan 1.1 is needed");
     *api_version = loader_version < VK_API_VERSION_1_3 ? loader_version : VK_API_VERSION_1_3;
 
     VkExtensionProperties *ext;
@@ -105,8 +105,10 @@ static int create_instance(bool validate, VkInstance *instance, VkDebugUtilsMess
     const char *layer = "VK_LAYER_KHRONOS_validation";
     if (validate) {
         if (!gpu_validation_layer_present())
-            return gpu_fail(GPU_ERR, "validation was requested (PPOCR_VK_VALIDATE=1) but %s is "
-                            "not installed", layer);
+            return gpu_fail(GPU_ERR,
+                            "validation was requested (PPOCR_VK_VALIDATE=1) but %s is "
+                            "not installed",
+                            layer);
         st = instance_extensions(layer, &ext, &n_ext);
         if (st)
             return st;
@@ -114,9 +116,8 @@ static int create_instance(bool validate, VkInstance *instance, VkDebugUtilsMess
         debug_utils = debug_utils || has_extension(ext, n_ext, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
         free(ext);
         if (!features || !debug_utils)
-            return gpu_fail(GPU_ERR, "validation was requested but %s lacks %s",
-                            layer, !features ? VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME
-                                             : VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+            return gpu_fail(GPU_ERR, "validation was requested but %s lacks %s", layer,
+                            !features ? VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME : VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
         enabled[n_enabled++] = VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME;
         enabled[n_enabled++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
     }
@@ -143,7 +144,7 @@ static int create_instance(bool validate, VkInstance *instance, VkDebugUtilsMess
     VkResult r = vkCreateInstance(&ci, NULL, instance);
     if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
         return gpu_fail(GPU_ERR_NO_DEVICE, "creating the Vulkan instance: no Vulkan driver found "
-                        "(VK_ERROR_INCOMPATIBLE_DRIVER)");
+                                           "(VK_ERROR_INCOMPATIBLE_DRIVER)");
     if (r != VK_SUCCESS) {
         *instance = VK_NULL_HANDLE;
         return gpu_fail_vk(r, "creating the Vulkan instance");
@@ -165,8 +166,7 @@ static int physical_devices(VkInstance instance, VkPhysicalDevice **out, uint32_
     *n = 0;
     VkResult r = vkEnumeratePhysicalDevices(instance, n, NULL);
     if (r == VK_ERROR_INITIALIZATION_FAILED || (r == VK_SUCCESS && *n == 0))
-        return gpu_fail(GPU_ERR_NO_DEVICE, "listing Vulkan devices: no Vulkan device found (%s)",
-                        gpu_result_name(r));
+        return gpu_fail(GPU_ERR_NO_DEVICE, "listing Vulkan devices: no Vulkan device found (%s)", gpu_result_name(r));
     if (r != VK_SUCCESS)
         return gpu_fail_vk(r, "listing Vulkan devices");
     *out = calloc(*n, sizeof **out);
@@ -225,8 +225,7 @@ static uint64_t largest_device_local_heap(const VkPhysicalDeviceMemoryProperties
  * (integrated GPUs, lavapipe, resizable BAR), not the 256 MiB window of older discrete GPUs. */
 static bool has_unified_memory(const VkPhysicalDeviceMemoryProperties *m, uint64_t device_local)
 {
-    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT |
-                                       VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
                                        VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     for (uint32_t i = 0; i < m->memoryTypeCount; i++)
         if ((m->memoryTypes[i].propertyFlags & want) == want &&
@@ -250,12 +249,10 @@ static void read_coopmat_shapes(VkInstance instance, VkPhysicalDevice pd, struct
                 p[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
             if (p && get(pd, &n, p) == VK_SUCCESS)
                 for (uint32_t i = 0; i < n && caps->coopmat_shape_count < 16; i++)
-                    if (p[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
-                        p[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                    if (p[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV && p[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
                         p[i].scope == VK_SCOPE_SUBGROUP_NV)
-                        caps->coopmat_shapes[caps->coopmat_shape_count++] =
-                            (struct gpu_coopmat_shape){p[i].MSize, p[i].NSize, p[i].KSize,
-                                                       p[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV};
+                        caps->coopmat_shapes[caps->coopmat_shape_count++] = (struct gpu_coopmat_shape){
+                            p[i].MSize, p[i].NSize, p[i].KSize, p[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV};
             free(p);
             return;
         }
@@ -270,12 +267,10 @@ static void read_coopmat_shapes(VkInstance instance, VkPhysicalDevice pd, struct
                 p[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
             if (p && get(pd, &n, p) == VK_SUCCESS)
                 for (uint32_t i = 0; i < n && caps->coopmat_shape_count < 16; i++)
-                    if (p[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
-                        p[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                    if (p[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV && p[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
                         p[i].scope == VK_SCOPE_SUBGROUP_NV)
-                        caps->coopmat_shapes[caps->coopmat_shape_count++] =
-                            (struct gpu_coopmat_shape){p[i].MSize, p[i].NSize, p[i].KSize,
-                                                       p[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV};
+                        caps->coopmat_shapes[caps->coopmat_shape_count++] = (struct gpu_coopmat_shape){
+                            p[i].MSize, p[i].NSize, p[i].KSize, p[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV};
             free(p);
         }
     }
@@ -298,9 +293,8 @@ struct device_features {
 /* Reads features and limits; `api` is the version usable with this device (instance and device
  * both). Promoted extensions are used through their core structure when the version allows,
  * through the extension when present, and not at all otherwise. */
-static void read_caps(VkInstance instance, VkPhysicalDevice pd, uint32_t api,
-                      const struct device_extensions *ext, struct gpu_caps *caps,
-                      struct device_features *f)
+static void read_caps(VkInstance instance, VkPhysicalDevice pd, uint32_t api, const struct device_extensions *ext,
+                      struct gpu_caps *caps, struct device_features *f)
 {
     memset(caps, 0, sizeof *caps);
     memset(f, 0, sizeof *f);
@@ -316,16 +310,12 @@ static void read_caps(VkInstance instance, VkPhysicalDevice pd, uint32_t api,
     caps->coopmat_nv = device_has(ext, "VK_NV_cooperative_matrix");
 
     /* properties */
-    VkPhysicalDeviceSubgroupProperties subgroup = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
-    VkPhysicalDeviceIDProperties id = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES,
-                                       .pNext = &subgroup};
-    VkPhysicalDeviceDriverProperties driver = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+    VkPhysicalDeviceSubgroupProperties subgroup = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceIDProperties id = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES, .pNext = &subgroup};
+    VkPhysicalDeviceDriverProperties driver = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
     VkPhysicalDeviceSubgroupSizeControlProperties size_control = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
-    VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
-                                         .pNext = &id};
+    VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id};
     if (has_driver_props) {
         driver.pNext = props.pNext;
         props.pNext = &driver;
@@ -387,8 +377,7 @@ static void read_caps(VkInstance instance, VkPhysicalDevice pd, uint32_t api,
         f->base.pNext = &f->float16_int8;
     }
     if (has_size_control) {
-        f->subgroup_size_control.sType =
-            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES;
+        f->subgroup_size_control.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES;
         f->subgroup_size_control.pNext = f->base.pNext;
         f->base.pNext = &f->subgroup_size_control;
     }
@@ -423,7 +412,7 @@ static void read_caps(VkInstance instance, VkPhysicalDevice pd, uint32_t api,
     }
     if (has_size_control) {
         caps->subgroup_size_control = f->subgroup_size_control.subgroupSizeControl &&
-            (size_control.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT);
+                                      (size_control.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT);
         if (caps->subgroup_size_control) {
             caps->min_subgroup_size = size_control.minSubgroupSize;
             caps->max_subgroup_size = size_control.maxSubgroupSize;
@@ -479,13 +468,11 @@ static uint32_t usable_api(uint32_t instance_api, VkPhysicalDevice pd)
 {
     VkPhysicalDeviceProperties p;
     vkGetPhysicalDeviceProperties(pd, &p);
-    uint32_t dev = VK_MAKE_API_VERSION(0, VK_API_VERSION_MAJOR(p.apiVersion),
-                                       VK_API_VERSION_MINOR(p.apiVersion), 0);
+    uint32_t dev = VK_MAKE_API_VERSION(0, VK_API_VERSION_MAJOR(p.apiVersion), VK_API_VERSION_MINOR(p.apiVersion), 0);
     return dev < instance_api ? dev : instance_api;
 }
 
-static int pick_device(VkInstance instance, uint32_t instance_api, int wanted,
-                       VkPhysicalDevice *out)
+static int pick_device(VkInstance instance, uint32_t instance_api, int wanted, VkPhysicalDevice *out)
 {
     VkPhysicalDevice *pds;
     uint32_t n;
@@ -495,14 +482,18 @@ static int pick_device(VkInstance instance, uint32_t instance_api, int wanted,
     if (wanted >= 0) {
         if ((uint32_t)wanted >= n) {
             free(pds);
-            return gpu_fail(GPU_ERR_NO_DEVICE, "choosing Vulkan device %d: there are only %u "
-                            "(see --list-devices)", wanted, n);
+            return gpu_fail(GPU_ERR_NO_DEVICE,
+                            "choosing Vulkan device %d: there are only %u "
+                            "(see --list-devices)",
+                            wanted, n);
         }
         *out = pds[wanted];
         free(pds);
         if (usable_api(instance_api, *out) < VK_API_VERSION_1_1)
-            return gpu_fail(GPU_ERR_NO_DEVICE, "choosing Vulkan device %d: it supports only "
-                            "Vulkan 1.0; 1.1 is needed", wanted);
+            return gpu_fail(GPU_ERR_NO_DEVICE,
+                            "choosing Vulkan device %d: it supports only "
+                            "Vulkan 1.0; 1.1 is needed",
+                            wanted);
         return GPU_OK;
     }
     int best = -1, best_rank = -1;
@@ -601,8 +592,8 @@ static int create_logical_device(const struct gpu_settings *s, struct gpu_device
         return gpu_fail_vk(r, doing);
     }
     if (d->caps.push_descriptors) {
-        d->push_descriptor_set = (PFN_vkCmdPushDescriptorSetKHR)vkGetDeviceProcAddr(
-            d->device, "vkCmdPushDescriptorSetKHR");
+        d->push_descriptor_set =
+            (PFN_vkCmdPushDescriptorSetKHR)vkGetDeviceProcAddr(d->device, "vkCmdPushDescriptorSetKHR");
         d->caps.push_descriptors = d->push_descriptor_set != NULL;
     }
     if (s->force_fp32) {
@@ -655,8 +646,7 @@ static void format_driver_version(uint32_t vendor, uint32_t v, char *buf, size_t
     if (vendor == 0x10de) /* NVIDIA packs 10.8.8.6 bits */
         snprintf(buf, size, "%u.%u.%u", v >> 22, (v >> 14) & 0xff, (v >> 6) & 0xff);
     else
-        snprintf(buf, size, "%u.%u.%u", VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v),
-                 VK_API_VERSION_PATCH(v));
+        snprintf(buf, size, "%u.%u.%u", VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v), VK_API_VERSION_PATCH(v));
 }
 
 int gpu_list_devices(FILE *out)
@@ -683,11 +673,9 @@ int gpu_list_devices(FILE *out)
         free(ext.list);
         char version[32];
         format_driver_version(caps.vendor_id, caps.driver_version, version, sizeof version);
-        fprintf(out, "%u: %s (%s) driver %s %s, %llu MiB device-local, Vulkan %u.%u\n", i,
-                caps.device_name, gpu_device_kind_name(caps.kind),
-                caps.driver_name[0] ? caps.driver_name : "unknown",
-                caps.driver_info[0] ? caps.driver_info : version,
-                (unsigned long long)(caps.device_local_bytes >> 20),
+        fprintf(out, "%u: %s (%s) driver %s %s, %llu MiB device-local, Vulkan %u.%u\n", i, caps.device_name,
+                gpu_device_kind_name(caps.kind), caps.driver_name[0] ? caps.driver_name : "unknown",
+                caps.driver_info[0] ? caps.driver_info : version, (unsigned long long)(caps.device_local_bytes >> 20),
                 VK_API_VERSION_MAJOR(caps.api_version), VK_API_VERSION_MINOR(caps.api_version));
     }
     free(pds);

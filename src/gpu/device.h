@@ -20,10 +20,10 @@ struct gpu_device {
     VkDebugUtilsMessengerEXT messenger;
     VkPhysicalDevice physical;
     VkDevice device;
-    uint32_t queue_family; /* the compute family; the device has one queue of it */
-    struct gpu_caps caps;  /* with the settings' force_fp32 and max_buffer_range applied */
+    uint32_t queue_family;                             /* the compute family; the device has one queue of it */
+    struct gpu_caps caps;                              /* with the settings' force_fp32 and max_buffer_range applied */
     PFN_vkCmdPushDescriptorSetKHR push_descriptor_set; /* NULL when not used */
-    atomic_bool lost;      /* VK_ERROR_DEVICE_LOST seen: every later call fails fast */
+    atomic_bool lost;                                  /* VK_ERROR_DEVICE_LOST seen: every later call fails fast */
 };
 
 /* On failure the handles made so far are left in *out for gpu_device_destroy. */
@@ -34,6 +34,9 @@ void gpu_device_destroy(struct gpu_device *d);
 /* Turns a failed result into a status, marking the device lost on VK_ERROR_DEVICE_LOST. */
 int gpu_device_fail_vk(struct gpu_device *d, VkResult r, const char *doing);
 
-static inline bool gpu_device_lost(const struct gpu_device *d) { return atomic_load(&d->lost); }
+static inline bool gpu_device_lost(const struct gpu_device *d)
+{
+    return atomic_load(&d->lost);
+}
 
 #endif

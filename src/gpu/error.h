@@ -10,11 +10,11 @@
 
 enum gpu_status {
     GPU_OK = 0,
-    GPU_ERR = -1,             /* anything else: bad argument, missing shader, driver error */
+    GPU_ERR = -1,               /* anything else: bad argument, missing shader, driver error */
     GPU_ERR_OUT_OF_MEMORY = -2, /* host or device memory, or the pool's byte cap */
-    GPU_ERR_DEVICE_LOST = -3, /* the context is unusable from then on */
-    GPU_ERR_TIMEOUT = -4,     /* a fence wait ran past the context's limit */
-    GPU_ERR_NO_DEVICE = -5,   /* no Vulkan driver or no usable device */
+    GPU_ERR_DEVICE_LOST = -3,   /* the context is unusable from then on */
+    GPU_ERR_TIMEOUT = -4,       /* a fence wait ran past the context's limit */
+    GPU_ERR_NO_DEVICE = -5,     /* no Vulkan driver or no usable device */
 };
 
 /* The last failure's one-line reason on this thread ("" if none). */

@@ -19,8 +19,8 @@
 
 /* pool.c: one pool of one kind of memory; its own lock guards all of it (a leaf lock). */
 struct gpu_pool;
-int gpu_pool_create(struct gpu_device *dev, enum gpu_memory where, uint64_t cap,
-                    bool no_mapped_device_memory, struct gpu_pool **out);
+int gpu_pool_create(struct gpu_device *dev, enum gpu_memory where, uint64_t cap, bool no_mapped_device_memory,
+                    struct gpu_pool **out);
 void gpu_pool_destroy(struct gpu_pool *p); /* NULL is ok */
 int gpu_pool_alloc(struct gpu_pool *p, VkDeviceSize size, struct gpu_buffer *out);
 bool gpu_pool_mapped(const struct gpu_pool *p);
@@ -83,10 +83,10 @@ struct gpu_transfer {
 void gpu_transfer_init(struct gpu_transfer *t, struct gpu_device *dev, struct gpu_queue *queue,
                        struct gpu_pool *staging);
 void gpu_transfer_destroy(struct gpu_transfer *t);
-int gpu_transfer_upload(struct gpu_transfer *t, const struct gpu_buffer *dst, VkDeviceSize offset,
-                        const void *src, size_t bytes);
-int gpu_transfer_download(struct gpu_transfer *t, const struct gpu_buffer *src, VkDeviceSize offset,
-                          void *dst, size_t bytes);
+int gpu_transfer_upload(struct gpu_transfer *t, const struct gpu_buffer *dst, VkDeviceSize offset, const void *src,
+                        size_t bytes);
+int gpu_transfer_download(struct gpu_transfer *t, const struct gpu_buffer *src, VkDeviceSize offset, void *dst,
+                          size_t bytes);
 
 /* context.c: the pieces of a context, for the code above it (command buffers). */
 struct gpu_device *gpu_context_gpu_device(struct gpu_context *ctx);

@@ -10,17 +10,17 @@
 #include "gpu/context.h"
 
 struct gpu_settings {
-    int device_index;              /* -1: the best device */
-    bool validate;                 /* gpu_options.validate, else PPOCR_VK_VALIDATE */
-    bool force_fp32;               /* or PPOCR_VK_FORCE_FP32 */
-    bool no_push_descriptors;      /* or PPOCR_VK_NO_PUSH_DESCRIPTORS */
-    bool no_mapped_device_memory;  /* or PPOCR_VK_NO_MAPPED_DEVICE */
-    uint64_t pool_cap;             /* else PPOCR_VK_POOL_CAP; 0: no cap */
-    uint64_t max_buffer_range;     /* else PPOCR_VK_MAX_BUFFER_RANGE; 0: the device's own */
-    char cache_dir[900];           /* else PPOCR_CACHE_DIR, $XDG_CACHE_HOME/ppocr-vk or
+    int device_index;             /* -1: the best device */
+    bool validate;                /* gpu_options.validate, else PPOCR_VK_VALIDATE */
+    bool force_fp32;              /* or PPOCR_VK_FORCE_FP32 */
+    bool no_push_descriptors;     /* or PPOCR_VK_NO_PUSH_DESCRIPTORS */
+    bool no_mapped_device_memory; /* or PPOCR_VK_NO_MAPPED_DEVICE */
+    uint64_t pool_cap;            /* else PPOCR_VK_POOL_CAP; 0: no cap */
+    uint64_t max_buffer_range;    /* else PPOCR_VK_MAX_BUFFER_RANGE; 0: the device's own */
+    char cache_dir[900];          /* else PPOCR_CACHE_DIR, $XDG_CACHE_HOME/ppocr-vk or
                                     * $HOME/.cache/ppocr-vk; "": no disk cache */
-    uint32_t timeout_ms;           /* else PPOCR_VK_TIMEOUT_MS; 0: the device kind's default */
-    int spin_us;                   /* else PPOCR_VK_SPIN_US; -1: the device kind's default */
+    uint32_t timeout_ms;          /* else PPOCR_VK_TIMEOUT_MS; 0: the device kind's default */
+    int spin_us;                  /* else PPOCR_VK_SPIN_US; -1: the device kind's default */
 };
 
 /* `opt` may be NULL: gpu_options_default's. Safe on several threads at once as long as nobody

@@ -7,9 +7,8 @@
 
 static bool same_variant(const struct gpu_pipeline *p, const struct gpu_pipeline_desc *d)
 {
-    return p->shader_id == d->shader && p->spec_count == d->spec_count &&
-           p->buffer_count == d->buffer_count && p->push_bytes == d->push_bytes &&
-           p->subgroup_size == d->subgroup_size && p->texel_mask == d->texel_mask &&
+    return p->shader_id == d->shader && p->spec_count == d->spec_count && p->buffer_count == d->buffer_count &&
+           p->push_bytes == d->push_bytes && p->subgroup_size == d->subgroup_size && p->texel_mask == d->texel_mask &&
            (d->spec_count == 0 || memcmp(p->spec, d->spec, d->spec_count * sizeof *d->spec) == 0);
 }
 
@@ -30,22 +29,21 @@ static int check_desc(const struct gpu_caps *caps, const struct gpu_pipeline_des
     if (!gpu_shader_get(d->shader))
         return gpu_fail(GPU_ERR, "building pipeline %s: no embedded shader with id %d", name, (int)d->shader);
     if (d->spec_count > GPU_MAX_SPEC_CONSTANTS || (d->spec_count && !d->spec))
-        return gpu_fail(GPU_ERR, "building pipeline %s: %u specialization constants (at most %d)",
-                        name, d->spec_count, GPU_MAX_SPEC_CONSTANTS);
+        return gpu_fail(GPU_ERR, "building pipeline %s: %u specialization constants (at most %d)", name, d->spec_count,
+                        GPU_MAX_SPEC_CONSTANTS);
     if (d->buffer_count > GPU_MAX_BUFFERS)
-        return gpu_fail(GPU_ERR, "building pipeline %s: %u buffers (at most %d)", name,
-                        d->buffer_count, GPU_MAX_BUFFERS);
+        return gpu_fail(GPU_ERR, "building pipeline %s: %u buffers (at most %d)", name, d->buffer_count,
+                        GPU_MAX_BUFFERS);
     if (d->texel_mask >> d->buffer_count)
-        return gpu_fail(GPU_ERR, "building pipeline %s: texel buffer past its %u bindings", name,
-                        d->buffer_count);
+        return gpu_fail(GPU_ERR, "building pipeline %s: texel buffer past its %u bindings", name, d->buffer_count);
     if (d->push_bytes % 4 || d->push_bytes > caps->max_push_constants)
-        return gpu_fail(GPU_ERR, "building pipeline %s: %u push-constant bytes (a multiple of 4, "
-                        "at most %u)", name, d->push_bytes, caps->max_push_constants);
-    if (d->subgroup_size && (!caps->subgroup_size_control ||
-                             d->subgroup_size < caps->min_subgroup_size ||
+        return gpu_fail(GPU_ERR,
+                        "building pipeline %s: %u push-constant bytes (a multiple of 4, "
+                        "at most %u)",
+                        name, d->push_bytes, caps->max_push_constants);
+    if (d->subgroup_size && (!caps->subgroup_size_control || d->subgroup_size < caps->min_subgroup_size ||
                              d->subgroup_size > caps->max_subgroup_size))
-        return gpu_fail(GPU_ERR, "building pipeline %s: subgroup size %u is not available",
-                        name, d->subgroup_size);
+        return gpu_fail(GPU_ERR, "building pipeline %s: subgroup size %u is not available", name, d->subgroup_size);
     return GPU_OK;
 }
 
@@ -61,16 +59,18 @@ static int build(struct gpu_device *gd, VkPipelineCache cache, const struct gpu_
 
     VkDescriptorSetLayoutBinding bindings[GPU_MAX_BUFFERS];
     for (unsigned i = 0; i < d->buffer_count; i++)
-        bindings[i] = (VkDescriptorSetLayoutBinding){
-            .binding = i,
-            .descriptorType = d->texel_mask >> i & 1u ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
-                                                      : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-            .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+        bindings[i] = (VkDescriptorSetLayoutBinding){.binding = i,
+                                                     .descriptorType = d->texel_mask >> i & 1u
+                                                                           ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
+                                                                           : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                                     .descriptorCount = 1,
+                                                     .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
     p->push_descriptors = gd->push_descriptor_set != NULL;
     VkDescriptorSetLayoutCreateInfo sli = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
         .flags = p->push_descriptors ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0,
-        .bindingCount = d->buffer_count, .pBindings = bindings};
+        .bindingCount = d->buffer_count,
+        .pBindings = bindings};
     VkResult r = vkCreateDescriptorSetLayout(dev, &sli, NULL, &p->set_layout);
     if (r != VK_SUCCESS) {
         p->set_layout = VK_NULL_HANDLE;
@@ -79,7 +79,8 @@ static int build(struct gpu_device *gd, VkPipelineCache cache, const struct gpu_
     }
     VkPushConstantRange push = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = d->push_bytes};
     VkPipelineLayoutCreateInfo li = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-                                     .setLayoutCount = 1, .pSetLayouts = &p->set_layout,
+                                     .setLayoutCount = 1,
+                                     .pSetLayouts = &p->set_layout,
                                      .pushConstantRangeCount = d->push_bytes ? 1 : 0,
                                      .pPushConstantRanges = &push};
     r = vkCreatePipelineLayout(dev, &li, NULL, &p->layout);
@@ -90,7 +91,8 @@ static int build(struct gpu_device *gd, VkPipelineCache cache, const struct gpu_
     }
 
     VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                   .codeSize = blob->size, .pCode = (const uint32_t *)blob->code};
+                                   .codeSize = blob->size,
+                                   .pCode = (const uint32_t *)blob->code};
     VkShaderModule module;
     r = vkCreateShaderModule(dev, &mi, NULL, &module);
     if (r != VK_SUCCESS) {
@@ -100,18 +102,19 @@ static int build(struct gpu_device *gd, VkPipelineCache cache, const struct gpu_
     VkSpecializationMapEntry entries[GPU_MAX_SPEC_CONSTANTS];
     for (unsigned i = 0; i < d->spec_count; i++)
         entries[i] = (VkSpecializationMapEntry){.constantID = i, .offset = 4 * i, .size = 4};
-    VkSpecializationInfo spec = {.mapEntryCount = d->spec_count, .pMapEntries = entries,
-                                 .dataSize = 4 * d->spec_count, .pData = d->spec};
+    VkSpecializationInfo spec = {
+        .mapEntryCount = d->spec_count, .pMapEntries = entries, .dataSize = 4 * d->spec_count, .pData = d->spec};
     VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup = {
         .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO,
         .requiredSubgroupSize = d->subgroup_size};
-    VkComputePipelineCreateInfo ci = {
-        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-                  .pNext = d->subgroup_size ? &subgroup : NULL,
-                  .stage = VK_SHADER_STAGE_COMPUTE_BIT, .module = module, .pName = "main",
-                  .pSpecializationInfo = d->spec_count ? &spec : NULL},
-        .layout = p->layout};
+    VkComputePipelineCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+                                      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                                                .pNext = d->subgroup_size ? &subgroup : NULL,
+                                                .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                                                .module = module,
+                                                .pName = "main",
+                                                .pSpecializationInfo = d->spec_count ? &spec : NULL},
+                                      .layout = p->layout};
     r = vkCreateComputePipelines(dev, cache, 1, &ci, NULL, &p->pipeline);
     vkDestroyShaderModule(dev, module, NULL);
     if (r != VK_SUCCESS) {
@@ -189,7 +192,10 @@ int gpu_pipeline_table_get(struct gpu_pipeline_table *t, const struct gpu_pipeli
     return st;
 }
 
-const char *gpu_pipeline_shader(const struct gpu_pipeline *p) { return p->shader; }
+const char *gpu_pipeline_shader(const struct gpu_pipeline *p)
+{
+    return p->shader;
+}
 
 unsigned gpu_pipeline_table_count(struct gpu_pipeline_table *t)
 {

@@ -24,11 +24,11 @@ struct gpu_pipeline;
 
 struct gpu_pipeline_desc {
     enum gpu_shader_id shader; /* embedded module GPU_SHADER_<name> (shaders/<name>.comp or variants.cmake) */
-    const uint32_t *spec;     /* values of constant_id 0..spec_count-1 (floats: bit patterns) */
+    const uint32_t *spec;      /* values of constant_id 0..spec_count-1 (floats: bit patterns) */
     unsigned spec_count;
-    unsigned buffer_count;    /* buffers the shader declares (storage or, by texel_mask, texel) */
-    unsigned push_bytes;      /* size of its push-constant block, multiple of 4; 0 if none */
-    uint32_t subgroup_size;   /* 0: driver's choice; else required (caps.subgroup_size_control) */
+    unsigned buffer_count;  /* buffers the shader declares (storage or, by texel_mask, texel) */
+    unsigned push_bytes;    /* size of its push-constant block, multiple of 4; 0 if none */
+    uint32_t subgroup_size; /* 0: driver's choice; else required (caps.subgroup_size_control) */
     /* Bindings (bit i: binding i) read as uniform texel buffers of RGBA32F texels, a vec4 per
      * texelFetch: lavapipe gathers those for all SIMD lanes at once, where it loads a storage
      * buffer one lane at a time. The binding's range is viewed in whole texels (its size rounded
@@ -38,8 +38,7 @@ struct gpu_pipeline_desc {
 };
 
 /* The pipeline for `desc`, built on first use; owned by the context. */
-int gpu_pipeline_get(struct gpu_context *ctx, const struct gpu_pipeline_desc *desc,
-                     const struct gpu_pipeline **out);
+int gpu_pipeline_get(struct gpu_context *ctx, const struct gpu_pipeline_desc *desc, const struct gpu_pipeline **out);
 
 const char *gpu_pipeline_shader(const struct gpu_pipeline *p);
 
@@ -47,9 +46,9 @@ const char *gpu_pipeline_shader(const struct gpu_pipeline *p);
 unsigned gpu_pipeline_count(const struct gpu_context *ctx);
 
 struct gpu_pipeline_cache_info {
-    const char *path;     /* the cache file, "" when the disk cache is off */
-    bool loaded;          /* a valid file for this device, driver and program was read */
-    size_t loaded_bytes;  /* driver data in it */
+    const char *path;    /* the cache file, "" when the disk cache is off */
+    bool loaded;         /* a valid file for this device, driver and program was read */
+    size_t loaded_bytes; /* driver data in it */
 };
 void gpu_pipeline_cache_info(const struct gpu_context *ctx, struct gpu_pipeline_cache_info *out);
 

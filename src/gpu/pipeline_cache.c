@@ -74,12 +74,11 @@ static void *read_cache(const struct gpu_caps *caps, const char *path, size_t *s
     expected_header(caps, &want);
     void *data = NULL;
     if (fread(&got, sizeof got, 1, f) == 1 && got.data_size >= sizeof(VkPipelineCacheHeaderVersionOne) &&
-        got.data_size < (1ull << 31) &&
-        memcmp(&got, &want, offsetof(struct cache_header, data_size)) == 0) {
+        got.data_size < (1ull << 31) && memcmp(&got, &want, offsetof(struct cache_header, data_size)) == 0) {
         data = malloc(got.data_size + 1);
         /* the +1 byte read must fail: a longer file is not what we wrote */
-        if (data && (fread(data, 1, got.data_size + 1, f) != got.data_size ||
-                     fnv1a(data, got.data_size) != got.checksum)) {
+        if (data &&
+            (fread(data, 1, got.data_size + 1, f) != got.data_size || fnv1a(data, got.data_size) != got.checksum)) {
             free(data);
             data = NULL;
         }
@@ -90,9 +89,8 @@ static void *read_cache(const struct gpu_caps *caps, const char *path, size_t *s
     /* the driver's own header must agree too */
     VkPipelineCacheHeaderVersionOne vh;
     memcpy(&vh, data, sizeof vh);
-    if (vh.headerVersion != VK_PIPELINE_CACHE_HEADER_VERSION_ONE ||
-        vh.vendorID != caps->vendor_id || vh.deviceID != caps->device_id ||
-        memcmp(vh.pipelineCacheUUID, caps->pipeline_cache_uuid, VK_UUID_SIZE) != 0) {
+    if (vh.headerVersion != VK_PIPELINE_CACHE_HEADER_VERSION_ONE || vh.vendorID != caps->vendor_id ||
+        vh.deviceID != caps->device_id || memcmp(vh.pipelineCacheUUID, caps->pipeline_cache_uuid, VK_UUID_SIZE) != 0) {
         free(data);
         return NULL;
     }
@@ -113,8 +111,8 @@ int gpu_pipeline_cache_open(struct gpu_device *dev, const char *dir, struct gpu_
     }
     size_t size = 0;
     void *data = c->path[0] ? read_cache(caps, c->path, &size) : NULL;
-    VkPipelineCacheCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
-                                    .initialDataSize = size, .pInitialData = data};
+    VkPipelineCacheCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO, .initialDataSize = size, .pInitialData = data};
     VkResult r = vkCreatePipelineCache(dev->device, &ci, NULL, &c->handle);
     if (r != VK_SUCCESS && data) {
         /* the driver refused our data after all: start empty */
@@ -144,8 +142,7 @@ static void warn(const char *path, const char *what)
 static void write_cache(struct gpu_device *dev, const struct gpu_pipeline_cache *c)
 {
     size_t size = 0;
-    if (vkGetPipelineCacheData(dev->device, c->handle, &size, NULL) != VK_SUCCESS ||
-        size == 0)
+    if (vkGetPipelineCacheData(dev->device, c->handle, &size, NULL) != VK_SUCCESS || size == 0)
         return;
     void *data = malloc(size);
     if (!data)

@@ -18,8 +18,8 @@ struct gpu_block {
     VkBuffer buffer;
     VkDeviceSize size;
     unsigned char *mapped;
-    bool dedicated; /* one allocation larger than a block; released when it is freed */
-    unsigned live;  /* allocations in this block */
+    bool dedicated;          /* one allocation larger than a block; released when it is freed */
+    unsigned live;           /* allocations in this block */
     struct free_range *free; /* sorted by offset, never adjacent */
     unsigned free_count, free_capacity;
 };
@@ -37,16 +37,17 @@ struct gpu_pool {
     pthread_mutex_t lock;
 };
 
-static VkDeviceSize round_up(VkDeviceSize x, VkDeviceSize a) { return (x + a - 1) / a * a; }
+static VkDeviceSize round_up(VkDeviceSize x, VkDeviceSize a)
+{
+    return (x + a - 1) / a * a;
+}
 
 static const VkBufferUsageFlags BLOCK_USAGE = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                               VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
-                                              VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                              VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+                                              VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
 
 /* The first memory type allowed by `bits` that has all of `want`, or -1. */
-static int find_type(const VkPhysicalDeviceMemoryProperties *m, uint32_t bits,
-                     VkMemoryPropertyFlags want)
+static int find_type(const VkPhysicalDeviceMemoryProperties *m, uint32_t bits, VkMemoryPropertyFlags want)
 {
     for (uint32_t i = 0; i < m->memoryTypeCount; i++)
         if ((bits & (1u << i)) && (m->memoryTypes[i].propertyFlags & want) == want)
@@ -59,7 +60,8 @@ static int choose_memory_type(const struct gpu_device *dev, enum gpu_memory wher
 {
     /* buffers of equal usage and flags share memoryTypeBits, so one probe answers for all */
     VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                             .size = 4096, .usage = BLOCK_USAGE,
+                             .size = 4096,
+                             .usage = BLOCK_USAGE,
                              .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
     VkBuffer probe;
     VkResult r = vkCreateBuffer(dev->device, &bi, NULL, &probe);
@@ -70,10 +72,8 @@ static int choose_memory_type(const struct gpu_device *dev, enum gpu_memory wher
     vkDestroyBuffer(dev->device, probe, NULL);
 
     const VkPhysicalDeviceMemoryProperties *m = &dev->caps.memory;
-    const VkMemoryPropertyFlags DL = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
-                                HV = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
-                                HC = VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-                                CACHED = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+    const VkMemoryPropertyFlags DL = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, HV = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
+                                HC = VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, CACHED = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
     int t = -1;
     if (where == GPU_MEMORY_DEVICE) {
         if (dev->caps.unified_memory && !no_mapped_device_memory)
@@ -96,8 +96,8 @@ static int choose_memory_type(const struct gpu_device *dev, enum gpu_memory wher
     return GPU_OK;
 }
 
-int gpu_pool_create(struct gpu_device *dev, enum gpu_memory where, uint64_t cap,
-                    bool no_mapped_device_memory, struct gpu_pool **out)
+int gpu_pool_create(struct gpu_device *dev, enum gpu_memory where, uint64_t cap, bool no_mapped_device_memory,
+                    struct gpu_pool **out)
 {
     *out = NULL;
     struct gpu_pool *p = calloc(1, sizeof *p);
@@ -112,8 +112,7 @@ int gpu_pool_create(struct gpu_device *dev, enum gpu_memory where, uint64_t cap,
         return st;
     }
     const struct gpu_caps *caps = &dev->caps;
-    p->mapped = (caps->memory.memoryTypes[p->memory_type].propertyFlags &
-                 VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) &&
+    p->mapped = (caps->memory.memoryTypes[p->memory_type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) &&
                 !(where == GPU_MEMORY_DEVICE && no_mapped_device_memory);
     p->alignment = caps->min_storage_buffer_offset_alignment;
     /* every buffer can be bound as a texel buffer too (gpu_pipeline_desc.texel_mask) */
@@ -145,15 +144,13 @@ static void block_destroy(struct gpu_block *b)
     free(b);
 }
 
-static int block_create(struct gpu_pool *p, VkDeviceSize size, bool dedicated,
-                        struct gpu_block **out)
+static int block_create(struct gpu_pool *p, VkDeviceSize size, bool dedicated, struct gpu_block **out)
 {
     struct gpu_device *dev = p->dev;
     struct gpu_block *b = calloc(1, sizeof *b);
     if (!b || !(b->free = malloc(4 * sizeof *b->free))) {
         free(b);
-        return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "creating a %s memory block: out of host memory",
-                        p->name);
+        return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "creating a %s memory block: out of host memory", p->name);
     }
     b->pool = p;
     b->size = size;
@@ -164,28 +161,28 @@ static int block_create(struct gpu_pool *p, VkDeviceSize size, bool dedicated,
     p->block_bytes += size; /* undone by block_destroy */
 
     char doing[160];
-    VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = size,
-                             .usage = BLOCK_USAGE, .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                             .size = size,
+                             .usage = BLOCK_USAGE,
+                             .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
     VkResult r = vkCreateBuffer(dev->device, &bi, NULL, &b->buffer);
     if (r != VK_SUCCESS) {
         b->buffer = VK_NULL_HANDLE;
-        snprintf(doing, sizeof doing, "creating a %llu-byte %s buffer block",
-                 (unsigned long long)size, p->name);
+        snprintf(doing, sizeof doing, "creating a %llu-byte %s buffer block", (unsigned long long)size, p->name);
         block_destroy(b);
         return gpu_device_fail_vk(dev, r, doing);
     }
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(dev->device, b->buffer, &req);
-    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                               .allocationSize = req.size, .memoryTypeIndex = p->memory_type};
+    VkMemoryAllocateInfo ai = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = p->memory_type};
     r = vkAllocateMemory(dev->device, &ai, NULL, &b->memory);
     if (r == VK_SUCCESS)
         r = vkBindBufferMemory(dev->device, b->buffer, b->memory, 0);
     if (r == VK_SUCCESS && p->mapped)
         r = vkMapMemory(dev->device, b->memory, 0, VK_WHOLE_SIZE, 0, (void **)&b->mapped);
     if (r != VK_SUCCESS) {
-        snprintf(doing, sizeof doing, "allocating a %llu-byte %s memory block",
-                 (unsigned long long)req.size, p->name);
+        snprintf(doing, sizeof doing, "allocating a %llu-byte %s memory block", (unsigned long long)req.size, p->name);
         block_destroy(b);
         return gpu_device_fail_vk(dev, r, doing);
     }
@@ -194,8 +191,7 @@ static int block_create(struct gpu_pool *p, VkDeviceSize size, bool dedicated,
         struct gpu_block **blocks = realloc(p->blocks, cap * sizeof *blocks);
         if (!blocks) {
             block_destroy(b);
-            return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "creating a %s memory block: out of host memory",
-                            p->name);
+            return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "creating a %s memory block: out of host memory", p->name);
         }
         p->blocks = blocks;
         p->block_capacity = cap;
@@ -272,20 +268,21 @@ int gpu_pool_alloc(struct gpu_pool *p, VkDeviceSize size, struct gpu_buffer *out
     memset(out, 0, sizeof *out);
     const struct gpu_caps *caps = &p->dev->caps;
     if (gpu_device_lost(p->dev))
-        return gpu_fail(GPU_ERR_DEVICE_LOST, "allocating a %s buffer: the device was lost earlier",
-                        p->name);
+        return gpu_fail(GPU_ERR_DEVICE_LOST, "allocating a %s buffer: the device was lost earlier", p->name);
     if (size > caps->max_storage_buffer_range)
-        return gpu_fail(GPU_ERR, "allocating a %llu-byte %s buffer: larger than the device's "
-                        "maxStorageBufferRange of %llu bytes", (unsigned long long)size, p->name,
-                        (unsigned long long)caps->max_storage_buffer_range);
+        return gpu_fail(GPU_ERR,
+                        "allocating a %llu-byte %s buffer: larger than the device's "
+                        "maxStorageBufferRange of %llu bytes",
+                        (unsigned long long)size, p->name, (unsigned long long)caps->max_storage_buffer_range);
     VkDeviceSize need = round_up(size ? size : 1, p->alignment);
 
     pthread_mutex_lock(&p->lock);
     int st = GPU_OK;
     if (p->cap && p->in_use + need > p->cap) {
-        st = gpu_fail(GPU_ERR_OUT_OF_MEMORY, "allocating a %llu-byte %s buffer: the pool's cap of "
-                      "%llu bytes is reached (%llu in use)", (unsigned long long)size, p->name,
-                      (unsigned long long)p->cap, (unsigned long long)p->in_use);
+        st = gpu_fail(GPU_ERR_OUT_OF_MEMORY,
+                      "allocating a %llu-byte %s buffer: the pool's cap of "
+                      "%llu bytes is reached (%llu in use)",
+                      (unsigned long long)size, p->name, (unsigned long long)p->cap, (unsigned long long)p->in_use);
         goto done;
     }
     struct gpu_block *best = NULL;
@@ -296,8 +293,7 @@ int gpu_pool_alloc(struct gpu_pool *p, VkDeviceSize size, struct gpu_buffer *out
             if (b->dedicated)
                 continue;
             for (unsigned j = 0; j < b->free_count; j++)
-                if (b->free[j].size >= need &&
-                    (!best || b->free[j].size < best->free[best_range].size)) {
+                if (b->free[j].size >= need && (!best || b->free[j].size < best->free[best_range].size)) {
                     best = b;
                     best_range = j;
                 }
@@ -311,7 +307,9 @@ int gpu_pool_alloc(struct gpu_pool *p, VkDeviceSize size, struct gpu_buffer *out
         best_range = 0;
     }
     VkDeviceSize offset = block_take(best, best_range, need);
-    *out = (struct gpu_buffer){.buffer = best->buffer, .offset = offset, .size = size,
+    *out = (struct gpu_buffer){.buffer = best->buffer,
+                               .offset = offset,
+                               .size = size,
                                .mapped = best->mapped ? best->mapped + offset : NULL,
                                .block = best};
     p->in_use += need;
@@ -340,15 +338,21 @@ void gpu_buffer_free(struct gpu_buffer *buf)
     memset(buf, 0, sizeof *buf);
 }
 
-bool gpu_pool_mapped(const struct gpu_pool *p) { return p->mapped; }
+bool gpu_pool_mapped(const struct gpu_pool *p)
+{
+    return p->mapped;
+}
 
 void gpu_pool_read_stats(struct gpu_pool *p, struct gpu_pool_stats *out)
 {
     pthread_mutex_lock(&p->lock);
-    *out = (struct gpu_pool_stats){.in_use = p->in_use, .peak = p->peak,
-                                   .block_bytes = p->block_bytes, .cap = p->cap,
+    *out = (struct gpu_pool_stats){.in_use = p->in_use,
+                                   .peak = p->peak,
+                                   .block_bytes = p->block_bytes,
+                                   .cap = p->cap,
                                    .block_size = p->block_size,
-                                   .blocks = p->block_count, .allocations = p->allocations,
+                                   .blocks = p->block_count,
+                                   .allocations = p->allocations,
                                    .mapped = p->mapped};
     pthread_mutex_unlock(&p->lock);
 }

@@ -36,26 +36,27 @@ struct gpu_pool_stats {
     uint64_t cap;         /* 0: no cap */
     uint64_t block_size;  /* requests up to this share blocks; larger ones get their own */
     unsigned blocks, allocations;
-    bool mapped;          /* allocations come with a host pointer */
+    bool mapped; /* allocations come with a host pointer */
 };
 
 /* Allocates `size` bytes. Fails cleanly with GPU_ERR_OUT_OF_MEMORY past the pool's cap or when
  * the driver is out of memory, and with GPU_ERR past maxStorageBufferRange. */
-int gpu_buffer_alloc(struct gpu_context *ctx, enum gpu_memory where, VkDeviceSize size,
-                     struct gpu_buffer *out);
+int gpu_buffer_alloc(struct gpu_context *ctx, enum gpu_memory where, VkDeviceSize size, struct gpu_buffer *out);
 
 /* Returns the range to its pool and zeroes *b; a zeroed buffer is ignored. */
 void gpu_buffer_free(struct gpu_buffer *b);
 
 /* Whether the host can read and write this buffer in place (no staging copy needed). */
-static inline bool gpu_buffer_is_mapped(const struct gpu_buffer *b) { return b->mapped != 0; }
+static inline bool gpu_buffer_is_mapped(const struct gpu_buffer *b)
+{
+    return b->mapped != 0;
+}
 
 /* Whether every allocation from `where` is host-mapped (device memory on unified-memory
  * devices such as integrated GPUs, lavapipe, resizable BAR). */
 bool gpu_memory_is_mapped(const struct gpu_context *ctx, enum gpu_memory where);
 
-void gpu_pool_stats(const struct gpu_context *ctx, enum gpu_memory where,
-                    struct gpu_pool_stats *out);
+void gpu_pool_stats(const struct gpu_context *ctx, enum gpu_memory where, struct gpu_pool_stats *out);
 void gpu_pool_reset_peak(struct gpu_context *ctx, enum gpu_memory where);
 
 /* Gives empty blocks back to the driver. */

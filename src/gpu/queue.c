@@ -40,8 +40,7 @@ int gpu_queue_submit(struct gpu_queue *q, VkCommandBuffer cb, VkFence fence, con
         snprintf(doing, sizeof doing, "%s: resetting the fence", what);
         return gpu_device_fail_vk(q->dev, r, doing);
     }
-    VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                           .commandBufferCount = 1, .pCommandBuffers = &cb};
+    VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
     pthread_mutex_lock(&q->lock);
     r = vkQueueSubmit(q->queue, 1, &submit, fence);
     pthread_mutex_unlock(&q->lock);
@@ -82,8 +81,7 @@ int gpu_queue_wait(struct gpu_queue *q, VkFence fence, const char *what)
     if (r == VK_NOT_READY)
         r = vkWaitForFences(q->dev->device, 1, &fence, VK_TRUE, q->timeout_ns);
     if (r == VK_TIMEOUT)
-        return gpu_fail(GPU_ERR_TIMEOUT, "%s: the GPU did not finish within %u ms (VK_TIMEOUT)",
-                        what, q->timeout_ms);
+        return gpu_fail(GPU_ERR_TIMEOUT, "%s: the GPU did not finish within %u ms (VK_TIMEOUT)", what, q->timeout_ms);
     if (r != VK_SUCCESS) {
         snprintf(doing, sizeof doing, "%s: waiting for the GPU", what);
         return gpu_device_fail_vk(q->dev, r, doing);
@@ -93,8 +91,7 @@ int gpu_queue_wait(struct gpu_queue *q, VkFence fence, const char *what)
 
 void gpu_queue_drain(struct gpu_queue *q, VkFence fence)
 {
-    if (gpu_device_lost(q->dev) ||
-        vkWaitForFences(q->dev->device, 1, &fence, VK_TRUE, q->timeout_ns) != VK_TIMEOUT)
+    if (gpu_device_lost(q->dev) || vkWaitForFences(q->dev->device, 1, &fence, VK_TRUE, q->timeout_ns) != VK_TIMEOUT)
         return;
     pthread_mutex_lock(&q->lock);
     vkQueueWaitIdle(q->queue);

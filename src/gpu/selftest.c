@@ -22,8 +22,7 @@ struct saxpy_push {
 
 int gpu_selftest(struct gpu_context *ctx)
 {
-    float *x = malloc(COUNT * sizeof *x), *y = malloc(COUNT * sizeof *y),
-          *got = malloc(COUNT * sizeof *got);
+    float *x = malloc(COUNT * sizeof *x), *y = malloc(COUNT * sizeof *y), *got = malloc(COUNT * sizeof *got);
     struct gpu_buffer bx = {0}, by = {0};
     struct gpu_cmd *cmd = NULL;
     int st = GPU_OK;
@@ -42,10 +41,13 @@ int gpu_selftest(struct gpu_context *ctx)
 
     const uint32_t spec[] = {LOCAL_SIZE};
     const struct gpu_pipeline *p;
-    st = gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_saxpy,
-                                                          .spec = spec, .spec_count = 1,
-                                                          .buffer_count = 2,
-                                                          .push_bytes = sizeof push}, &p);
+    st = gpu_pipeline_get(ctx,
+                          &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_saxpy,
+                                                      .spec = spec,
+                                                      .spec_count = 1,
+                                                      .buffer_count = 2,
+                                                      .push_bytes = sizeof push},
+                          &p);
     if (!st)
         st = gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, COUNT * sizeof(float), &bx);
     if (!st)
@@ -62,8 +64,9 @@ int gpu_selftest(struct gpu_context *ctx)
         goto done;
     struct gpu_binding bindings[2] = {gpu_bind(&bx), gpu_bind(&by)};
     gpu_cmd_barrier(cmd, GPU_STAGE_HOST, GPU_STAGE_COMPUTE);
-    gpu_cmd_dispatch(cmd, &(struct gpu_dispatch){.pipeline = p, .buffers = bindings, .push = &push,
-                                                 .groups = {(COUNT + LOCAL_SIZE - 1) / LOCAL_SIZE}});
+    gpu_cmd_dispatch(
+        cmd, &(struct gpu_dispatch){
+                 .pipeline = p, .buffers = bindings, .push = &push, .groups = {(COUNT + LOCAL_SIZE - 1) / LOCAL_SIZE}});
     gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_HOST);
     st = gpu_cmd_end(cmd);
     if (!st)
@@ -75,8 +78,8 @@ int gpu_selftest(struct gpu_context *ctx)
     for (unsigned i = 0; i < COUNT; i++) {
         float want = push.a * x[i] + y[i];
         if (!(fabsf(got[i] - want) <= 1e-5f * (1.0f + fabsf(want)))) {
-            st = gpu_fail(GPU_ERR, "GPU self-check: saxpy element %u is %g, expected %g on %s", i,
-                          (double)got[i], (double)want, gpu_context_caps(ctx)->device_name);
+            st = gpu_fail(GPU_ERR, "GPU self-check: saxpy element %u is %g, expected %g on %s", i, (double)got[i],
+                          (double)want, gpu_context_caps(ctx)->device_name);
             break;
         }
     }

@@ -62,11 +62,11 @@ static int copy_locked(struct gpu_transfer *t, const struct gpu_buffer *src, VkD
     vkCmdCopyBuffer(cb, src->buffer, dst->buffer, 1, &region);
     VkMemoryBarrier after = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                              .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-                             .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT |
-                                              VK_ACCESS_SHADER_WRITE_BIT};
+                             .dstAccessMask =
+                                 VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
     vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
-                         &after, 0, NULL, 0, NULL);
+                         VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &after, 0, NULL, 0,
+                         NULL);
     r = vkEndCommandBuffer(cb);
     if (r != VK_SUCCESS)
         return gpu_device_fail_vk(t->dev, r, "staging copy: ending the command buffer");
@@ -84,17 +84,16 @@ static int copy_now(struct gpu_transfer *t, const struct gpu_buffer *src, VkDevi
     return st;
 }
 
-static int check_range(const struct gpu_buffer *b, VkDeviceSize offset, size_t bytes,
-                       const char *what)
+static int check_range(const struct gpu_buffer *b, VkDeviceSize offset, size_t bytes, const char *what)
 {
     if (!b->block || offset > b->size || bytes > b->size - offset)
-        return gpu_fail(GPU_ERR, "%s of %zu bytes at offset %llu: outside the %llu-byte buffer",
-                        what, bytes, (unsigned long long)offset, (unsigned long long)b->size);
+        return gpu_fail(GPU_ERR, "%s of %zu bytes at offset %llu: outside the %llu-byte buffer", what, bytes,
+                        (unsigned long long)offset, (unsigned long long)b->size);
     return GPU_OK;
 }
 
-int gpu_transfer_upload(struct gpu_transfer *t, const struct gpu_buffer *dst, VkDeviceSize offset,
-                        const void *src, size_t bytes)
+int gpu_transfer_upload(struct gpu_transfer *t, const struct gpu_buffer *dst, VkDeviceSize offset, const void *src,
+                        size_t bytes)
 {
     int st = check_range(dst, offset, bytes, "upload");
     if (st || bytes == 0)
@@ -115,8 +114,8 @@ int gpu_transfer_upload(struct gpu_transfer *t, const struct gpu_buffer *dst, Vk
     return st;
 }
 
-int gpu_transfer_download(struct gpu_transfer *t, const struct gpu_buffer *src, VkDeviceSize offset,
-                          void *dst, size_t bytes)
+int gpu_transfer_download(struct gpu_transfer *t, const struct gpu_buffer *src, VkDeviceSize offset, void *dst,
+                          size_t bytes)
 {
     int st = check_range(src, offset, bytes, "download");
     if (st || bytes == 0)

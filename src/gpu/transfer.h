@@ -15,9 +15,8 @@
 
 struct gpu_context;
 
-int gpu_upload(struct gpu_context *ctx, const struct gpu_buffer *dst, VkDeviceSize offset,
-               const void *src, size_t bytes);
-int gpu_download(struct gpu_context *ctx, const struct gpu_buffer *src, VkDeviceSize offset,
-                 void *dst, size_t bytes);
+int gpu_upload(struct gpu_context *ctx, const struct gpu_buffer *dst, VkDeviceSize offset, const void *src,
+               size_t bytes);
+int gpu_download(struct gpu_context *ctx, const struct gpu_buffer *src, VkDeviceSize offset, void *dst, size_t bytes);
 
 #endif

@@ -1,5 +1,5 @@
-#include "gpu/error.h"
 #include "gpu/validation.h"
+#include "gpu/error.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -13,7 +13,10 @@
 static atomic_uint message_count;
 static atomic_bool exit_hook_installed;
 
-unsigned gpu_validation_message_count(void) { return atomic_load(&message_count); }
+unsigned gpu_validation_message_count(void)
+{
+    return atomic_load(&message_count);
+}
 
 /* A test that saw a validation message must fail even if every assertion passed. */
 static void exit_if_messages_seen(void)
@@ -28,16 +31,14 @@ static void exit_if_messages_seen(void)
 }
 
 static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
-                                                VkDebugUtilsMessageTypeFlagsEXT type,
-                                                const VkDebugUtilsMessengerCallbackDataEXT *data,
-                                                void *user)
+                                                 VkDebugUtilsMessageTypeFlagsEXT type,
+                                                 const VkDebugUtilsMessengerCallbackDataEXT *data, void *user)
 {
     (void)type;
     (void)user;
     /* The loader reports through the same messenger (e.g. "Found no drivers!"); those failures
      * already come back as errors from the call that met them and are not the layer's verdict. */
-    bool from_loader = data && data->pMessageIdName &&
-                       strcmp(data->pMessageIdName, "Loader Message") == 0;
+    bool from_loader = data && data->pMessageIdName && strcmp(data->pMessageIdName, "Loader Message") == 0;
     if (!from_loader)
         atomic_fetch_add(&message_count, 1);
     /* one line per message, whatever the layer put inside */
@@ -72,10 +73,9 @@ static void fill_messenger_info(VkDebugUtilsMessengerCreateInfoEXT *m)
 {
     *m = (VkDebugUtilsMessengerCreateInfoEXT){
         .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
-        .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-                           VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
-                       VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+        .messageSeverity =
+            VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
                        VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
         .pfnUserCallback = on_message,
     };
@@ -105,8 +105,7 @@ void gpu_validation_instance_chain(VkInstanceCreateInfo *ci, VkValidationFeature
 int gpu_validation_messenger_create(VkInstance instance, VkDebugUtilsMessengerEXT *out)
 {
     PFN_vkCreateDebugUtilsMessengerEXT create =
-        (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(instance,
-                                                                  "vkCreateDebugUtilsMessengerEXT");
+        (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(instance, "vkCreateDebugUtilsMessengerEXT");
     if (!create)
         return gpu_fail(GPU_ERR, "validation: vkCreateDebugUtilsMessengerEXT is not available");
     VkDebugUtilsMessengerCreateInfoEXT info;
@@ -122,8 +121,7 @@ void gpu_validation_messenger_destroy(VkInstance instance, VkDebugUtilsMessenger
     if (!messenger)
         return;
     PFN_vkDestroyDebugUtilsMessengerEXT destroy =
-        (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
-            instance, "vkDestroyDebugUtilsMessengerEXT");
+        (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(instance, "vkDestroyDebugUtilsMessengerEXT");
     if (destroy)
         destroy(instance, messenger, NULL);
 }

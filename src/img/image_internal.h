@@ -24,9 +24,9 @@ int stb_format_info(enum image_format format, const uint8_t *data, int size, int
 
 /* How a JPEG's marker structure ends. */
 enum jpeg_walk_result {
-    JPEG_WALK_COMPLETE,  /* reached EOI */
-    JPEG_WALK_TRUNCATED, /* the data ends before EOI */
-    JPEG_WALK_MALFORMED, /* not the marker layout a JPEG has; libjpeg decides */
+    JPEG_WALK_COMPLETE,    /* reached EOI */
+    JPEG_WALK_TRUNCATED,   /* the data ends before EOI */
+    JPEG_WALK_MALFORMED,   /* not the marker layout a JPEG has; libjpeg decides */
     JPEG_WALK_BAD_HUFFMAN, /* a DHT table with more than 256 codes (libjpeg refuses it too) */
 };
 /* The first SOFn frame header of a JPEG. */
@@ -42,8 +42,8 @@ enum jpeg_walk_result jpeg_walk(const uint8_t *data, size_t size, int *orientati
  * the header and gives its size in *w, *h; otherwise the header must say *w x *h (already checked
  * against the limits) and *rgb gets w*h*3 malloc'd RGB bytes. Every libjpeg error, and the data
  * ending early, becomes a status and a one-line message. */
-enum ppocr_status libjpeg_decode(const uint8_t *data, size_t size, const char *name, int *w, int *h,
-                                     uint8_t **rgb, char *err, size_t err_len);
+enum ppocr_status libjpeg_decode(const uint8_t *data, size_t size, const char *name, int *w, int *h, uint8_t **rgb,
+                                 char *err, size_t err_len);
 
 /* A PNG's chunk list, walked before stb_image sees it: a chunk running past the end would make it
  * allocate what the length field claims. */

@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jpeglib.h>
 #include <jerror.h>
+#include <jpeglib.h>
 
 #include "img/image_internal.h"
 
@@ -36,9 +36,13 @@ struct decoder {
     int too_many_scans; /* the progress monitor stopped it */
 };
 
-static void on_error(j_common_ptr c) { longjmp(((struct decoder *)c->err)->jump, 1); }
+static void on_error(j_common_ptr c)
+{
+    longjmp(((struct decoder *)c->err)->jump, 1);
+}
 
-static void on_message(j_common_ptr c, int level) {
+static void on_message(j_common_ptr c, int level)
+{
     struct decoder *d = (struct decoder *)c->err;
     if (level < 0 && d->err.msg_code == JWRN_JPEG_EOF) {
         d->truncated = 1;
@@ -48,9 +52,13 @@ static void on_message(j_common_ptr c, int level) {
      * nothing is printed from a library */
 }
 
-static void on_output(j_common_ptr c) { (void)c; }
+static void on_output(j_common_ptr c)
+{
+    (void)c;
+}
 
-static void on_progress(j_common_ptr c) {
+static void on_progress(j_common_ptr c)
+{
     j_decompress_ptr cinfo = (j_decompress_ptr)c;
     struct decoder *d = (struct decoder *)c->err;
     if (cinfo->input_scan_number > MAX_SCANS) {
@@ -60,8 +68,9 @@ static void on_progress(j_common_ptr c) {
 }
 
 /* The status and message of a libjpeg failure. */
-static enum ppocr_status failure(j_decompress_ptr cinfo, struct decoder *d, int in_data, const char *name,
-                                     char *err, size_t err_len) {
+static enum ppocr_status failure(j_decompress_ptr cinfo, struct decoder *d, int in_data, const char *name, char *err,
+                                 size_t err_len)
+{
     const char *stage = in_data ? "data" : "header";
     if (d->truncated) {
         snprintf(err, err_len, "%s: truncated JPEG (the data ends inside the %s)", name,
@@ -75,7 +84,8 @@ static enum ppocr_status failure(j_decompress_ptr cinfo, struct decoder *d, int 
     char msg[JMSG_LENGTH_MAX];
     d->err.format_message((j_common_ptr)cinfo, msg);
     for (char *c = msg; *c; c++) /* one printable line, whatever libjpeg formats into it */
-        if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7E) *c = '?';
+        if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7E)
+            *c = '?';
     switch (d->err.msg_code) {
     case JERR_OUT_OF_MEMORY:
         snprintf(err, err_len, "%s: out of memory decoding the JPEG (%s)", name, msg);
@@ -90,29 +100,31 @@ static enum ppocr_status failure(j_decompress_ptr cinfo, struct decoder *d, int 
     case JERR_CONVERSION_NOTIMPL:
         snprintf(err, err_len, "%s: unsupported JPEG variant (%s)", name, msg);
         return PPOCR_ERR_UNSUPPORTED;
-    default:
-        snprintf(err, err_len, "%s: corrupt JPEG %s (%s)", name, stage, msg);
-        return PPOCR_ERR_CORRUPT;
+    default: snprintf(err, err_len, "%s: corrupt JPEG %s (%s)", name, stage, msg); return PPOCR_ERR_CORRUPT;
     }
 }
 
 /* OpenCV's icvCvt_CMYK2BGR_8u_C4C3R, written as RGB: libjpeg gives Adobe's inverted CMYK (255 = no
  * ink), so each channel is about value * k / 255. */
-static void cmyk_to_rgb(const uint8_t *cmyk, uint8_t *rgb, int w) {
+static void cmyk_to_rgb(const uint8_t *cmyk, uint8_t *rgb, int w)
+{
     for (int x = 0; x < w; x++, cmyk += 4, rgb += 3) {
         int k = cmyk[3];
-        for (int c = 0; c < 3; c++) rgb[c] = (uint8_t)(k - ((255 - cmyk[c]) * k >> 8));
+        for (int c = 0; c < 3; c++)
+            rgb[c] = (uint8_t)(k - ((255 - cmyk[c]) * k >> 8));
     }
 }
 
-enum ppocr_status libjpeg_decode(const uint8_t *data, size_t size, const char *name, int *w, int *h,
-                                     uint8_t **rgb, char *err, size_t err_len) {
+enum ppocr_status libjpeg_decode(const uint8_t *data, size_t size, const char *name, int *w, int *h, uint8_t **rgb,
+                                 char *err, size_t err_len)
+{
     struct jpeg_decompress_struct cinfo;
     struct decoder d;
     /* changed after setjmp and read after longjmp: volatile, so longjmp cannot leave a stale copy */
     uint8_t *volatile out = NULL;
     volatile int in_data = 0;
-    if (rgb) *rgb = NULL;
+    if (rgb)
+        *rgb = NULL;
     memset(&cinfo, 0, sizeof cinfo); /* jpeg_destroy_decompress is safe on it even if create fails */
     memset(&d, 0, sizeof d);
     cinfo.err = jpeg_std_error(&d.err);
@@ -167,7 +179,8 @@ enum ppocr_status libjpeg_decode(const uint8_t *data, size_t size, const char *n
             snprintf(err, err_len, "%s: corrupt JPEG data (the decoder stopped early)", name);
             return PPOCR_ERR_CORRUPT;
         }
-        if (cmyk) cmyk_to_rgb(row[0], dst, *w);
+        if (cmyk)
+            cmyk_to_rgb(row[0], dst, *w);
     }
     jpeg_finish_decompress(&cinfo);
     jpeg_destroy_decompress(&cinfo);

@@ -9,7 +9,8 @@
 
 #include "img/image_internal.h"
 
-static enum ppocr_status errno_status(int e) {
+static enum ppocr_status errno_status(int e)
+{
     switch (e) {
     case ENOENT:
     case ENOTDIR: return PPOCR_ERR_NOT_FOUND;
@@ -21,23 +22,26 @@ static enum ppocr_status errno_status(int e) {
     }
 }
 
-static enum ppocr_status fail_errno(int e, const char *name, const char *what, char *err, size_t err_len) {
+static enum ppocr_status fail_errno(int e, const char *name, const char *what, char *err, size_t err_len)
+{
     enum ppocr_status st = errno_status(e);
-    const char *reason = st == PPOCR_ERR_NOT_FOUND    ? "no such file"
-                         : st == PPOCR_ERR_PERMISSION ? "permission denied"
+    const char *reason = st == PPOCR_ERR_NOT_FOUND      ? "no such file"
+                         : st == PPOCR_ERR_PERMISSION   ? "permission denied"
                          : st == PPOCR_ERR_IS_DIRECTORY ? "is a directory, not an image file"
-                                                            : strerror(e);
+                                                        : strerror(e);
     snprintf(err, err_len, "%s: cannot %s: %s", name, what, reason);
     return st;
 }
 
-enum ppocr_status read_fd_bytes(int fd, const char *name, uint8_t **data, size_t *size, char *err,
-                                    size_t err_len) {
+enum ppocr_status read_fd_bytes(int fd, const char *name, uint8_t **data, size_t *size, char *err, size_t err_len)
+{
     *data = NULL;
     *size = 0;
     struct stat st;
-    if (fstat(fd, &st) != 0) return fail_errno(errno, name, "read", err, err_len);
-    if (S_ISDIR(st.st_mode)) return fail_errno(EISDIR, name, "read", err, err_len);
+    if (fstat(fd, &st) != 0)
+        return fail_errno(errno, name, "read", err, err_len);
+    if (S_ISDIR(st.st_mode))
+        return fail_errno(EISDIR, name, "read", err, err_len);
     if (S_ISREG(st.st_mode) && st.st_size > PPOCR_IMAGE_MAX_FILE_BYTES) {
         snprintf(err, err_len, "%s: file too large (%lld bytes, the limit is %lld)", name, (long long)st.st_size,
                  PPOCR_IMAGE_MAX_FILE_BYTES);
@@ -46,7 +50,8 @@ enum ppocr_status read_fd_bytes(int fd, const char *name, uint8_t **data, size_t
     /* a regular file's size is known; a pipe grows its buffer as it goes */
     size_t cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 1 << 16, len = 0;
     uint8_t *buf = malloc(cap);
-    if (!buf) goto oom;
+    if (!buf)
+        goto oom;
     for (;;) {
         if (len == cap) {
             if (cap > (size_t)PPOCR_IMAGE_MAX_FILE_BYTES) {
@@ -54,20 +59,24 @@ enum ppocr_status read_fd_bytes(int fd, const char *name, uint8_t **data, size_t
                 snprintf(err, err_len, "%s: input too large (more than %lld bytes)", name, PPOCR_IMAGE_MAX_FILE_BYTES);
                 return PPOCR_ERR_TOO_LARGE;
             }
-            size_t grown_cap = cap * 2 > (size_t)PPOCR_IMAGE_MAX_FILE_BYTES + 1 ? (size_t)PPOCR_IMAGE_MAX_FILE_BYTES + 1 : cap * 2;
+            size_t grown_cap =
+                cap * 2 > (size_t)PPOCR_IMAGE_MAX_FILE_BYTES + 1 ? (size_t)PPOCR_IMAGE_MAX_FILE_BYTES + 1 : cap * 2;
             uint8_t *grown = realloc(buf, grown_cap);
-            if (!grown) goto oom;
+            if (!grown)
+                goto oom;
             buf = grown;
             cap = grown_cap;
         }
         ssize_t got = read(fd, buf + len, cap - len);
-        if (got < 0 && errno == EINTR) continue;
+        if (got < 0 && errno == EINTR)
+            continue;
         if (got < 0) {
             int e = errno;
             free(buf);
             return fail_errno(e, name, "read", err, err_len);
         }
-        if (got == 0) break;
+        if (got == 0)
+            break;
         len += (size_t)got;
     }
     if (len == 0) {
@@ -85,22 +94,26 @@ oom:
 }
 
 enum ppocr_status ppocr_image_load_file(const char *path, enum ppocr_alpha_mode alpha, struct ppocr_image *img,
-                                          char *err, size_t err_len) {
+                                        char *err, size_t err_len)
+{
     memset(img, 0, sizeof *img);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return fail_errno(errno, path, "open", err, err_len);
+    if (fd < 0)
+        return fail_errno(errno, path, "open", err, err_len);
     enum ppocr_status st = ppocr_image_load_fd(fd, path, alpha, img, err, err_len);
     close(fd);
     return st;
 }
 
 enum ppocr_status ppocr_image_load_fd(int fd, const char *name, enum ppocr_alpha_mode alpha, struct ppocr_image *img,
-                                        char *err, size_t err_len) {
+                                      char *err, size_t err_len)
+{
     memset(img, 0, sizeof *img);
     uint8_t *data;
     size_t size;
     enum ppocr_status st = read_fd_bytes(fd, name, &data, &size, err, err_len);
-    if (st != PPOCR_OK) return st;
+    if (st != PPOCR_OK)
+        return st;
     st = ppocr_image_load_memory(data, size, name, alpha, img, err, err_len);
     free(data);
     return st;

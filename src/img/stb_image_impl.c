@@ -6,7 +6,7 @@
 #define STBI_ONLY_GIF
 #define STBI_ONLY_PNM
 #define STBI_ONLY_TGA
-#define STBI_NO_STDIO /* files are read by image_read.c, with errors of our own */
+#define STBI_NO_STDIO             /* files are read by image_read.c, with errors of our own */
 #define STBI_MAX_DIMENSIONS 32768 /* PPOCR_IMAGE_MAX_SIDE: stb refuses the same sides itself */
 
 #pragma GCC diagnostic push
@@ -22,7 +22,8 @@
 
 #include "img/image_internal.h"
 
-int stb_format_info(enum image_format format, const uint8_t *data, int size, int *w, int *h, int *channels) {
+int stb_format_info(enum image_format format, const uint8_t *data, int size, int *w, int *h, int *channels)
+{
     stbi__context s;
     stbi__start_mem(&s, data, size);
     switch (format) {

@@ -82,7 +82,8 @@ static int check_tensor(const struct pvk_file_header *h, const struct pvk_tensor
 {
     if (!terminated(t->name, sizeof t->name))
         return fail(err, err_len, "tensor %d: name is not NUL-terminated", id);
-    if (t->kind > PVK_TENSOR_ACTIVATION || !dtype_size(t->dtype) || t->layout != PVK_LAYOUT_ROW_MAJOR || t->ndim > PVK_MAX_DIMS)
+    if (t->kind > PVK_TENSOR_ACTIVATION || !dtype_size(t->dtype) || t->layout != PVK_LAYOUT_ROW_MAJOR ||
+        t->ndim > PVK_MAX_DIMS)
         return fail(err, err_len, "tensor %d (%s): invalid kind, dtype, layout or ndim", id, t->name);
     int64_t numel = 1;
     for (uint32_t d = 0; d < t->ndim; d++) {
@@ -98,11 +99,12 @@ static int check_tensor(const struct pvk_file_header *h, const struct pvk_tensor
     if (t->kind == PVK_TENSOR_ACTIVATION)
         return t->nbytes || t->offset ? fail(err, err_len, "tensor %d (%s): an activation with data", id, t->name) : 0;
     if ((uint64_t)(numel * dtype_size(t->dtype)) != t->nbytes)
-        return fail(err, err_len, "tensor %d (%s): %llu bytes do not match its shape", id, t->name, (unsigned long long)t->nbytes);
+        return fail(err, err_len, "tensor %d (%s): %llu bytes do not match its shape", id, t->name,
+                    (unsigned long long)t->nbytes);
     if (t->offset % PVK_FILE_ALIGN || t->offset < h->data_offset ||
         !in_file(t->offset - h->data_offset, t->nbytes, h->data_bytes))
-        return fail(err, err_len, "tensor %d (%s): data offset %llu is misaligned or outside the data section", id, t->name,
-                    (unsigned long long)t->offset);
+        return fail(err, err_len, "tensor %d (%s): data offset %llu is misaligned or outside the data section", id,
+                    t->name, (unsigned long long)t->offset);
     return 0;
 }
 
@@ -136,8 +138,14 @@ static int check_conv(const struct pvk_op *op)
     return (a->conv.residual != PVK_RESIDUAL_NONE) == (op->n_inputs == 2) && op->weights[0] >= 0;
 }
 
-static int check_conv2d(const struct pvk_op *op) { return check_conv(op); }
-static int check_conv_transpose2d(const struct pvk_op *op) { return check_conv(op); }
+static int check_conv2d(const struct pvk_op *op)
+{
+    return check_conv(op);
+}
+static int check_conv_transpose2d(const struct pvk_op *op)
+{
+    return check_conv(op);
+}
 
 static int check_pool2d(const struct pvk_op *op)
 {
@@ -155,9 +163,18 @@ static int check_resize(const struct pvk_op *op)
            a->resize.scale_w > 0;
 }
 
-static int check_axis(const struct pvk_op *op) { return op->attr.axis.axis >= 0 && op->attr.axis.axis < PVK_MAX_DIMS; }
-static int check_concat(const struct pvk_op *op) { return check_axis(op); }
-static int check_softmax(const struct pvk_op *op) { return check_axis(op); }
+static int check_axis(const struct pvk_op *op)
+{
+    return op->attr.axis.axis >= 0 && op->attr.axis.axis < PVK_MAX_DIMS;
+}
+static int check_concat(const struct pvk_op *op)
+{
+    return check_axis(op);
+}
+static int check_softmax(const struct pvk_op *op)
+{
+    return check_axis(op);
+}
 
 static int check_binary(const struct pvk_op *op)
 {
@@ -165,9 +182,18 @@ static int check_binary(const struct pvk_op *op)
            (op->n_inputs == 2) != (op->weights[0] >= 0);
 }
 
-static int check_unary(const struct pvk_op *op) { return 1; }
-static int check_affine(const struct pvk_op *op) { return op->weights[0] >= 0 && op->weights[1] >= 0; }
-static int check_layernorm(const struct pvk_op *op) { return op->weights[0] >= 0 && op->weights[1] >= 0; }
+static int check_unary(const struct pvk_op *op)
+{
+    return 1;
+}
+static int check_affine(const struct pvk_op *op)
+{
+    return op->weights[0] >= 0 && op->weights[1] >= 0;
+}
+static int check_layernorm(const struct pvk_op *op)
+{
+    return op->weights[0] >= 0 && op->weights[1] >= 0;
+}
 
 static int check_se(const struct pvk_op *op)
 {
@@ -176,8 +202,14 @@ static int check_se(const struct pvk_op *op)
            (a->se.residual == 0 || a->se.residual == 1) && a->se.gate_act >= 0 && a->se.gate_act < PVK_ACT_COUNT;
 }
 
-static int check_matmul(const struct pvk_op *op) { return (op->n_inputs == 2) != (op->weights[0] >= 0); }
-static int check_attention(const struct pvk_op *op) { return op->attr.attention.heads > 0; }
+static int check_matmul(const struct pvk_op *op)
+{
+    return (op->n_inputs == 2) != (op->weights[0] >= 0);
+}
+static int check_attention(const struct pvk_op *op)
+{
+    return op->attr.attention.heads > 0;
+}
 
 static int check_transpose(const struct pvk_op *op)
 {
@@ -212,7 +244,10 @@ static int check_slice(const struct pvk_op *op)
            a->slice.end >= a->slice.start;
 }
 
-static int check_argmax(const struct pvk_op *op) { return 1; }
+static int check_argmax(const struct pvk_op *op)
+{
+    return 1;
+}
 
 #define CHECK_ROW(id, value, name, max_in, max_out) [PVK_OP_##id] = check_##name,
 static int (*const check_attr[PVK_OP_COUNT])(const struct pvk_op *op) = {PVK_OPS(CHECK_ROW)};
@@ -238,13 +273,15 @@ static int check_op(const struct pvk_file_header *h, const struct pvk_tensor *te
             return fail(err, err_len, "op %d (%s): weight %d is not a valid constant id", i, op->name, k);
     /* Inputs each op type reads: a reader may rely on them being there. */
     if (op->n_inputs > pvk_op_max_inputs(op->type) || op->n_outputs > pvk_op_max_outputs(op->type))
-        return fail(err, err_len, "op %d (%s): too many inputs or outputs for %s", i, op->name, pvk_op_type_name(op->type));
+        return fail(err, err_len, "op %d (%s): too many inputs or outputs for %s", i, op->name,
+                    pvk_op_type_name(op->type));
     if (!check_attr[op->type](op))
         return fail(err, err_len, "op %d (%s): invalid attributes for %s", i, op->name, pvk_op_type_name(op->type));
     return 0;
 }
 
-static int validate(const uint8_t *base, size_t size, struct pvk_model *m, struct model_impl *impl, char *err, size_t err_len)
+static int validate(const uint8_t *base, size_t size, struct pvk_model *m, struct model_impl *impl, char *err,
+                    size_t err_len)
 {
     struct pvk_file_header h;
     if (size < sizeof h)
@@ -255,12 +292,13 @@ static int validate(const uint8_t *base, size_t size, struct pvk_model *m, struc
     if (h.endian_tag != PVK_FILE_ENDIAN_TAG)
         return fail(err, err_len, "model was written with another byte order");
     if (h.version != PVK_FILE_VERSION)
-        return fail(err, err_len, "model format version %u, this build reads %u (re-run tools/fetch-models.sh)", h.version,
-                    PVK_FILE_VERSION);
+        return fail(err, err_len, "model format version %u, this build reads %u (re-run tools/fetch-models.sh)",
+                    h.version, PVK_FILE_VERSION);
     if (h.header_size != sizeof h || h.tensor_size != sizeof(struct pvk_tensor) || h.op_size != sizeof(struct pvk_op))
         return fail(err, err_len, "model header, tensor or op record size does not match this build");
     if (h.file_size != size)
-        return fail(err, err_len, "file is %zu bytes, header says %llu (truncated?)", size, (unsigned long long)h.file_size);
+        return fail(err, err_len, "file is %zu bytes, header says %llu (truncated?)", size,
+                    (unsigned long long)h.file_size);
     uint64_t stored = h.checksum;
     h.checksum = 0;
     uint64_t sum = pvk_fnv1a64(PVK_FNV1A64_INIT, &h, sizeof h);
@@ -275,9 +313,10 @@ static int validate(const uint8_t *base, size_t size, struct pvk_model *m, struc
         return fail(err, err_len, "invalid tensor or op count");
     if (h.tensors_offset % PVK_FILE_ALIGN || h.ops_offset % PVK_FILE_ALIGN || h.data_offset % PVK_FILE_ALIGN ||
         !in_file(h.tensors_offset, (uint64_t)h.n_tensors * sizeof(struct pvk_tensor), size) ||
-        !in_file(h.ops_offset, (uint64_t)h.n_ops * sizeof(struct pvk_op), size) || !in_file(h.dict_offset, h.dict_bytes, size) ||
-        !in_file(h.data_offset, h.data_bytes, size) || h.tensors_offset < sizeof h || h.ops_offset < sizeof h ||
-        (h.dict_bytes && h.dict_offset < sizeof h) || h.data_offset < sizeof h)
+        !in_file(h.ops_offset, (uint64_t)h.n_ops * sizeof(struct pvk_op), size) ||
+        !in_file(h.dict_offset, h.dict_bytes, size) || !in_file(h.data_offset, h.data_bytes, size) ||
+        h.tensors_offset < sizeof h || h.ops_offset < sizeof h || (h.dict_bytes && h.dict_offset < sizeof h) ||
+        h.data_offset < sizeof h)
         return fail(err, err_len, "a section lies outside the file or is misaligned");
     const struct pvk_tensor *tensors = (const struct pvk_tensor *)(base + h.tensors_offset);
     const struct pvk_op *ops = (const struct pvk_op *)(base + h.ops_offset);
@@ -287,7 +326,8 @@ static int validate(const uint8_t *base, size_t size, struct pvk_model *m, struc
     for (uint32_t i = 0; i < h.n_ops; i++)
         if (check_op(&h, tensors, &ops[i], (int)i, err, err_len))
             return -1;
-    if (!check_ref(&h, tensors, h.input, PVK_TENSOR_ACTIVATION) || !check_ref(&h, tensors, h.output, PVK_TENSOR_ACTIVATION))
+    if (!check_ref(&h, tensors, h.input, PVK_TENSOR_ACTIVATION) ||
+        !check_ref(&h, tensors, h.output, PVK_TENSOR_ACTIVATION))
         return fail(err, err_len, "input or output is not a valid activation id");
     if ((h.net_kind == PVK_NET_REC) != (h.n_dict > 0) || h.n_dict > (1u << 24))
         return fail(err, err_len, "a recognizer needs a dictionary and other nets have none");

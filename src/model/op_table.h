@@ -13,41 +13,41 @@
 #ifndef PPOCR_MODEL_OP_TABLE_H
 #define PPOCR_MODEL_OP_TABLE_H
 
-#define PVK_OPS(X)                                                                                                 \
-    /* in: x [, residual]; w: W[OC][IC/g][KH][KW], bias[OC] (-1 if none) */                                        \
-    X(CONV2D, 1, conv2d, 2, 1)                                                                                     \
-    /* in: x; w: W[IC][OC/g][KH][KW], bias[OC] */                                                                  \
-    X(CONV_TRANSPOSE2D, 2, conv_transpose2d, 1, 1)                                                                 \
-    /* in: x; attr.pool */                                                                                         \
-    X(POOL2D, 3, pool2d, 1, 1)                                                                                     \
-    /* in: x; attr.resize; 4-D NCHW, scales on H and W */                                                          \
-    X(RESIZE, 4, resize, 1, 1)                                                                                     \
-    /* in: x0..xn-1; attr.axis.axis */                                                                             \
-    X(CONCAT, 5, concat, PVK_MAX_INPUTS, 1)                                                                        \
-    /* in: a, b (b may be a constant: w[0] instead of in[1]); numpy broadcasting */                                \
-    X(BINARY, 6, binary, 2, 1)                                                                                     \
-    /* in: x; only `act` is applied (e.g. a stand-alone Sigmoid) */                                                \
-    X(UNARY, 7, unary, 1, 1)                                                                                       \
-    /* in: x; w: scale[C], shift[C] on axis 1 (stand-alone folded BatchNorm) */                                    \
-    X(AFFINE, 8, affine, 1, 1)                                                                                     \
-    /* in: x; w: W1[Cr][C], b1[Cr], W2[C][Cr], b2[C]; y = x * hardsigmoid(W2 relu(W1 mean_hw(x) + b1) + b2) [+ x] */ \
-    X(SE, 9, se, 1, 1)                                                                                             \
-    /* in: a [.., M, K] [, b [.., K, N]]; w: B[K][N] const, bias[N] */                                             \
-    X(MATMUL, 10, matmul, 2, 1)                                                                                    \
-    /* in: x; normalises the last axis; w: gamma[C], beta[C]; attr.norm */                                         \
-    X(LAYERNORM, 11, layernorm, 1, 1)                                                                              \
-    /* in: x; attr.axis.axis */                                                                                    \
-    X(SOFTMAX, 12, softmax, 1, 1)                                                                                  \
+#define PVK_OPS(X)                                                                                                     \
+    /* in: x [, residual]; w: W[OC][IC/g][KH][KW], bias[OC] (-1 if none) */                                            \
+    X(CONV2D, 1, conv2d, 2, 1)                                                                                         \
+    /* in: x; w: W[IC][OC/g][KH][KW], bias[OC] */                                                                      \
+    X(CONV_TRANSPOSE2D, 2, conv_transpose2d, 1, 1)                                                                     \
+    /* in: x; attr.pool */                                                                                             \
+    X(POOL2D, 3, pool2d, 1, 1)                                                                                         \
+    /* in: x; attr.resize; 4-D NCHW, scales on H and W */                                                              \
+    X(RESIZE, 4, resize, 1, 1)                                                                                         \
+    /* in: x0..xn-1; attr.axis.axis */                                                                                 \
+    X(CONCAT, 5, concat, PVK_MAX_INPUTS, 1)                                                                            \
+    /* in: a, b (b may be a constant: w[0] instead of in[1]); numpy broadcasting */                                    \
+    X(BINARY, 6, binary, 2, 1)                                                                                         \
+    /* in: x; only `act` is applied (e.g. a stand-alone Sigmoid) */                                                    \
+    X(UNARY, 7, unary, 1, 1)                                                                                           \
+    /* in: x; w: scale[C], shift[C] on axis 1 (stand-alone folded BatchNorm) */                                        \
+    X(AFFINE, 8, affine, 1, 1)                                                                                         \
+    /* in: x; w: W1[Cr][C], b1[Cr], W2[C][Cr], b2[C]; y = x * hardsigmoid(W2 relu(W1 mean_hw(x) + b1) + b2) [+ x] */   \
+    X(SE, 9, se, 1, 1)                                                                                                 \
+    /* in: a [.., M, K] [, b [.., K, N]]; w: B[K][N] const, bias[N] */                                                 \
+    X(MATMUL, 10, matmul, 2, 1)                                                                                        \
+    /* in: x; normalises the last axis; w: gamma[C], beta[C]; attr.norm */                                             \
+    X(LAYERNORM, 11, layernorm, 1, 1)                                                                                  \
+    /* in: x; attr.axis.axis */                                                                                        \
+    X(SOFTMAX, 12, softmax, 1, 1)                                                                                      \
     /* in: qkv [N, T, 3*C] (q, k, v packed as ONNX's qkv Linear emits them); out [N, T, C];                        \
-       per head: softmax(q k^T * scale) v */                                                                       \
-    X(ATTENTION, 13, attention, 1, 1)                                                                              \
-    /* in: x; attr.transpose */                                                                                    \
-    X(TRANSPOSE, 14, transpose, 1, 1)                                                                              \
-    /* in: x; attr.reshape (0 = copy that input dim, -1 = inferred) */                                             \
-    X(RESHAPE, 15, reshape, 1, 1)                                                                                  \
-    /* in: x; attr.slice */                                                                                        \
-    X(SLICE, 16, slice, 1, 1)                                                                                      \
-    /* in: x [.., C]; out0: index (int32) [..], out1: max value [..] (attr.argmax) */                              \
+       per head: softmax(q k^T * scale) v */   \
+    X(ATTENTION, 13, attention, 1, 1)                                                                                  \
+    /* in: x; attr.transpose */                                                                                        \
+    X(TRANSPOSE, 14, transpose, 1, 1)                                                                                  \
+    /* in: x; attr.reshape (0 = copy that input dim, -1 = inferred) */                                                 \
+    X(RESHAPE, 15, reshape, 1, 1)                                                                                      \
+    /* in: x; attr.slice */                                                                                            \
+    X(SLICE, 16, slice, 1, 1)                                                                                          \
+    /* in: x [.., C]; out0: index (int32) [..], out1: max value [..] (attr.argmax) */                                  \
     X(ARGMAX, 17, argmax, 1, 2)
 
 #define PVK_OP_ENUM_ROW_(id, value, name, max_in, max_out) PVK_OP_##id = value,

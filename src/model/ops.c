@@ -4,7 +4,7 @@ const char *pvk_op_type_name(enum pvk_op_type type)
 {
     /* a switch, so that two rows of PVK_OPS with one value do not compile */
     switch (type) {
-#define NAME_CASE(id, value, name, max_in, max_out) \
+#define NAME_CASE(id, value, name, max_in, max_out)                                                                    \
     case PVK_OP_##id: return #id;
         PVK_OPS(NAME_CASE)
 #undef NAME_CASE
@@ -34,9 +34,10 @@ unsigned pvk_op_max_outputs(enum pvk_op_type type)
 const char *pvk_act_name(enum pvk_act act)
 {
     static const char *const names[PVK_ACT_COUNT] = {
-        [PVK_ACT_NONE] = "none", [PVK_ACT_RELU] = "relu", [PVK_ACT_RELU6] = "relu6", [PVK_ACT_CLIP] = "clip",
-        [PVK_ACT_HARDSWISH] = "hardswish", [PVK_ACT_HARDSIGMOID] = "hardsigmoid", [PVK_ACT_SIGMOID] = "sigmoid",
-        [PVK_ACT_SWISH] = "swish", [PVK_ACT_GELU_ERF] = "gelu_erf", [PVK_ACT_GELU_TANH] = "gelu_tanh",
+        [PVK_ACT_NONE] = "none",           [PVK_ACT_RELU] = "relu",           [PVK_ACT_RELU6] = "relu6",
+        [PVK_ACT_CLIP] = "clip",           [PVK_ACT_HARDSWISH] = "hardswish", [PVK_ACT_HARDSIGMOID] = "hardsigmoid",
+        [PVK_ACT_SIGMOID] = "sigmoid",     [PVK_ACT_SWISH] = "swish",         [PVK_ACT_GELU_ERF] = "gelu_erf",
+        [PVK_ACT_GELU_TANH] = "gelu_tanh",
     };
     return (unsigned)act < PVK_ACT_COUNT && names[act] ? names[act] : "?";
 }

@@ -41,7 +41,7 @@
 #include <stdint.h>
 
 #define PVK_MAX_DIMS 6
-#define PVK_MAX_INPUTS 8  /* CONCAT may have up to 8 inputs */
+#define PVK_MAX_INPUTS 8 /* CONCAT may have up to 8 inputs */
 #define PVK_MAX_WEIGHTS 4
 #define PVK_NAME_LEN 64
 
@@ -55,9 +55,9 @@ enum pvk_act {
     PVK_ACT_HARDSWISH,   /* x * relu6(x + 3) / 6 */
     PVK_ACT_HARDSIGMOID, /* max(0, min(1, alpha * x + beta)) */
     PVK_ACT_SIGMOID,
-    PVK_ACT_SWISH,       /* x * sigmoid(x) */
-    PVK_ACT_GELU_ERF,    /* 0.5 x (1 + erf(x / sqrt 2)) */
-    PVK_ACT_GELU_TANH,   /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+    PVK_ACT_SWISH,     /* x * sigmoid(x) */
+    PVK_ACT_GELU_ERF,  /* 0.5 x (1 + erf(x / sqrt 2)) */
+    PVK_ACT_GELU_TANH, /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
     PVK_ACT_COUNT
 };
 

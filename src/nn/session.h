@@ -48,8 +48,8 @@ struct nn_session_options {
 
 /* Makes every net of opt on dev (which must outlive the session). Returns 0, or -1 with a
  * one-line reason naming the net. */
-int nn_session_create(struct nn_device *dev, const struct nn_session_options *opt, struct nn_session **out,
-                      char *err, size_t err_len);
+int nn_session_create(struct nn_device *dev, const struct nn_session_options *opt, struct nn_session **out, char *err,
+                      size_t err_len);
 void nn_session_destroy(struct nn_session *s);
 
 /* ---- plans ----------------------------------------------------------------------------------- */
@@ -88,8 +88,8 @@ enum nn_output_use {
 
 /* A callback recording the client's work into a run: the plans' inputs before the nets, or what
  * consumes their outputs after them. Returns 0, or -1 with a reason. */
-typedef int (*nn_record_fn)(void *ctx, struct nn_recorder *rec, struct nn_plan *const *plans, int n_plans,
-                            char *err, size_t err_len);
+typedef int (*nn_record_fn)(void *ctx, struct nn_recorder *rec, struct nn_plan *const *plans, int n_plans, char *err,
+                            size_t err_len);
 
 struct nn_run {
     struct nn_plan *const *plans;

@@ -266,7 +266,8 @@ struct shape_ctx {
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static int fail(const struct shape_ctx *c, const char *fmt, ...)
+static int
+fail(const struct shape_ctx *c, const char *fmt, ...)
 {
     char msg[256];
     va_list ap;
@@ -288,8 +289,7 @@ static const struct pvk_shape *input(const struct shape_ctx *c, int slot)
         return NULL;
     }
     if (c->shapes[id].ndim == 0) {
-        fail(c, "input %d (tensor %d '%.64s') is used before any op produces it", slot, id,
-             c->model->tensors[id].name);
+        fail(c, "input %d (tensor %d '%.64s') is used before any op produces it", slot, id, c->model->tensors[id].name);
         return NULL;
     }
     return &c->shapes[id];
@@ -368,17 +368,16 @@ static int shape_conv(const struct shape_ctx *c, struct pvk_shape *out)
         return -1;
     pvk_conv_params_from_op(op, &p);
     if (p.group < 1 || w->d[2] != p.kh || w->d[3] != p.kw)
-        return fail(c, "weight is %lldx%lld, attributes say %dx%d (group %d)", (long long)w->d[2],
-                    (long long)w->d[3], p.kh, p.kw, p.group);
+        return fail(c, "weight is %lldx%lld, attributes say %dx%d (group %d)", (long long)w->d[2], (long long)w->d[3],
+                    p.kh, p.kw, p.group);
     int transpose = op->type == PVK_OP_CONV_TRANSPOSE2D;
     int64_t in_c = transpose ? w->d[0] : w->d[1] * p.group;
     int64_t out_c = transpose ? w->d[1] * p.group : w->d[0];
     if (x->d[1] != in_c)
-        return fail(c, "input has %lld channels, weight expects %lld (group %d)", (long long)x->d[1],
-                    (long long)in_c, p.group);
-    if (out_c % p.group || in_c % p.group)
-        return fail(c, "channels %lld -> %lld do not split into %d groups", (long long)in_c, (long long)out_c,
+        return fail(c, "input has %lld channels, weight expects %lld (group %d)", (long long)x->d[1], (long long)in_c,
                     p.group);
+    if (out_c % p.group || in_c % p.group)
+        return fail(c, "channels %lld -> %lld do not split into %d groups", (long long)in_c, (long long)out_c, p.group);
     if (check_numel(c, b, out_c, "bias"))
         return -1;
     int64_t ih = x->d[2], iw = x->d[3];
@@ -390,8 +389,7 @@ static int shape_conv(const struct shape_ctx *c, struct pvk_shape *out)
                         : pvk_conv2d_out_hw((int)x->d[2], (int)x->d[3], &p, &oh, &ow);
     if (bad)
         return fail(c, "a %lldx%lld input gives an empty output (k %dx%d, s %dx%d, pads %d %d %d %d)",
-                    (long long)x->d[2], (long long)x->d[3], p.kh, p.kw, p.sh, p.sw, p.pad_t, p.pad_l, p.pad_b,
-                    p.pad_r);
+                    (long long)x->d[2], (long long)x->d[3], p.kh, p.kw, p.sh, p.sw, p.pad_t, p.pad_l, p.pad_b, p.pad_r);
     *out = (struct pvk_shape){4, {x->d[0], out_c, oh, ow}};
     if (!transpose && (p.residual != PVK_RESIDUAL_NONE || op->n_inputs > 1)) {
         const struct pvk_shape *r = input(c, 1);
@@ -414,12 +412,12 @@ static int shape_pool2d(const struct shape_ctx *c, struct pvk_shape *out)
         return -1;
     pvk_pool_params_from_op(c->op, &p);
     /* span + stride bounds every value the window count forms (ceil mode included) */
-    if (p.kind != PVK_POOL_GLOBAL_AVG && extent_fits(c, x, x->d[2] + p.pad_t + p.pad_b + p.sh,
-                                                     x->d[3] + p.pad_l + p.pad_r + p.sw))
+    if (p.kind != PVK_POOL_GLOBAL_AVG &&
+        extent_fits(c, x, x->d[2] + p.pad_t + p.pad_b + p.sh, x->d[3] + p.pad_l + p.pad_r + p.sw))
         return -1;
     if (p.kind > PVK_POOL_GLOBAL_AVG || pvk_pool2d_out_hw((int)x->d[2], (int)x->d[3], &p, &oh, &ow))
-        return fail(c, "pool (kind %d) k %dx%d, s %dx%d does not fit a %lldx%lld input", p.kind, p.kh, p.kw, p.sh,
-                    p.sw, (long long)x->d[2], (long long)x->d[3]);
+        return fail(c, "pool (kind %d) k %dx%d, s %dx%d does not fit a %lldx%lld input", p.kind, p.kh, p.kw, p.sh, p.sw,
+                    (long long)x->d[2], (long long)x->d[3]);
     *out = (struct pvk_shape){4, {x->d[0], x->d[1], oh, ow}};
     return 0;
 }
@@ -557,8 +555,8 @@ static int shape_transpose(const struct shape_ctx *c, struct pvk_shape *out)
     if (!x)
         return -1;
     if (c->op->attr.transpose.ndim != x->ndim || pvk_transpose_out_shape(x, c->op->attr.transpose.perm, out))
-        return fail(c, "perm of rank %d is not a permutation for an input of rank %d",
-                    c->op->attr.transpose.ndim, x->ndim);
+        return fail(c, "perm of rank %d is not a permutation for an input of rank %d", c->op->attr.transpose.ndim,
+                    x->ndim);
     return 0;
 }
 
@@ -617,8 +615,14 @@ static int shape_argmax(const struct shape_ctx *c, struct pvk_shape *out)
     return 0;
 }
 
-static int shape_conv2d(const struct shape_ctx *c, struct pvk_shape *out) { return shape_conv(c, out); }
-static int shape_conv_transpose2d(const struct shape_ctx *c, struct pvk_shape *out) { return shape_conv(c, out); }
+static int shape_conv2d(const struct shape_ctx *c, struct pvk_shape *out)
+{
+    return shape_conv(c, out);
+}
+static int shape_conv_transpose2d(const struct shape_ctx *c, struct pvk_shape *out)
+{
+    return shape_conv(c, out);
+}
 
 static int shape_unary(const struct shape_ctx *c, struct pvk_shape *out)
 {
@@ -662,8 +666,8 @@ static int agrees_with_file(const struct pvk_tensor *t, const struct pvk_shape *
     return 1;
 }
 
-int pvk_infer_shapes(const struct pvk_model *model, const int64_t input_nchw[4], struct pvk_shape *shapes,
-                     char *err, size_t err_len)
+int pvk_infer_shapes(const struct pvk_model *model, const int64_t input_nchw[4], struct pvk_shape *shapes, char *err,
+                     size_t err_len)
 {
     char a[96], b[96];
     memset(shapes, 0, sizeof(*shapes) * model->n_tensors);

@@ -94,7 +94,7 @@ int pvk_matmul_out_shape(const struct pvk_shape *a, const struct pvk_shape *b, i
  * dims >= 1 and at most PVK_SHAPE_MAX_NUMEL elements, however large the input or hostile the
  * model (whose attributes are in the ranges src/model/model.c checks on loading).
  * Returns 0, or -1 with a one-line reason naming the op (index, ONNX name, type) in err. */
-int pvk_infer_shapes(const struct pvk_model *model, const int64_t input_nchw[4], struct pvk_shape *shapes,
-                     char *err, size_t err_len);
+int pvk_infer_shapes(const struct pvk_model *model, const int64_t input_nchw[4], struct pvk_shape *shapes, char *err,
+                     size_t err_len);
 
 #endif

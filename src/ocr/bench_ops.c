@@ -2,8 +2,8 @@
 #include <stdio.h>
 
 #include "nn/bench.h"
-#include "ppocr.h"
 #include "ocr/models_path.h"
+#include "ppocr.h"
 
 enum ppocr_status ppocr_bench_ops(const struct ppocr_options *opt, int runs, FILE *out, char *err, size_t err_len)
 {

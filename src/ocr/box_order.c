@@ -11,16 +11,21 @@ static void order_clockwise(int pts[4][2])
 {
     int i_min = 0, i_max = 0;
     for (int i = 1; i < 4; i++) {
-        if (pts[i][0] + pts[i][1] < pts[i_min][0] + pts[i_min][1]) i_min = i;
-        if (pts[i][0] + pts[i][1] > pts[i_max][0] + pts[i_max][1]) i_max = i;
+        if (pts[i][0] + pts[i][1] < pts[i_min][0] + pts[i_min][1])
+            i_min = i;
+        if (pts[i][0] + pts[i][1] > pts[i_max][0] + pts[i_max][1])
+            i_max = i;
     }
     int rest[3], n_rest = 0;
     for (int i = 0; i < 4; i++)
-        if (i != i_min && i != i_max) rest[n_rest++] = i;
+        if (i != i_min && i != i_max)
+            rest[n_rest++] = i;
     int r_min = 0, r_max = 0;
     for (int i = 1; i < n_rest; i++) {
-        if (pts[rest[i]][1] - pts[rest[i]][0] < pts[rest[r_min]][1] - pts[rest[r_min]][0]) r_min = i;
-        if (pts[rest[i]][1] - pts[rest[i]][0] > pts[rest[r_max]][1] - pts[rest[r_max]][0]) r_max = i;
+        if (pts[rest[i]][1] - pts[rest[i]][0] < pts[rest[r_min]][1] - pts[rest[r_min]][0])
+            r_min = i;
+        if (pts[rest[i]][1] - pts[rest[i]][0] > pts[rest[r_max]][1] - pts[rest[r_max]][0])
+            r_max = i;
     }
     int ordered[4][2];
     int from[4] = {i_min, rest[r_min], i_max, rest[r_max]};
@@ -41,7 +46,10 @@ static int side_length(const int a[2], const int b[2])
     return (int)sqrtf(dx * dx + dy * dy);
 }
 
-static int clamp_int(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+static int clamp_int(int v, int lo, int hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
 
 void db_boxes_filter(struct db_boxes *boxes, int src_w, int src_h)
 {
@@ -53,7 +61,8 @@ void db_boxes_filter(struct db_boxes *boxes, int src_w, int src_h)
             b.pts[k][0] = clamp_int(b.pts[k][0], 0, src_w - 1);
             b.pts[k][1] = clamp_int(b.pts[k][1], 0, src_h - 1);
         }
-        if (side_length(b.pts[0], b.pts[1]) <= 3 || side_length(b.pts[0], b.pts[3]) <= 3) continue;
+        if (side_length(b.pts[0], b.pts[1]) <= 3 || side_length(b.pts[0], b.pts[3]) <= 3)
+            continue;
         boxes->boxes[kept++] = b;
     }
     boxes->count = kept;
@@ -61,8 +70,10 @@ void db_boxes_filter(struct db_boxes *boxes, int src_w, int src_h)
 
 static int before(const struct db_box *a, size_t ia, const struct db_box *b, size_t ib)
 {
-    if (a->pts[0][1] != b->pts[0][1]) return a->pts[0][1] < b->pts[0][1];
-    if (a->pts[0][0] != b->pts[0][0]) return a->pts[0][0] < b->pts[0][0];
+    if (a->pts[0][1] != b->pts[0][1])
+        return a->pts[0][1] < b->pts[0][1];
+    if (a->pts[0][0] != b->pts[0][0])
+        return a->pts[0][0] < b->pts[0][0];
     return ia < ib;
 }
 

@@ -5,7 +5,10 @@
 
 #include "ocr/poly_fill.h"
 
-static int clamp_int(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+static int clamp_int(int v, int lo, int hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
 
 int box_score_fast(const float *map, int w, int h, const struct geom_pointf box[4], double *score)
 {
@@ -22,7 +25,8 @@ int box_score_fast(const float *map, int w, int h, const struct geom_pointf box[
     int mw = xmax - xmin + 1, mh = ymax - ymin + 1;
 
     uint8_t *mask = calloc((size_t)mw * (size_t)mh, 1);
-    if (!mask) return -1;
+    if (!mask)
+        return -1;
     struct geom_point poly[4];
     for (int i = 0; i < 4; i++) /* numpy: float32 minus int stays float32, then astype(int32) */
         poly[i] = (struct geom_point){(int32_t)(box[i].x - (float)xmin), (int32_t)(box[i].y - (float)ymin)};

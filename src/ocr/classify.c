@@ -40,8 +40,10 @@ static struct nn_plan *cls_plan(struct ppocr_engine *e, int *n, char *err, size_
     if (!plan || nn_plan_bytes(plan) <= limit)
         return plan;
     if (!(shape[0] = *n = fit_most(*n, limit, cls_need, e->nets))) {
-        snprintf(err, err_len, "the direction classifier needs more activation memory than the device takes at "
-                 "once (%llu bytes)", (unsigned long long)limit);
+        snprintf(err, err_len,
+                 "the direction classifier needs more activation memory than the device takes at "
+                 "once (%llu bytes)",
+                 (unsigned long long)limit);
         return NULL;
     }
     return nn_session_plan(e->nets, NN_NET_CLS, shape, err, err_len);
@@ -59,8 +61,11 @@ int ocr_classify(struct ppocr_engine *e, const struct ppocr_image *img, struct l
         if (!plan || ocr_set_crops(e, 0, batch, n, OCR_CLS_WIDTH, 0, err, err_len))
             return -1;
         struct ocr_gpu_crops crops = {.gpu = e->gpu, .img_w = img->width, .img_h = img->height, .n = 1};
-        const struct nn_run run = {.plans = &plan, .n_plans = 1, .output = {NN_OUTPUT_READ},
-                                   .record_inputs = ocr_gpu_record_crops, .ctx = &crops};
+        const struct nn_run run = {.plans = &plan,
+                                   .n_plans = 1,
+                                   .output = {NN_OUTPUT_READ},
+                                   .record_inputs = ocr_gpu_record_crops,
+                                   .ctx = &crops};
         if (nn_session_run(e->nets, &run, err, err_len))
             return -1;
         r->gpu_ms[PPOCR_STAGE_CLS] += nn_session_gpu_ms(e->nets);

@@ -26,7 +26,8 @@ static int push_point(struct point_buffer *b, int x, int y)
     if (b->len == b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 1024;
         struct geom_point *d = realloc(b->data, cap * sizeof(*d));
-        if (!d) return -1;
+        if (!d)
+            return -1;
         b->data = d;
         b->cap = cap;
     }
@@ -61,7 +62,8 @@ static int follow_border(int8_t *img, ptrdiff_t start, int x, int y, int is_hole
         s_end = s;
         while (s < 15) {
             i4 = i3 + deltas[++s];
-            if (img[i4] != 0) break;
+            if (img[i4] != 0)
+                break;
         }
         s &= 7;
         if ((unsigned)(s - 1) < (unsigned)s_end)
@@ -70,19 +72,24 @@ static int follow_border(int8_t *img, ptrdiff_t start, int x, int y, int is_hole
             img[i3] = LABEL_VISITED;
 
         if (s != prev_s) {
-            if (push_point(pts, x, y)) return -1;
+            if (push_point(pts, x, y))
+                return -1;
             prev_s = s;
         }
         x += dir_dx[s];
         y += dir_dy[s];
-        if (i4 == i0 && i3 == i1) break;
+        if (i4 == i0 && i3 == i1)
+            break;
         i3 = i4;
         s = (s + 4) & 7;
     }
     return 0;
 }
 
-size_t contour_work_bytes(int w, int h) { return ((size_t)w + 2) * ((size_t)h + 2); }
+size_t contour_work_bytes(int w, int h)
+{
+    return ((size_t)w + 2) * ((size_t)h + 2);
+}
 
 /* The work image's border rows and columns; the caller fills the rest. */
 static void clear_border(int8_t *img, int w, int h)
@@ -181,7 +188,8 @@ static int find_in(int8_t *img, int w, int h, struct contour_list *out, char *er
     size_t *starts = NULL, n_contours = 0, cap_contours = 0;
 
     ptrdiff_t deltas[16];
-    for (int s = 0; s < 8; s++) deltas[s] = deltas[s + 8] = dir_dy[s] * step + dir_dx[s];
+    for (int s = 0; s < 8; s++)
+        deltas[s] = deltas[s + 8] = dir_dy[s] * step + dir_dx[s];
 
     for (int y = 1; y <= h; y++) {
         int8_t *row = img + y * step;
@@ -209,19 +217,22 @@ static int find_in(int8_t *img, int w, int h, struct contour_list *out, char *er
             if (n_contours + 1 >= cap_contours) {
                 size_t cap = cap_contours ? cap_contours * 2 : 256;
                 size_t *s = realloc(starts, cap * sizeof(*s));
-                if (!s) goto oom;
+                if (!s)
+                    goto oom;
                 starts = s;
                 cap_contours = cap;
             }
             starts[n_contours++] = pts.len;
-            if (follow_border(img, y * step + x - is_hole, x - is_hole, y, is_hole, deltas, &pts)) goto oom;
+            if (follow_border(img, y * step + x - is_hole, x - is_hole, y, is_hole, deltas, &pts))
+                goto oom;
             prev = row[x]; /* OpenCV resumes after re-reading the (now labelled) pixel */
         }
     }
     /* OpenCV links each new contour in front of the previous ones: reverse the discovery order. */
     out->points = malloc((pts.len ? pts.len : 1) * sizeof(*out->points));
     out->start = malloc((n_contours + 1) * sizeof(*out->start));
-    if (!out->points || !out->start) goto oom;
+    if (!out->points || !out->start)
+        goto oom;
     size_t pos = 0;
     for (size_t k = 0; k < n_contours; k++) {
         size_t src = n_contours - 1 - k;

@@ -18,17 +18,21 @@ static float pairwise_sum(const unsigned char *a, size_t n, size_t stride)
 {
     if (n < 8) {
         float res = 0;
-        for (size_t i = 0; i < n; i++) res += value_at(a, i, stride);
+        for (size_t i = 0; i < n; i++)
+            res += value_at(a, i, stride);
         return res;
     }
     if (n <= 128) {
         float r[8];
         size_t i;
-        for (int k = 0; k < 8; k++) r[k] = value_at(a, k, stride);
+        for (int k = 0; k < 8; k++)
+            r[k] = value_at(a, k, stride);
         for (i = 8; i < n - (n % 8); i += 8)
-            for (int k = 0; k < 8; k++) r[k] += value_at(a, i + k, stride);
+            for (int k = 0; k < 8; k++)
+                r[k] += value_at(a, i + k, stride);
         float res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++) res += value_at(a, i, stride);
+        for (; i < n; i++)
+            res += value_at(a, i, stride);
         return res;
     }
     size_t n2 = n / 2;
@@ -40,8 +44,7 @@ float ctc_mean_prob(const struct ctc_char *chars, size_t n)
 {
     if (!n)
         return 0.f;
-    return pairwise_sum((const unsigned char *)chars + offsetof(struct ctc_char, prob), n, sizeof(*chars)) /
-           (float)n;
+    return pairwise_sum((const unsigned char *)chars + offsetof(struct ctc_char, prob), n, sizeof(*chars)) / (float)n;
 }
 
 int ctc_decode_argmax(const int32_t *cls, const float *prob, size_t T, const char *const *dict, size_t n_dict,
@@ -80,8 +83,8 @@ int ctc_decode_argmax(const int32_t *cls, const float *prob, size_t T, const cha
             size_t len = strlen(dict[cls[t] - 1]), last = t;
             while (last + 1 < T && cls[last + 1] == cls[t])
                 last++;
-            out->chars[k] = (struct ctc_char){(uint32_t)t, (uint32_t)last, prob[t], (uint32_t)(dst - out->text),
-                                              (uint32_t)len};
+            out->chars[k] =
+                (struct ctc_char){(uint32_t)t, (uint32_t)last, prob[t], (uint32_t)(dst - out->text), (uint32_t)len};
             memcpy(dst, dict[cls[t] - 1], len);
             dst += len;
             conf[k++] = prob[t];
@@ -100,8 +103,8 @@ int ctc_decode_probs(const float *probs, size_t T, size_t n_classes, const char 
 {
     *out = (struct ctc_text){0};
     if (n_classes != n_dict + 1) {
-        snprintf(err, err_len, "ctc: the net has %zu classes but the dictionary %zu entries (+ blank = %zu)",
-                 n_classes, n_dict, n_dict + 1);
+        snprintf(err, err_len, "ctc: the net has %zu classes but the dictionary %zu entries (+ blank = %zu)", n_classes,
+                 n_dict, n_dict + 1);
         return -1;
     }
     int32_t *cls = malloc((T ? T : 1) * sizeof(*cls));
@@ -116,7 +119,8 @@ int ctc_decode_probs(const float *probs, size_t T, size_t n_classes, const char 
         const float *row = probs + t * n_classes;
         size_t arg = 0;
         for (size_t c = 1; c < n_classes; c++)
-            if (row[c] > row[arg]) arg = c;
+            if (row[c] > row[arg])
+                arg = c;
         cls[t] = (int32_t)arg;
         best[t] = row[arg];
     }

@@ -15,12 +15,12 @@ struct ctc_char {
 };
 
 struct ctc_text {
-    char *text;  /* UTF-8, NUL-terminated; "" when nothing is kept */
-    float score; /* mean probability of the kept steps (numpy float32 mean); 0 when none is kept */
-    size_t steps;            /* T, the steps decoded */
-    int input_width;         /* the recogniser's input columns the steps cover: set by the caller */
-    size_t n_chars;          /* kept characters, in reading order */
-    struct ctc_char *chars;  /* NULL when n_chars is 0 */
+    char *text;             /* UTF-8, NUL-terminated; "" when nothing is kept */
+    float score;            /* mean probability of the kept steps (numpy float32 mean); 0 when none is kept */
+    size_t steps;           /* T, the steps decoded */
+    int input_width;        /* the recogniser's input columns the steps cover: set by the caller */
+    size_t n_chars;         /* kept characters, in reading order */
+    struct ctc_char *chars; /* NULL when n_chars is 0 */
 };
 
 /* From the argmax already taken (on the GPU): class[t] and its probability prob[t] for T steps.

@@ -30,7 +30,8 @@ void db_params_default(struct db_params *p)
 static int mini_box(const struct geom_point *pts, size_t n, struct geom_pointf box[4], float *short_side)
 {
     struct geom_rotated_rect rect;
-    if (geom_min_area_rect(pts, n, &rect)) return -1;
+    if (geom_min_area_rect(pts, n, &rect))
+        return -1;
     struct geom_pointf c[4];
     geom_box_points(&rect, c);
     for (int i = 1; i < 4; i++) /* insertion sort: stable */
@@ -40,10 +41,14 @@ static int mini_box(const struct geom_point *pts, size_t n, struct geom_pointf b
             c[j - 1] = t;
         }
     int i1, i2, i3, i4;
-    if (c[1].y > c[0].y) i1 = 0, i4 = 1;
-    else i1 = 1, i4 = 0;
-    if (c[3].y > c[2].y) i2 = 2, i3 = 3;
-    else i2 = 3, i3 = 2;
+    if (c[1].y > c[0].y)
+        i1 = 0, i4 = 1;
+    else
+        i1 = 1, i4 = 0;
+    if (c[3].y > c[2].y)
+        i2 = 2, i3 = 3;
+    else
+        i2 = 3, i3 = 2;
     box[0] = c[i1];
     box[1] = c[i2];
     box[2] = c[i3];
@@ -58,7 +63,8 @@ static double js_hypot(double a, double b)
 {
     double v[2] = {fabs(a), fabs(b)};
     double max = v[0] > v[1] ? v[0] : v[1];
-    if (max == 0) return 0;
+    if (max == 0)
+        return 0;
     double sum = 0, compensation = 0;
     for (int i = 0; i < 2; i++) {
         double n = v[i] / max;
@@ -84,7 +90,8 @@ static int unclip(const struct geom_pointf box[4], double ratio, struct geom_poi
     area = fabs(area) / 2;
     double distance = area * ratio / length;
     struct geom_point path[4];
-    for (int i = 0; i < 4; i++) path[i] = (struct geom_point){(int32_t)box[i].x, (int32_t)box[i].y};
+    for (int i = 0; i < 4; i++)
+        path[i] = (struct geom_point){(int32_t)box[i].x, (int32_t)box[i].y};
     return polygon_offset_round(path, 4, distance, out, n_out, err, err_len);
 }
 
@@ -93,8 +100,10 @@ static int scale_coordinate(float v, int map_size, int src_size)
 {
     float r = (float)((double)(float)((double)v / map_size) * src_size);
     double rounded = nearbyint(r); /* half to even in the default rounding mode */
-    if (rounded < 0) rounded = 0;
-    if (rounded > src_size) rounded = src_size;
+    if (rounded < 0)
+        rounded = 0;
+    if (rounded > src_size)
+        rounded = src_size;
     return (int)rounded;
 }
 
@@ -212,7 +221,8 @@ int db_boxes_from_map(const float *prob, int8_t *work, int map_w, int map_h, int
 int db_postprocess(const float *prob, int8_t *work, int map_w, int map_h, int src_w, int src_h,
                    const struct db_params *params, struct db_boxes *out, char *err, size_t err_len)
 {
-    if (db_boxes_from_map(prob, work, map_w, map_h, src_w, src_h, params, out, err, err_len)) return -1;
+    if (db_boxes_from_map(prob, work, map_w, map_h, src_w, src_h, params, out, err, err_len))
+        return -1;
     db_boxes_filter(out, src_w, src_h);
     db_boxes_sort(out);
     return 0;

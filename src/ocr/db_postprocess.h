@@ -10,13 +10,13 @@
 struct ocr_workers;
 
 struct db_params {
-    float thresh;        /* a pixel is text when its probability > thresh (compared in float) */
-    double box_thresh;   /* keep boxes whose mean probability is >= box_thresh, compared in double as
+    float thresh;                /* a pixel is text when its probability > thresh (compared in float) */
+    double box_thresh;           /* keep boxes whose mean probability is >= box_thresh, compared in double as
                           * PaddleOCR does: 0.6f widened is 0.6000000238, which drops boxes scoring
                           * in between; convert a float option by its decimal value */
-    double unclip_ratio; /* grow each box by area * ratio / perimeter */
-    int max_candidates;  /* look at no more contours than this, in OpenCV's contour order */
-    int min_size;        /* drop boxes whose short side is < min_size (< min_size + 2 after growing) */
+    double unclip_ratio;         /* grow each box by area * ratio / perimeter */
+    int max_candidates;          /* look at no more contours than this, in OpenCV's contour order */
+    int min_size;                /* drop boxes whose short side is < min_size (< min_size + 2 after growing) */
     struct ocr_workers *workers; /* helper threads for the contours' boxes (ocr/workers.h), or NULL */
 };
 

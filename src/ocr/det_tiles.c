@@ -109,7 +109,8 @@ void det_strip_keep_whole(const struct det_tiling *t, int strip, struct db_boxes
     for (size_t i = 0; i < boxes->count; i++) {
         struct rect r = bounds(&boxes->boxes[i]);
         int fits = r.y1 - r.y0 < t->overlap;
-        int cut = fits && ((s->cut_above && r.y0 <= s->y0 + EDGE_SLACK) || (s->cut_below && r.y1 >= s->y1 - 1 - EDGE_SLACK));
+        int cut =
+            fits && ((s->cut_above && r.y0 <= s->y0 + EDGE_SLACK) || (s->cut_below && r.y1 >= s->y1 - 1 - EDGE_SLACK));
         if (!cut)
             boxes->boxes[kept++] = boxes->boxes[i];
     }

@@ -15,17 +15,17 @@
 #define DET_STRIPS_MAX 16
 
 struct det_strip {
-    int y0, y1;        /* the rows of the page it covers */
-    int cut_above;     /* y0 cuts through the page (another strip lies above) */
-    int cut_below;     /* likewise y1 */
+    int y0, y1;    /* the rows of the page it covers */
+    int cut_above; /* y0 cuts through the page (another strip lies above) */
+    int cut_below; /* likewise y1 */
 };
 
 struct det_tiling {
-    double scale;      /* det pixels per page pixel in the strips */
-    int limit;         /* det limit of every strip: its longer side at `scale`, rounded up */
-    int overlap;       /* rows shared by neighbouring strips */
+    double scale;       /* det pixels per page pixel in the strips */
+    int limit;          /* det limit of every strip: its longer side at `scale`, rounded up */
+    int overlap;        /* rows shared by neighbouring strips */
     double unclip_gain; /* the strips' DB boxes grow by the unclip ratio times this */
-    int n;             /* 0: the first pass stands */
+    int n;              /* 0: the first pass stands */
     struct det_strip strips[DET_STRIPS_MAX];
 };
 

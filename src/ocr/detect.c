@@ -36,8 +36,8 @@ static uint64_t det_need(void *ctx, int k)
 
 /* The det plan for img at `limit` (its longer side), or, where its activations would not fit the
  * device, at the longest side that fits (a multiple of 32, as the detector's input sides are). */
-static struct nn_plan *det_plan(struct ppocr_engine *e, const struct ppocr_image *img, int limit, int *det_w, int *det_h,
-                                char *err, size_t err_len)
+static struct nn_plan *det_plan(struct ppocr_engine *e, const struct ppocr_image *img, int limit, int *det_w,
+                                int *det_h, char *err, size_t err_len)
 {
     ocr_det_resize_dims(img->width, img->height, limit, det_w, det_h);
     int64_t shape[4] = {1, 3, *det_h, *det_w};
@@ -72,9 +72,14 @@ int ocr_detect(struct ppocr_engine *e, const struct ppocr_image *img, int limit,
     if (ocr_gpu_det_prepare(e->gpu, img->width, img->height, det_w, det_h, map_w, map_h, key, err, err_len))
         return -1;
     /* a folder of scans of one size records detection once */
-    const struct nn_run run = {.plans = &plan, .n_plans = 1, .output = {NN_OUTPUT_READ},
-                               .record_inputs = ocr_gpu_record_det_input, .record_outputs = ocr_gpu_record_db_bitmap,
-                               .ctx = e->gpu, .replay_key = key, .replay_key_len = OCR_GPU_DET_KEY};
+    const struct nn_run run = {.plans = &plan,
+                               .n_plans = 1,
+                               .output = {NN_OUTPUT_READ},
+                               .record_inputs = ocr_gpu_record_det_input,
+                               .record_outputs = ocr_gpu_record_db_bitmap,
+                               .ctx = e->gpu,
+                               .replay_key = key,
+                               .replay_key_len = OCR_GPU_DET_KEY};
     if (nn_session_run(e->nets, &run, err, err_len))
         return -1;
     r->gpu_ms[PPOCR_STAGE_DET] = nn_session_gpu_ms(e->nets);
@@ -93,8 +98,8 @@ int ocr_detect(struct ppocr_engine *e, const struct ppocr_image *img, int limit,
     p.box_thresh = e->opt.det_db_box_thresh;
     p.unclip_ratio = unclip_ratio;
     p.workers = e->helpers;
-    int rc = db_postprocess(map, ocr_gpu_db_work(e->gpu), map_w, map_h, img->width, img->height, &p, boxes, err,
-                            err_len);
+    int rc =
+        db_postprocess(map, ocr_gpu_db_work(e->gpu), map_w, map_h, img->width, img->height, &p, boxes, err, err_len);
     free(owned);
     r->wall_ms[PPOCR_STAGE_DB] = ocr_now_ms() - t1;
     return rc;
@@ -126,8 +131,7 @@ int ocr_detect_strips(struct ppocr_engine *e, const struct ppocr_image *src, int
         rc = ocr_upload(e, &strip, margin, r, err, err_len);
         const struct ppocr_image framed = {.width = page_w, .height = strip.height + 2 * margin};
         if (rc == 0)
-            rc = ocr_detect(e, &framed, t.limit, e->opt.det_db_unclip_ratio * t.unclip_gain, &sb, &times, err,
-                            err_len);
+            rc = ocr_detect(e, &framed, t.limit, e->opt.det_db_unclip_ratio * t.unclip_gain, &sb, &times, err, err_len);
         for (int s = PPOCR_STAGE_DET; s <= PPOCR_STAGE_DB; s++) {
             r->wall_ms[s] += times.wall_ms[s];
             r->gpu_ms[s] += times.gpu_ms[s];

@@ -13,8 +13,10 @@ int ocr_dict_parse(const char *data, size_t size, struct ocr_dict *dict, char *e
         return -1;
     }
     size_t n_lines = 0;
-    for (size_t i = 0; i < size; i++) n_lines += data[i] == '\n';
-    if (size > 0 && data[size - 1] != '\n') n_lines++; /* last line without newline */
+    for (size_t i = 0; i < size; i++)
+        n_lines += data[i] == '\n';
+    if (size > 0 && data[size - 1] != '\n')
+        n_lines++; /* last line without newline */
 
     /* storage: every line plus its terminator, and the space entry */
     dict->storage_ = malloc(size + 1 + 2);
@@ -29,7 +31,8 @@ int ocr_dict_parse(const char *data, size_t size, struct ocr_dict *dict, char *e
     for (size_t k = 0; k < n_lines; k++) {
         const char *nl = memchr(data + pos, '\n', size - pos);
         size_t end = nl ? (size_t)(nl - data) : size, len = end - pos;
-        if (len > 0 && data[pos + len - 1] == '\r') len--;
+        if (len > 0 && data[pos + len - 1] == '\r')
+            len--;
         memcpy(dst, data + pos, len);
         dst[len] = '\0';
         dict->entries[k] = dst;
@@ -66,7 +69,8 @@ int ocr_dict_load(const char *path, struct ocr_dict *dict, char *err, size_t err
         }
         size_t got = fread(data + size, 1, cap - size, f);
         size += got;
-        if (got == 0) break;
+        if (got == 0)
+            break;
     }
     int read_error = ferror(f);
     fclose(f);
@@ -78,13 +82,15 @@ int ocr_dict_load(const char *path, struct ocr_dict *dict, char *err, size_t err
     char inner[256];
     int rc = ocr_dict_parse(data, size, dict, inner, sizeof(inner));
     free(data);
-    if (rc) snprintf(err, err_len, "%s (%s)", inner, path);
+    if (rc)
+        snprintf(err, err_len, "%s (%s)", inner, path);
     return rc;
 }
 
 int ocr_dict_check_classes(const struct ocr_dict *dict, size_t n_classes, char *err, size_t err_len)
 {
-    if (n_classes == dict->n_entries + 1) return 0;
+    if (n_classes == dict->n_entries + 1)
+        return 0;
     snprintf(err, err_len,
              "dictionary has %zu entries (with the space), so the rec net should have %zu classes "
              "(blank + entries), but it has %zu: wrong dictionary for this model?",

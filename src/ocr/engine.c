@@ -28,8 +28,8 @@ int ocr_fail(char *err, size_t err_len, const char *fmt, const char *detail)
 
 /* ---- models --------------------------------------------------------------------------------- */
 
-static const char *const model_files[NN_NET_COUNT] = {[NN_NET_DET] = "det.pvk", [NN_NET_CLS] = "cls.pvk",
-                                                      [NN_NET_REC] = "rec.pvk"};
+static const char *const model_files[NN_NET_COUNT] = {
+    [NN_NET_DET] = "det.pvk", [NN_NET_CLS] = "cls.pvk", [NN_NET_REC] = "rec.pvk"};
 
 static int load_model(struct ppocr_engine *e, enum nn_net_id net, const char *dir, char *err, size_t err_len)
 {
@@ -65,8 +65,8 @@ static int load_models(struct ppocr_engine *e, const struct ppocr_options *opt, 
         return -1;
     const struct pvk_model *det = &e->models[NN_NET_DET], *cls = &e->models[NN_NET_CLS], *rec = &e->models[NN_NET_REC];
     if (det->net_kind != PVK_NET_DET || rec->net_kind != PVK_NET_REC || (opt->use_cls && cls->net_kind != PVK_NET_CLS))
-        return ocr_fail(err, err_len,
-                        "%s: det.pvk, cls.pvk and rec.pvk are not a detector, classifier and recogniser", dir);
+        return ocr_fail(err, err_len, "%s: det.pvk, cls.pvk and rec.pvk are not a detector, classifier and recogniser",
+                        dir);
     int64_t classes = 0;
     if (rec_classes(rec, &classes, err, err_len))
         return -1;
@@ -157,8 +157,7 @@ static enum ppocr_status engine_create(const struct ppocr_options *opt, struct n
     if (ocr_gpu_create(e->dev, opt->det_db_thresh, &e->gpu, err, err_len))
         goto fail;
     const int cpus = ocr_workers_cpus();
-    const int helpers =
-        shared || e->device.device_class == NN_DEVICE_CPU ? 0 : cpus - 1 < HELPERS ? cpus - 1 : HELPERS;
+    const int helpers = shared || e->device.device_class == NN_DEVICE_CPU ? 0 : cpus - 1 < HELPERS ? cpus - 1 : HELPERS;
     if (ocr_workers_create(helpers, &e->helpers)) {
         ocr_fail(err, err_len, "%s", "cannot start helper threads");
         status = PPOCR_ERR_FAILED;
@@ -188,13 +187,13 @@ void ppocr_engine_destroy(struct ppocr_engine *e)
 }
 
 enum ppocr_status ppocr_engine_create(const struct ppocr_options *opt, struct ppocr_engine **out, char *err,
-                                     size_t err_len)
+                                      size_t err_len)
 {
     return engine_create(opt, NULL, out, err, err_len);
 }
 
 enum ppocr_status ppocr_engine_create_sibling(const struct ppocr_engine *first, struct ppocr_engine **out, char *err,
-                                             size_t err_len)
+                                              size_t err_len)
 {
     return engine_create(&first->opt, first->dev, out, err, err_len);
 }
@@ -240,12 +239,9 @@ void ppocr_engine_startup(const struct ppocr_engine *e, struct ppocr_engine_star
 enum ppocr_device_class ppocr_engine_device_class(const struct ppocr_engine *e)
 {
     switch (e->device.device_class) {
-    case NN_DEVICE_CPU:
-        return PPOCR_DEVICE_CPU;
-    case NN_DEVICE_DISCRETE_GPU:
-        return PPOCR_DEVICE_DISCRETE_GPU;
-    default:
-        return PPOCR_DEVICE_OTHER_GPU;
+    case NN_DEVICE_CPU: return PPOCR_DEVICE_CPU;
+    case NN_DEVICE_DISCRETE_GPU: return PPOCR_DEVICE_DISCRETE_GPU;
+    default: return PPOCR_DEVICE_OTHER_GPU;
     }
 }
 

@@ -22,8 +22,8 @@
 #include "nn/session.h"
 #include "ocr/ctc.h"
 #include "ocr/db_postprocess.h"
-#include "ppocr.h"
 #include "ocr/gpu/crop.h"
+#include "ppocr.h"
 
 /* ---- constants (the measurements behind them: BENCHMARKS.md, "the pipeline's constants") ---- */
 

@@ -117,8 +117,13 @@ static void read_rows(struct cut_ctx *c, int *idx, int n, int column)
             }
         layout_sort_idx(segs, &idx[done], count, 1);
         struct row *rw = &c->rows[c->n_rows++];
-        *rw = (struct row){.first = c->n_ordered, .count = count, .column = column,
-                           .x0 = INFINITY, .x1 = -INFINITY, .y0 = INFINITY, .y1 = -INFINITY};
+        *rw = (struct row){.first = c->n_ordered,
+                           .count = count,
+                           .column = column,
+                           .x0 = INFINITY,
+                           .x1 = -INFINITY,
+                           .y0 = INFINITY,
+                           .y1 = -INFINITY};
         double hsum = 0;
         for (int i = 0; i < count; i++) {
             const struct seg *s = &segs[idx[done + i]];
@@ -175,8 +180,8 @@ static int first_from(const struct seg *segs, const int *idx, int from, int n, d
 }
 
 /* Splits into columns at every gutter that no segment crosses; 0 when there is none. */
-static int cut_columns(struct cut_ctx *c, int *idx, int n, double hm, int *cuts, double *scratch,
-                       struct gutter *runs, int max_runs)
+static int cut_columns(struct cut_ctx *c, int *idx, int n, double hm, int *cuts, double *scratch, struct gutter *runs,
+                       int max_runs)
 {
     const struct seg *segs = c->segs;
     layout_sort_idx(segs, idx, n, 1);
@@ -314,8 +319,8 @@ static void keep_crossing_bands(const struct seg *segs, int *tmp, int *nl_io, in
 
 /* Splits at a gutter that a few segments cross: those cut the region into bands, read top to
  * bottom (each band split into its columns in turn); 0 when there is no such gutter. */
-static int cut_bands(struct cut_ctx *c, int *idx, int n, double hm, int *tmp, double *scratch,
-                     struct gutter *runs, int max_runs, int column)
+static int cut_bands(struct cut_ctx *c, int *idx, int n, double hm, int *tmp, double *scratch, struct gutter *runs,
+                     int max_runs, int column)
 {
     const struct seg *segs = c->segs;
     int max_cross = n / 4 < 24 ? n / 4 : 24;

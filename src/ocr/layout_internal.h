@@ -15,15 +15,15 @@
 #define ROW_OVERLAP 0.5
 
 struct frame {
-    int flip;           /* turned 180 degrees */
-    double w, h;        /* the page's size */
+    int flip;            /* turned 180 degrees */
+    double w, h;         /* the page's size */
     double cos_a, sin_a; /* the skew undone */
 };
 
 struct seg {
     double x0, x1, y0, y1; /* in the frame: x0..x1 along the line, y0..y1 = centre +- h/2 */
     double cy, h;
-    int line;              /* index in the result's lines */
+    int line; /* index in the result's lines */
 };
 
 struct row {
@@ -34,7 +34,7 @@ struct row {
 
 struct cut_ctx {
     const struct seg *segs;
-    int *order;    /* segments in reading order, rows contiguous */
+    int *order; /* segments in reading order, rows contiguous */
     int n_ordered;
     struct row *rows;
     int n_rows;

@@ -35,10 +35,14 @@ static void rotating_calipers_min_area(const struct geom_pointf *points, int n, 
     float best_a = 0, best_b = 0, best_width = 0, best_height = 0;
 
     for (i = 0; i < n; i++) {
-        if (pt0.x < left_x) left_x = pt0.x, left = i;
-        if (pt0.x > right_x) right_x = pt0.x, right = i;
-        if (pt0.y > top_y) top_y = pt0.y, top = i;
-        if (pt0.y < bottom_y) bottom_y = pt0.y, bottom = i;
+        if (pt0.x < left_x)
+            left_x = pt0.x, left = i;
+        if (pt0.x > right_x)
+            right_x = pt0.x, right = i;
+        if (pt0.y > top_y)
+            top_y = pt0.y, top = i;
+        if (pt0.y < bottom_y)
+            bottom_y = pt0.y, bottom = i;
         struct geom_pointf pt = points[i + 1 < n ? i + 1 : 0];
         double dx = pt.x - pt0.x, dy = pt.y - pt0.y; /* differences in float, as OpenCV */
         vect[i].x = (float)dx;
@@ -78,19 +82,33 @@ static void rotating_calipers_min_area(const struct geom_pointf *points, int n, 
         };
         int main_element = 0;
         for (i = 1; i < 4; i++)
-            if (first_vector_is_right(rot[i], rot[main_element])) main_element = i;
+            if (first_vector_is_right(rot[i], rot[main_element]))
+                main_element = i;
 
         int pindex = seq[main_element];
         float lead_x = vect[pindex].x * inv_len[pindex];
         float lead_y = vect[pindex].y * inv_len[pindex];
         switch (main_element) {
-        case 0: base_a = lead_x; base_b = lead_y; break;
-        case 1: base_a = lead_y; base_b = -lead_x; break;
-        case 2: base_a = -lead_x; base_b = -lead_y; break;
-        default: base_a = -lead_y; base_b = lead_x; break;
+        case 0:
+            base_a = lead_x;
+            base_b = lead_y;
+            break;
+        case 1:
+            base_a = lead_y;
+            base_b = -lead_x;
+            break;
+        case 2:
+            base_a = -lead_x;
+            base_b = -lead_y;
+            break;
+        default:
+            base_a = -lead_y;
+            base_b = lead_x;
+            break;
         }
         seq[main_element] += 1;
-        if (seq[main_element] == n) seq[main_element] = 0;
+        if (seq[main_element] == n)
+            seq[main_element] = 0;
 
         float dx = points[seq[1]].x - points[seq[3]].x;
         float dy = points[seq[1]].y - points[seq[3]].y;
@@ -125,9 +143,11 @@ static void rotating_calipers_min_area(const struct geom_pointf *points, int n, 
 int geom_min_area_rect(const struct geom_point *pts, size_t n, struct geom_rotated_rect *rect)
 {
     *rect = (struct geom_rotated_rect){0};
-    if (n == 0) return 0;
+    if (n == 0)
+        return 0;
     struct geom_point *hull = malloc(sizeof(*hull) * n);
-    if (!hull) return -1;
+    if (!hull)
+        return -1;
     int nh = geom_convex_hull(pts, n, 0, hull); /* OpenCV 4.6 asks for clockwise = false */
     if (nh < 0) {
         free(hull);
@@ -139,7 +159,8 @@ int geom_min_area_rect(const struct geom_point *pts, size_t n, struct geom_rotat
         free(hull);
         return -1;
     }
-    for (int i = 0; i < nh; i++) hp[i] = (struct geom_pointf){(float)hull[i].x, (float)hull[i].y};
+    for (int i = 0; i < nh; i++)
+        hp[i] = (struct geom_pointf){(float)hull[i].x, (float)hull[i].y};
     free(hull);
 
     if (nh > 2) {

@@ -18,7 +18,7 @@ void ppocr_options_default(struct ppocr_options *opt)
 
 const char *ppocr_stage_name(enum ppocr_stage stage)
 {
-    static const char *const names[PPOCR_STAGE_COUNT] = {
-        "upload", "det_pre", "det", "db_post", "cls", "rec", "ctc", "layout"};
+    static const char *const names[PPOCR_STAGE_COUNT] = {"upload", "det_pre", "det", "db_post",
+                                                         "cls",    "rec",     "ctc", "layout"};
     return (unsigned)stage < PPOCR_STAGE_COUNT ? names[stage] : "?";
 }

@@ -15,8 +15,8 @@ static int line_words(const struct line *l, struct ppocr_line *o)
 {
     const struct image_crop *c = &l->crop;
     const int input_w = l->text.input_width;
-    struct word_geometry g = {.crop_w = c->width, .crop_h = c->height, .rotate = c->rotate, .flip = c->flip,
-                              .input_w = input_w};
+    struct word_geometry g = {
+        .crop_w = c->width, .crop_h = c->height, .rotate = c->rotate, .flip = c->flip, .input_w = input_w};
     memcpy(g.src_from_dst, c->src_from_dst, sizeof(g.src_from_dst));
     g.resized_w = c->rotate ? image_resized_width(c->height, c->width, REC_HEIGHT, input_w)
                             : image_resized_width(c->width, c->height, REC_HEIGHT, input_w);
@@ -24,11 +24,11 @@ static int line_words(const struct line *l, struct ppocr_line *o)
 }
 
 /* OCR of src framed by `margin` pixels of its border colour: the image the pipeline sees. */
-static int run_image(struct ppocr_engine *e, const struct ppocr_image *src, int margin, struct ppocr_result *r, char *err,
-                     size_t err_len)
+static int run_image(struct ppocr_engine *e, const struct ppocr_image *src, int margin, struct ppocr_result *r,
+                     char *err, size_t err_len)
 {
-    const struct ppocr_image framed = {.width = src->width + 2 * margin, .height = src->height + 2 * margin,
-                                     .had_alpha = src->had_alpha};
+    const struct ppocr_image framed = {
+        .width = src->width + 2 * margin, .height = src->height + 2 * margin, .had_alpha = src->had_alpha};
     const struct ppocr_image *img = &framed; /* its bytes are on the GPU only */
     r->width = img->width;
     r->height = img->height;

@@ -17,7 +17,8 @@ static int64_t fixed_floor(int64_t v)
 static int clip_line(int64_t w, int64_t h, int64_t *x1, int64_t *y1, int64_t *x2, int64_t *y2)
 {
     int64_t right = w - 1, bottom = h - 1;
-    if (w <= 0 || h <= 0) return 0;
+    if (w <= 0 || h <= 0)
+        return 0;
     int c1 = (*x1 < 0) + (*x1 > right) * 2 + (*y1 < 0) * 4 + (*y1 > bottom) * 8;
     int c2 = (*x2 < 0) + (*x2 > right) * 2 + (*y2 < 0) * 4 + (*y2 > bottom) * 8;
     if ((c1 & c2) == 0 && (c1 | c2) != 0) {
@@ -57,7 +58,8 @@ static void draw_line(uint8_t *mask, int w, int h, int64_t x1, int64_t y1, int64
 {
     if ((uint64_t)x1 >= (uint64_t)w || (uint64_t)x2 >= (uint64_t)w || (uint64_t)y1 >= (uint64_t)h ||
         (uint64_t)y2 >= (uint64_t)h) {
-        if (!clip_line(w, h, &x1, &y1, &x2, &y2)) return;
+        if (!clip_line(w, h, &x1, &y1, &x2, &y2))
+            return;
     }
     int64_t dx = x2 - x1, dy = y2 - y1;
     if (dx < 0) { /* left to right */
@@ -85,10 +87,12 @@ static void draw_line(uint8_t *mask, int w, int h, int64_t x1, int64_t y1, int64
         err += -(minor + minor) + (diagonal ? major + major : 0);
         if (vertical) {
             y += step_y;
-            if (diagonal) x += 1;
+            if (diagonal)
+                x += 1;
         } else {
             x += 1;
-            if (diagonal) y += step_y;
+            if (diagonal)
+                y += step_y;
         }
     }
 }
@@ -110,7 +114,8 @@ void poly_fill_mask(uint8_t *mask, int w, int h, const struct geom_point *v, int
     struct poly_edge *e = n <= 16 ? edges : malloc(sizeof(*e) * (size_t)n);
     int64_t xs_small[16];
     int64_t *xs = n <= 16 ? xs_small : malloc(sizeof(*xs) * (size_t)n);
-    if (!e || !xs) goto done; /* mask left empty: callers see a zero-pixel polygon */
+    if (!e || !xs)
+        goto done; /* mask left empty: callers see a zero-pixel polygon */
 
     int n_edges = 0;
     struct geom_point p0 = v[n - 1];
@@ -133,37 +138,52 @@ void poly_fill_mask(uint8_t *mask, int w, int h, const struct geom_point *v, int
         }
         p0 = p1;
     }
-    if (n_edges < 2) goto done;
+    if (n_edges < 2)
+        goto done;
 
     int64_t y_min = INT64_MAX, y_max = INT64_MIN, x_min = INT64_MAX, x_max = INT64_MIN;
     for (int i = 0; i < n_edges; i++) {
         int64_t x_end = e[i].x + (e[i].y1 - e[i].y0) * e[i].dx;
-        if (e[i].y0 < y_min) y_min = e[i].y0;
-        if (e[i].y1 > y_max) y_max = e[i].y1;
-        if (e[i].x < x_min) x_min = e[i].x;
-        if (e[i].x > x_max) x_max = e[i].x;
-        if (x_end < x_min) x_min = x_end;
-        if (x_end > x_max) x_max = x_end;
+        if (e[i].y0 < y_min)
+            y_min = e[i].y0;
+        if (e[i].y1 > y_max)
+            y_max = e[i].y1;
+        if (e[i].x < x_min)
+            x_min = e[i].x;
+        if (e[i].x > x_max)
+            x_max = e[i].x;
+        if (x_end < x_min)
+            x_min = x_end;
+        if (x_end > x_max)
+            x_max = x_end;
     }
-    if (y_max < 0 || y_min >= h || x_max < 0 || x_min >= ((int64_t)w << XY_SHIFT)) goto done;
-    if (y_max > h) y_max = h;
+    if (y_max < 0 || y_min >= h || x_max < 0 || x_min >= ((int64_t)w << XY_SHIFT))
+        goto done;
+    if (y_max > h)
+        y_max = h;
 
     /* Each row pairs the active edges in x order and fills from floor(left) to floor(right). */
     for (int64_t y = y_min < 0 ? 0 : y_min; y < y_max; y++) {
         int na = 0;
         for (int i = 0; i < n_edges; i++)
-            if (e[i].y0 <= y && y < e[i].y1) xs[na++] = e[i].x + (y - e[i].y0) * e[i].dx;
+            if (e[i].y0 <= y && y < e[i].y1)
+                xs[na++] = e[i].x + (y - e[i].y0) * e[i].dx;
         qsort(xs, (size_t)na, sizeof(*xs), compare_int64);
         for (int i = 0; i + 1 < na; i += 2) {
             int64_t xa = fixed_floor(xs[i] + ((int64_t)1 << XY_SHIFT) - 1), xb = fixed_floor(xs[i + 1]);
             if (xa < w && xb >= 0) {
-                if (xa < 0) xa = 0;
-                if (xb >= w) xb = w - 1;
-                for (int64_t x = xa; x <= xb; x++) mask[(size_t)y * (size_t)w + (size_t)x] = 1;
+                if (xa < 0)
+                    xa = 0;
+                if (xb >= w)
+                    xb = w - 1;
+                for (int64_t x = xa; x <= xb; x++)
+                    mask[(size_t)y * (size_t)w + (size_t)x] = 1;
             }
         }
     }
 done:
-    if (e != edges) free(e);
-    if (xs != xs_small) free(xs);
+    if (e != edges)
+        free(e);
+    if (xs != xs_small)
+        free(xs);
 }

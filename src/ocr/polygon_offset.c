@@ -26,14 +26,18 @@ struct offset_state {
     size_t len, cap;
 };
 
-static double clipper_round(double a) { return a < 0 ? ceil(a - 0.5) : floor(a + 0.5); }
+static double clipper_round(double a)
+{
+    return a < 0 ? ceil(a - 0.5) : floor(a + 0.5);
+}
 
 static int emit(struct offset_state *st, double x, double y)
 {
     if (st->len == st->cap) {
         size_t cap = st->cap ? st->cap * 2 : 64;
         struct geom_point *d = realloc(st->dst, cap * sizeof(*d));
-        if (!d) return -1;
+        if (!d)
+            return -1;
         st->dst = d;
         st->cap = cap;
     }
@@ -44,7 +48,8 @@ static int emit(struct offset_state *st, double x, double y)
 static struct normal unit_normal(struct geom_point a, struct geom_point b)
 {
     double dx = (double)b.x - a.x, dy = (double)b.y - a.y;
-    if (dx == 0 && dy == 0) return (struct normal){0, 0};
+    if (dx == 0 && dy == 0)
+        return (struct normal){0, 0};
     double f = 1 / sqrt(dx * dx + dy * dy);
     dx *= f;
     dy *= f;
@@ -57,10 +62,12 @@ static int do_round(struct offset_state *st, int j, int k)
     double a = atan2(st->sin_a, nk->x * nj->x + nk->y * nj->y);
     /* Cast_Int32 of the rounded value, then at least one step */
     int steps = (int)(int32_t)clipper_round(st->steps_per_rad * fabs(a));
-    if (steps < 1) steps = 1;
+    if (steps < 1)
+        steps = 1;
     double x = nk->x, y = nk->y;
     for (int i = 0; i < steps; i++) {
-        if (emit(st, st->src[j].x + x * st->delta, st->src[j].y + y * st->delta)) return -1;
+        if (emit(st, st->src[j].x + x * st->delta, st->src[j].y + y * st->delta))
+            return -1;
         double x2 = x;
         x = x * st->cos - st->sin * y;
         y = x2 * st->sin + y * st->cos;
@@ -76,7 +83,8 @@ static int offset_point(struct offset_state *st, int j, int k)
     if (fabs(st->sin_a * st->delta) < 1.0) {
         double cos_a = nk->x * nj->x + nj->y * nk->y;
         if (cos_a > 0) { /* nearly straight: one point */
-            if (emit(st, st->src[j].x + nk->x * st->delta, st->src[j].y + nk->y * st->delta)) return -1;
+            if (emit(st, st->src[j].x + nk->x * st->delta, st->src[j].y + nk->y * st->delta))
+                return -1;
             return k;
         }
     } else if (st->sin_a > 1) {
@@ -95,7 +103,10 @@ static int offset_point(struct offset_state *st, int j, int k)
     return j;
 }
 
-static int same_point(struct geom_point a, struct geom_point b) { return a.x == b.x && a.y == b.y; }
+static int same_point(struct geom_point a, struct geom_point b)
+{
+    return a.x == b.x && a.y == b.y;
+}
 
 /* What Clipper's closing union pass (ctUnion, pftPositive) returns for the offset of a convex
  * polygon: the same ring without repeated or collinear vertices, starting after the top-most
@@ -118,14 +129,18 @@ static size_t union_cleanup(struct geom_point *p, size_t n)
             }
         }
     }
-    if (n < 3) return 0;
+    if (n < 3)
+        return 0;
     size_t top = 0;
     for (size_t i = 1; i < n; i++)
-        if (p[i].y < p[top].y || (p[i].y == p[top].y && p[i].x > p[top].x)) top = i;
+        if (p[i].y < p[top].y || (p[i].y == p[top].y && p[i].x > p[top].x))
+            top = i;
     size_t start = (top + 1) % n;
     struct geom_point *rotated = malloc(n * sizeof(*p));
-    if (!rotated) return n; /* keep Clipper's ring unrotated rather than fail: same vertices */
-    for (size_t i = 0; i < n; i++) rotated[i] = p[(start + i) % n];
+    if (!rotated)
+        return n; /* keep Clipper's ring unrotated rather than fail: same vertices */
+    for (size_t i = 0; i < n; i++)
+        rotated[i] = p[(start + i) % n];
     memcpy(p, rotated, n * sizeof(*p));
     free(rotated);
     return n;
@@ -133,14 +148,16 @@ static size_t union_cleanup(struct geom_point *p, size_t n)
 
 static double clipper_area(const struct geom_point *p, size_t n)
 {
-    if (n < 3) return 0;
+    if (n < 3)
+        return 0;
     double a = 0;
-    for (size_t i = 0, j = n - 1; i < n; j = i++) a += ((double)p[j].x + p[i].x) * ((double)p[j].y - p[i].y);
+    for (size_t i = 0, j = n - 1; i < n; j = i++)
+        a += ((double)p[j].x + p[i].x) * ((double)p[j].y - p[i].y);
     return -a * 0.5;
 }
 
-int polygon_offset_round(const struct geom_point *path, size_t n, double delta, struct geom_point **out,
-                         size_t *n_out, char *err, size_t err_len)
+int polygon_offset_round(const struct geom_point *path, size_t n, double delta, struct geom_point **out, size_t *n_out,
+                         char *err, size_t err_len)
 {
     *out = NULL;
     *n_out = 0;
@@ -148,7 +165,8 @@ int polygon_offset_round(const struct geom_point *path, size_t n, double delta, 
         snprintf(err, err_len, "polygon offset: only growing is supported (delta %g)", delta);
         return -1;
     }
-    if (n == 0) return 0;
+    if (n == 0)
+        return 0;
     if (n > (size_t)INT32_MAX / 2) {
         snprintf(err, err_len, "polygon offset: %zu points is too many", n);
         return -1;
@@ -156,16 +174,20 @@ int polygon_offset_round(const struct geom_point *path, size_t n, double delta, 
     struct geom_point *src = malloc(n * sizeof(*src));
     struct normal *normals = malloc(n * sizeof(*normals));
     struct offset_state st = {0};
-    if (!src || !normals) goto oom;
+    if (!src || !normals)
+        goto oom;
 
     /* AddPath: drop closing repeats of the first point and consecutive duplicates */
     size_t high = n - 1;
-    while (high > 0 && path[0].x == path[high].x && path[0].y == path[high].y) high--;
+    while (high > 0 && path[0].x == path[high].x && path[0].y == path[high].y)
+        high--;
     size_t len = 0;
     src[len++] = path[0];
     for (size_t i = 1; i <= high; i++)
-        if (src[len - 1].x != path[i].x || src[len - 1].y != path[i].y) src[len++] = path[i];
-    if (len < 3) goto empty;
+        if (src[len - 1].x != path[i].x || src[len - 1].y != path[i].y)
+            src[len++] = path[i];
+    if (len < 3)
+        goto empty;
 
     /* FixOrientations: Clipper wants a positive area (its orientation), else reverses */
     if (!(clipper_area(src, len) >= 0))
@@ -183,7 +205,8 @@ int polygon_offset_round(const struct geom_point *path, size_t n, double delta, 
     }
 
     double tolerance = CLIPPER_ARC_TOLERANCE;
-    if (tolerance > fabs(delta) * CLIPPER_ARC_TOLERANCE) tolerance = fabs(delta) * CLIPPER_ARC_TOLERANCE;
+    if (tolerance > fabs(delta) * CLIPPER_ARC_TOLERANCE)
+        tolerance = fabs(delta) * CLIPPER_ARC_TOLERANCE;
     double steps = CLIPPER_PI / acos(1 - tolerance / fabs(delta));
     st.sin = sin(CLIPPER_TWO_PI / steps);
     st.cos = cos(CLIPPER_TWO_PI / steps);
@@ -192,12 +215,14 @@ int polygon_offset_round(const struct geom_point *path, size_t n, double delta, 
     st.src = src;
     st.normals = normals;
 
-    for (size_t j = 0; j + 1 < len; j++) normals[j] = unit_normal(src[j], src[j + 1]);
+    for (size_t j = 0; j + 1 < len; j++)
+        normals[j] = unit_normal(src[j], src[j + 1]);
     normals[len - 1] = unit_normal(src[len - 1], src[0]);
     int k = (int)len - 1;
     for (int j = 0; j < (int)len; j++) {
         k = offset_point(&st, j, k);
-        if (k < 0) goto oom;
+        if (k < 0)
+            goto oom;
     }
     free(src);
     free(normals);

@@ -13,7 +13,7 @@
  * path (the offset ring after Clipper's union pass: no repeated or collinear vertices, starting
  * after the top-most, then right-most, vertex). A concave path gets its offset ring without the
  * union's untangling. Returns 0, or -1 with a one-line reason. */
-int polygon_offset_round(const struct geom_point *path, size_t n, double delta, struct geom_point **out,
-                         size_t *n_out, char *err, size_t err_len);
+int polygon_offset_round(const struct geom_point *path, size_t n, double delta, struct geom_point **out, size_t *n_out,
+                         char *err, size_t err_len);
 
 #endif

@@ -6,7 +6,8 @@
 
 #include "ocr/preprocess.h"
 
-void ocr_det_resize_dims(int width, int height, int limit_side_len, int *out_w, int *out_h) {
+void ocr_det_resize_dims(int width, int height, int limit_side_len, int *out_w, int *out_h)
+{
     double ratio = 1.;
     if ((width > height ? width : height) > limit_side_len)
         ratio = height > width ? (double)limit_side_len / height : (double)limit_side_len / width;
@@ -20,7 +21,8 @@ void ocr_det_resize_dims(int width, int height, int limit_side_len, int *out_w, 
 
 const float ocr_det_mean[3] = {0.485f, 0.456f, 0.406f}, ocr_det_std[3] = {0.229f, 0.224f, 0.225f};
 
-void ocr_det_normalize(const uint8_t *bgr, int width, int height, float *out) {
+void ocr_det_normalize(const uint8_t *bgr, int width, int height, float *out)
+{
     const float scale = 1.f / 255.f, *mean = ocr_det_mean, *std = ocr_det_std;
     size_t plane = (size_t)width * height;
     for (size_t p = 0; p < plane; p++)
@@ -31,27 +33,33 @@ void ocr_det_normalize(const uint8_t *bgr, int width, int height, float *out) {
         }
 }
 
-int ocr_det_preprocess(const struct ppocr_image *img, int limit_side_len, float *out) {
+int ocr_det_preprocess(const struct ppocr_image *img, int limit_side_len, float *out)
+{
     int w, h;
     ocr_det_resize_dims(img->width, img->height, limit_side_len, &w, &h);
     uint8_t *resized = malloc((size_t)w * h * 3);
-    if (!resized) return -1;
+    if (!resized)
+        return -1;
     int rc = ocr_resize_linear(img->bgr, img->width, img->height, resized, w, h, 3);
-    if (rc == 0) ocr_det_normalize(resized, w, h, out);
+    if (rc == 0)
+        ocr_det_normalize(resized, w, h, out);
     free(resized);
     return rc;
 }
 
-int ocr_rec_resized_width(int width, int height, int target_h, int target_w) {
+int ocr_rec_resized_width(int width, int height, int target_h, int target_w)
+{
     double ratio = (double)width / height; /* ratio first, then ceil(imgH * ratio), as PaddleOCR */
     double w = ceil(target_h * ratio);
     return w > target_w ? target_w : (int)w;
 }
 
-int ocr_rec_preprocess(const struct ppocr_image *crop, int target_h, int target_w, float *out) {
+int ocr_rec_preprocess(const struct ppocr_image *crop, int target_h, int target_w, float *out)
+{
     int rw = ocr_rec_resized_width(crop->width, crop->height, target_h, target_w);
     uint8_t *resized = malloc((size_t)rw * target_h * 3);
-    if (!resized) return -1;
+    if (!resized)
+        return -1;
     if (ocr_resize_linear(crop->bgr, crop->width, crop->height, resized, rw, target_h, 3) != 0) {
         free(resized);
         return -1;
@@ -69,6 +77,7 @@ int ocr_rec_preprocess(const struct ppocr_image *crop, int target_h, int target_
     return 0;
 }
 
-int ocr_cls_preprocess(const struct ppocr_image *crop, float *out) {
+int ocr_cls_preprocess(const struct ppocr_image *crop, float *out)
+{
     return ocr_rec_preprocess(crop, OCR_CLS_HEIGHT, OCR_CLS_WIDTH, out);
 }

@@ -52,10 +52,10 @@ int ocr_det_preprocess(const struct ppocr_image *img, int limit_side_len, float 
 /* ---- text-box crops (PaddleOCR get_rotate_crop_image) --------------------------------------- */
 
 struct ocr_crop_plan {
-    int width, height;       /* size warpPerspective produces */
-    double dst_from_src[9];  /* cv2.getPerspectiveTransform(box -> crop rectangle), row-major */
-    double src_from_dst[9];  /* its inverse as cv2.invert gives it: what a warp samples with */
-    int rotate;              /* height/width >= 1.5: the crop is turned 90 degrees counter-clockwise */
+    int width, height;         /* size warpPerspective produces */
+    double dst_from_src[9];    /* cv2.getPerspectiveTransform(box -> crop rectangle), row-major */
+    double src_from_dst[9];    /* its inverse as cv2.invert gives it: what a warp samples with */
+    int rotate;                /* height/width >= 1.5: the crop is turned 90 degrees counter-clockwise */
     int out_width, out_height; /* final size, after the turn */
 };
 

@@ -11,13 +11,20 @@
 #define COEF_BITS 11 /* INTER_RESIZE_COEF_BITS */
 #define COEF_ONE (1 << COEF_BITS)
 
-static inline uint8_t clamp_u8(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
+static inline uint8_t clamp_u8(int v)
+{
+    return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+}
 
 /* saturate_cast<short>(float): round half to even, as cvRound */
-static inline int round_coef(float v) { return (int)lrintf(v * COEF_ONE); }
+static inline int round_coef(float v)
+{
+    return (int)lrintf(v * COEF_ONE);
+}
 
 /* OpenCV turns INTER_LINEAR into INTER_AREA's 2x2 average when scaling down by exactly 2. */
-static void resize_half(const uint8_t *src, int src_w, uint8_t *dst, int dst_w, int dst_h, int cn) {
+static void resize_half(const uint8_t *src, int src_w, uint8_t *dst, int dst_w, int dst_h, int cn)
+{
     size_t sstep = (size_t)src_w * cn;
     for (int y = 0; y < dst_h; y++) {
         const uint8_t *s0 = src + (size_t)2 * y * sstep, *s1 = s0 + sstep;
@@ -33,7 +40,8 @@ static void resize_half(const uint8_t *src, int src_w, uint8_t *dst, int dst_w, 
 }
 
 /* One source row, resized horizontally, in 11-bit fixed point. */
-static void hresize_row(const uint8_t *s, const int *xofs, const int *alpha, int xmax, int dst_w, int cn, int *d) {
+static void hresize_row(const uint8_t *s, const int *xofs, const int *alpha, int xmax, int dst_w, int cn, int *d)
+{
     int n = dst_w * cn, border = xmax * cn;
     if (cn == 3) { /* the channels of a pixel share its tap and weights: one lookup for three */
         for (int i = 0; i < border; i += 3) {
@@ -49,7 +57,8 @@ static void hresize_row(const uint8_t *s, const int *xofs, const int *alpha, int
             d[i] = s[sx] * alpha[2 * i] + s[sx + cn] * alpha[2 * i + 1];
         }
     }
-    for (int i = border; i < n; i++) d[i] = s[xofs[i]] * COEF_ONE;
+    for (int i = border; i < n; i++)
+        d[i] = s[xofs[i]] * COEF_ONE;
 }
 
 /* VResizeLinear as OpenCV's 128-bit SIMD op (VResizeLinearVec_32s8u) computes it, which rounds
@@ -60,15 +69,18 @@ static void hresize_row(const uint8_t *s, const int *xofs, const int *alpha, int
  * two weights in [0, 2048] whose rounding sums to at most 2049), so r >> 4 <= 32655, the two
  * products' high halves add up to at most 1021 and (sum + 2) >> 2 to at most 255. Without them
  * the loop is a few 16-bit vector instructions. */
-static void vresize_row(const int *restrict r0, const int *restrict r1, int b0, int b1, uint8_t *restrict d, int n) {
+static void vresize_row(const int *restrict r0, const int *restrict r1, int b0, int b1, uint8_t *restrict d, int n)
+{
     for (int i = 0; i < n; i++) {
         int v = (((r0[i] >> 4) * b0) >> 16) + (((r1[i] >> 4) * b1) >> 16);
         d[i] = (uint8_t)((v + 2) >> 2);
     }
 }
 
-int ocr_resize_linear(const uint8_t *src, int src_w, int src_h, uint8_t *dst, int dst_w, int dst_h, int cn) {
-    if (src_w <= 0 || src_h <= 0 || dst_w <= 0 || dst_h <= 0 || cn < 1 || cn > 4) return -1;
+int ocr_resize_linear(const uint8_t *src, int src_w, int src_h, uint8_t *dst, int dst_w, int dst_h, int cn)
+{
+    if (src_w <= 0 || src_h <= 0 || dst_w <= 0 || dst_h <= 0 || cn < 1 || cn > 4)
+        return -1;
     if (src_w == dst_w && src_h == dst_h) {
         memcpy(dst, src, (size_t)src_w * src_h * cn);
         return 0;
@@ -91,9 +103,11 @@ int ocr_resize_linear(const uint8_t *src, int src_w, int src_h, uint8_t *dst, in
         float fx = (float)((dx + 0.5) * scale_x - 0.5);
         int sx = (int)floorf(fx);
         fx -= (float)sx;
-        if (sx < 0) fx = 0, sx = 0;
+        if (sx < 0)
+            fx = 0, sx = 0;
         if (sx + 1 >= src_w) {
-            if (dx < xmax) xmax = dx;
+            if (dx < xmax)
+                xmax = dx;
             fx = 0, sx = src_w - 1;
         }
         for (int k = 0; k < cn; k++) {

@@ -181,8 +181,7 @@ static int gather_group(struct ppocr_engine *e, const struct ppocr_image *img, s
                 return -1;
             need = nn_plans_bytes(all, *with_cls + *ng + 1);
         }
-        const uint64_t held = nn_session_memory_held(e->nets),
-                       room = held > REC_GROUP_MEMORY ? held : REC_GROUP_MEMORY;
+        const uint64_t held = nn_session_memory_held(e->nets), room = held > REC_GROUP_MEMORY ? held : REC_GROUP_MEMORY;
         if (*ng >= REC_GROUP && need > room)
             break; /* the batch waits for the next run rather than grow the memory further */
         b->plan = plans[*ng];
@@ -202,8 +201,8 @@ static int run_group(struct ppocr_engine *e, const struct ppocr_image *img, stru
 {
     struct crop_set sets[GROUP_PLANS_MAX];
     struct ocr_gpu_crops crops = {.gpu = e->gpu, .img_w = img->width, .img_h = img->height};
-    struct nn_run run = {.plans = all, .n_plans = with_cls + ng, .record_inputs = ocr_gpu_record_crops,
-                         .ctx = &crops, .in_parts = true};
+    struct nn_run run = {
+        .plans = all, .n_plans = with_cls + ng, .record_inputs = ocr_gpu_record_crops, .ctx = &crops, .in_parts = true};
     for (int k = 0; k < ng; k++) {
         sets[crops.n] = (struct crop_set){k, order + g[k].start, g[k].n, g[k].width, 1, 0, ""};
         crops.batch[crops.n] = k;

@@ -29,14 +29,14 @@ static int is_space(unsigned cp)
 
 int ocr_word_is_cjk(unsigned cp)
 {
-    return (cp >= 0x1100 && cp <= 0x11FF) ||   /* hangul jamo */
-           (cp >= 0x2E80 && cp <= 0x9FFF) ||   /* radicals, CJK punctuation, kana, bopomofo, ideographs */
-           (cp >= 0xA960 && cp <= 0xA97F) ||   /* hangul jamo extended-A */
-           (cp >= 0xAC00 && cp <= 0xD7FF) ||   /* hangul syllables, jamo extended-B */
-           (cp >= 0xF900 && cp <= 0xFAFF) ||   /* compatibility ideographs */
-           (cp >= 0xFE30 && cp <= 0xFE4F) ||   /* compatibility forms */
-           (cp >= 0xFF00 && cp <= 0xFFEF) ||   /* half-width and full-width forms */
-           (cp >= 0x20000 && cp <= 0x3FFFF);   /* supplementary ideographs */
+    return (cp >= 0x1100 && cp <= 0x11FF) || /* hangul jamo */
+           (cp >= 0x2E80 && cp <= 0x9FFF) || /* radicals, CJK punctuation, kana, bopomofo, ideographs */
+           (cp >= 0xA960 && cp <= 0xA97F) || /* hangul jamo extended-A */
+           (cp >= 0xAC00 && cp <= 0xD7FF) || /* hangul syllables, jamo extended-B */
+           (cp >= 0xF900 && cp <= 0xFAFF) || /* compatibility ideographs */
+           (cp >= 0xFE30 && cp <= 0xFE4F) || /* compatibility forms */
+           (cp >= 0xFF00 && cp <= 0xFFEF) || /* half-width and full-width forms */
+           (cp >= 0x20000 && cp <= 0x3FFFF); /* supplementary ideographs */
 }
 
 static unsigned char_cp(const struct ctc_text *t, size_t k)
@@ -112,8 +112,8 @@ static double cjk_pitch(const struct ctc_text *t, const struct word_geometry *g)
     return pitch;
 }
 
-void ocr_word_extents(const struct ctc_text *t, const struct word_span *spans, size_t n,
-                      const struct word_geometry *g, double *x0, double *x1)
+void ocr_word_extents(const struct ctc_text *t, const struct word_span *spans, size_t n, const struct word_geometry *g,
+                      double *x0, double *x1)
 {
     double pitch = -1, prev_end = 0;
     for (size_t i = 0; i < n; i++) {
@@ -168,8 +168,7 @@ void ocr_word_quad(const struct word_geometry *g, double x0, double x1, int box[
     to_source(g, x0, h, box[3]);
 }
 
-int ocr_words_make(const struct ctc_text *t, const struct word_geometry *g, struct ppocr_word **words,
-                   int *n_words)
+int ocr_words_make(const struct ctc_text *t, const struct word_geometry *g, struct ppocr_word **words, int *n_words)
 {
     *words = NULL;
     *n_words = 0;

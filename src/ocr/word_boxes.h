@@ -44,8 +44,8 @@ size_t ocr_word_spans(const struct ctc_text *t, struct word_span *spans);
 
 /* The extent [x0, x1] of each word along the crop as the recogniser reads it (0 .. its width),
  * from the steps of its characters: x0[i], x1[i] for spans[i]. */
-void ocr_word_extents(const struct ctc_text *t, const struct word_span *spans, size_t n,
-                      const struct word_geometry *g, double *x0, double *x1);
+void ocr_word_extents(const struct ctc_text *t, const struct word_span *spans, size_t n, const struct word_geometry *g,
+                      double *x0, double *x1);
 
 /* The quad in the source image of [x0, x1] across the crop's whole height, clockwise from the
  * top-left as the text is read. */
@@ -53,7 +53,6 @@ void ocr_word_quad(const struct word_geometry *g, double x0, double x1, int box[
 
 /* The words of t with their scores (the mean probability of their characters) and boxes.
  * *words is NULL when there are none. Returns 0, or -1 when out of memory. */
-int ocr_words_make(const struct ctc_text *t, const struct word_geometry *g, struct ppocr_word **words,
-                   int *n_words);
+int ocr_words_make(const struct ctc_text *t, const struct word_geometry *g, struct ppocr_word **words, int *n_words);
 
 #endif

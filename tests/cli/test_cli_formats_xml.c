@@ -18,7 +18,13 @@
 #include "cli/output.h"
 #include "support/test_env.h"
 
-#define BOX(x0, y0, x1, y1, x2, y2, x3, y3) {{x0, y0}, {x1, y1}, {x2, y2}, {x3, y3}}
+#define BOX(x0, y0, x1, y1, x2, y2, x3, y3)                                                                            \
+    {                                                                                                                  \
+        {x0, y0}, {x1, y1}, {x2, y2},                                                                                  \
+        {                                                                                                              \
+            x3, y3                                                                                                     \
+        }                                                                                                              \
+    }
 
 /* Line 0: skewed, with the engine's words, text needing escapes. */
 static struct ppocr_word words0[] = {
@@ -34,15 +40,17 @@ static struct ppocr_word words2[] = {
     {"\xe5\xad\x97", 0.7f, BOX(440, 200, 460, 200, 460, 230, 440, 230)},
 };
 
-static void make_page(struct ppocr_result *r, struct ppocr_line *lines, struct ppocr_span *pars, struct ppocr_span *blocks)
+static void make_page(struct ppocr_result *r, struct ppocr_line *lines, struct ppocr_span *pars,
+                      struct ppocr_span *blocks)
 {
     memset(r, 0, sizeof(*r));
     r->width = 800;
     r->height = 600;
-    lines[0] = (struct ppocr_line){"Hello <world> & \"friends\"", 0.9f, BOX(10, 10, 210, 30, 208, 50, 8, 30), 0, 4, words0};
+    lines[0] =
+        (struct ppocr_line){"Hello <world> & \"friends\"", 0.9f, BOX(10, 10, 210, 30, 208, 50, 8, 30), 0, 4, words0};
     lines[1] = (struct ppocr_line){"ab cd\tef", 0.5f, BOX(100, 200, 300, 200, 300, 220, 100, 220), 0, 0, NULL};
-    lines[2] = (struct ppocr_line){"\xe4\xb8\xad\xe6\x96\x87\xe5\xad\x97", 0.8f, BOX(400, 200, 460, 200, 460, 230, 400, 230),
-                                 0, 3, words2};
+    lines[2] = (struct ppocr_line){
+        "\xe4\xb8\xad\xe6\x96\x87\xe5\xad\x97", 0.8f, BOX(400, 200, 460, 200, 460, 230, 400, 230), 0, 3, words2};
     lines[3] = (struct ppocr_line){"umop", 0.75f, BOX(100, 400, 300, 400, 300, 430, 100, 430), 1, 0, NULL};
     lines[4] = (struct ppocr_line){"ab cd", 0.6f, BOX(500, 100, 530, 100, 530, 300, 500, 300), 0, 0, NULL};
     lines[5] = (struct ppocr_line){" ", 0.6f, BOX(600, 500, 700, 500, 700, 520, 600, 520), 0, 0, NULL};
@@ -150,7 +158,8 @@ static void test_hocr_structure(void **state)
     assert_true(len > strlen(tail) && strcmp(doc + len - strlen(tail), tail) == 0);
     expect_has(doc, "<title>scan &lt;1&gt;.png</title>");
     expect_has(doc, "<meta name='ocr-system' content='ppocr-vk " PPOCR_VERSION "' />");
-    expect_has(doc, "<div class='ocr_page' id='page_1' title='image \"scan &lt;1&gt;.png\"; bbox 0 0 800 600; ppageno 0'>");
+    expect_has(doc,
+               "<div class='ocr_page' id='page_1' title='image \"scan &lt;1&gt;.png\"; bbox 0 0 800 600; ppageno 0'>");
 
     /* The empty block (its one line is a space) is left out, its ids not used. */
     char seq[4096];
@@ -231,7 +240,8 @@ static void test_alto_structure(void **state)
     assert_int_equal(count(doc, "<SP "), 6);
     expect_has(doc, "<ComposedBlock ID=\"cblock_1_1\" HPOS=\"8\" VPOS=\"10\" WIDTH=\"452\" HEIGHT=\"220\">");
     expect_has(doc, "<TextBlock ID=\"block_1_2\" HPOS=\"400\" VPOS=\"200\" WIDTH=\"60\" HEIGHT=\"30\">");
-    expect_has(doc, "<TextLine ID=\"line_1_1\" HPOS=\"8\" VPOS=\"10\" WIDTH=\"202\" HEIGHT=\"40\" BASELINE=\"8,30 208,50\">");
+    expect_has(
+        doc, "<TextLine ID=\"line_1_1\" HPOS=\"8\" VPOS=\"10\" WIDTH=\"202\" HEIGHT=\"40\" BASELINE=\"8,30 208,50\">");
     expect_has(doc, "<String ID=\"string_1_1\" HPOS=\"8\" VPOS=\"10\" WIDTH=\"52\" HEIGHT=\"25\" WC=\"0.88\" "
                     "CONTENT=\"Hello\"/><SP HPOS=\"58\" VPOS=\"15\" WIDTH=\"12\" HEIGHT=\"21\"/>");
     expect_has(doc, "CONTENT=\"&lt;world&gt;\"");
@@ -264,8 +274,14 @@ static void test_direction_and_bad_bytes(void **state)
     const char *hebrew = "\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d abc\x01";
     struct ppocr_line line = {(char *)hebrew, 0.9f, BOX(10, 10, 110, 10, 110, 30, 10, 30), 0, 0, NULL};
     struct ppocr_span par = {0, 1, 10, 10, 110, 30}, block = {0, 1, 10, 10, 110, 30};
-    struct ppocr_result r = {.width = 200, .height = 100, .n_lines = 1, .lines = &line, .n_paragraphs = 1,
-                           .paragraphs = &par, .n_blocks = 1, .blocks = &block};
+    struct ppocr_result r = {.width = 200,
+                             .height = 100,
+                             .n_lines = 1,
+                             .lines = &line,
+                             .n_paragraphs = 1,
+                             .paragraphs = &par,
+                             .n_blocks = 1,
+                             .blocks = &block};
     const char *file = "bad\xff\xfe name\x1b.png";
     char *doc = render(CLI_FORMAT_HOCR, file, 0, &r);
     expect_has(doc, "<p class='ocr_par' dir='rtl' id='par_1_1'");
@@ -275,7 +291,8 @@ static void test_direction_and_bad_bytes(void **state)
     xmllint(doc, 0);
     free(doc);
     doc = render(CLI_FORMAT_ALTO, file, 0, &r);
-    expect_has(doc, "<TextBlock ID=\"block_1_1\" HPOS=\"10\" VPOS=\"10\" WIDTH=\"100\" HEIGHT=\"20\" BASEDIRECTION=\"rtl\">");
+    expect_has(
+        doc, "<TextBlock ID=\"block_1_1\" HPOS=\"10\" VPOS=\"10\" WIDTH=\"100\" HEIGHT=\"20\" BASEDIRECTION=\"rtl\">");
     xmllint(doc, 1);
     free(doc);
 }
@@ -318,8 +335,8 @@ static void test_empty_page(void **state)
 {
     (void)state;
     struct ppocr_span par = {0, 0, 0, 0, 0, 0}, block = {0, 1, 0, 0, 0, 0};
-    struct ppocr_result r = {.width = 64, .height = 32, .n_paragraphs = 1, .paragraphs = &par, .n_blocks = 1,
-                           .blocks = &block};
+    struct ppocr_result r = {
+        .width = 64, .height = 32, .n_paragraphs = 1, .paragraphs = &par, .n_blocks = 1, .blocks = &block};
     char *doc = render(CLI_FORMAT_HOCR, "blank.png", 0, &r);
     expect_has(doc, "bbox 0 0 64 32; ppageno 0'>\n  </div>\n </body>\n</html>\n");
     assert_null(strstr(doc, "class='ocr_carea'"));
@@ -356,10 +373,10 @@ static void test_numbers(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hocr_structure),     cmocka_unit_test(test_hocr_page_number),
-        cmocka_unit_test(test_alto_structure),     cmocka_unit_test(test_direction_and_bad_bytes),
-        cmocka_unit_test(test_without_structure),  cmocka_unit_test(test_empty_page),
-        cmocka_unit_test(test_extensions),         cmocka_unit_test(test_numbers),
+        cmocka_unit_test(test_hocr_structure),    cmocka_unit_test(test_hocr_page_number),
+        cmocka_unit_test(test_alto_structure),    cmocka_unit_test(test_direction_and_bad_bytes),
+        cmocka_unit_test(test_without_structure), cmocka_unit_test(test_empty_page),
+        cmocka_unit_test(test_extensions),        cmocka_unit_test(test_numbers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

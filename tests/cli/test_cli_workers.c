@@ -20,14 +20,14 @@
 
 struct trace {
     pthread_mutex_t lock;
-    int worked[MAX_ITEMS];   /* times work() ran for each item */
-    int emitted[MAX_ITEMS];  /* order of emit() calls */
+    int worked[MAX_ITEMS];  /* times work() ran for each item */
+    int emitted[MAX_ITEMS]; /* order of emit() calls */
     int n_emitted;
-    int begun_max;           /* highest item begun */
-    int ahead_max;           /* most items begun beyond the last emitted */
-    int halt_at;             /* emit returns non-zero for this item (-1: never) */
-    int stop_at;             /* work sets the stop flag at this item (-1: never) */
-    int failing_workers;     /* init fails for workers >= this */
+    int begun_max;       /* highest item begun */
+    int ahead_max;       /* most items begun beyond the last emitted */
+    int halt_at;         /* emit returns non-zero for this item (-1: never) */
+    int stop_at;         /* work sets the stop flag at this item (-1: never) */
+    int failing_workers; /* init fails for workers >= this */
     atomic_int stop;
 };
 
@@ -76,8 +76,14 @@ static struct cli_workers job_for(struct trace *t, int n_items, int n_workers, i
     t->halt_at = t->stop_at = -1;
     t->begun_max = -1;
     t->failing_workers = n_workers;
-    return (struct cli_workers){.n_items = n_items, .n_workers = n_workers, .window = window, .ctx = t,
-                                .init = trace_init, .work = trace_work, .emit = trace_emit, .stop = &t->stop};
+    return (struct cli_workers){.n_items = n_items,
+                                .n_workers = n_workers,
+                                .window = window,
+                                .ctx = t,
+                                .init = trace_init,
+                                .work = trace_work,
+                                .emit = trace_emit,
+                                .stop = &t->stop};
 }
 
 static void assert_in_order(const struct trace *t, int n)
@@ -156,8 +162,10 @@ static void test_failed_workers_leave_the_rest(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_all_in_order),           cmocka_unit_test(test_more_workers_than_items),
-        cmocka_unit_test(test_stop_finishes_begun_items), cmocka_unit_test(test_halt_stops_emitting),
+        cmocka_unit_test(test_all_in_order),
+        cmocka_unit_test(test_more_workers_than_items),
+        cmocka_unit_test(test_stop_finishes_begun_items),
+        cmocka_unit_test(test_halt_stops_emitting),
         cmocka_unit_test(test_failed_workers_leave_the_rest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -134,9 +134,15 @@ static void test_bn_fold_through_converter(void **state)
         x[k] = test_rand_uniform(-1, 1);
     random_bn(gamma, beta, mean, var, OC);
     to_f32(w, wf, OC * IC * 9);
-    to_f32(gamma, gf, OC); to_f32(beta, bf, OC); to_f32(mean, mf, OC); to_f32(var, vf, OC);
+    to_f32(gamma, gf, OC);
+    to_f32(beta, bf, OC);
+    to_f32(mean, mf, OC);
+    to_f32(var, vf, OC);
     for (int k = 0; k < OC; k++) { /* the reference uses exactly what the file holds */
-        gamma[k] = gf[k]; beta[k] = bf[k]; mean[k] = mf[k]; var[k] = vf[k];
+        gamma[k] = gf[k];
+        beta[k] = bf[k];
+        mean[k] = mf[k];
+        var[k] = vf[k];
     }
     struct onnx_builder b;
     ob_init(&b, 11);
@@ -192,9 +198,12 @@ static void test_affine_fold(void **state)
     (void)state;
     float w1[OC * IC * 9], w2[OC * OC];
     double x[IC * HW * HW];
-    for (int k = 0; k < OC * IC * 9; k++) w1[k] = test_rand_uniform(-1, 1);
-    for (int k = 0; k < OC * OC; k++) w2[k] = test_rand_uniform(-1, 1);
-    for (int k = 0; k < IC * HW * HW; k++) x[k] = test_rand_uniform(-2, 2);
+    for (int k = 0; k < OC * IC * 9; k++)
+        w1[k] = test_rand_uniform(-1, 1);
+    for (int k = 0; k < OC * OC; k++)
+        w2[k] = test_rand_uniform(-1, 1);
+    for (int k = 0; k < IC * HW * HW; k++)
+        x[k] = test_rand_uniform(-2, 2);
     float s = test_rand_uniform(0.5f, 1.5f), t = test_rand_uniform(-1, 1), s2 = test_rand_uniform(0.5f, 1.5f),
           t2 = test_rand_uniform(-1, 1);
     struct onnx_builder b;
@@ -238,8 +247,10 @@ static void test_affine_fold(void **state)
     assert_int_equal(m.ops[1].inputs[0], m.ops[0].outputs[0]);
     /* reference in float64 from the ONNX parameters */
     double wd1[OC * IC * 9], wd2[OC * OC], c1[OC * HW * HW], y_ref[OC * HW * HW];
-    for (int k = 0; k < OC * IC * 9; k++) wd1[k] = w1[k];
-    for (int k = 0; k < OC * OC; k++) wd2[k] = w2[k];
+    for (int k = 0; k < OC * IC * 9; k++)
+        wd1[k] = w1[k];
+    for (int k = 0; k < OC * OC; k++)
+        wd2[k] = w2[k];
     conv_ref(x, wd1, NULL, IC, OC, 3, 1, c1);
     for (int k = 0; k < OC * HW * HW; k++)
         c1[k] = (double)s2 * hswish((double)s * c1[k] + t) + t2;
@@ -266,7 +277,8 @@ static void test_conv_transpose_fold(void **state)
     enum { CI = 3, CO = 4, H = 3 };
     float w[CI * CO * 4], bias[CO], g[CO], be[CO], mu[CO], va[CO];
     double x[CI * H * H];
-    for (int k = 0; k < CI * CO * 4; k++) w[k] = test_rand_uniform(-1, 1);
+    for (int k = 0; k < CI * CO * 4; k++)
+        w[k] = test_rand_uniform(-1, 1);
     for (int k = 0; k < CO; k++) {
         bias[k] = test_rand_uniform(-1, 1);
         g[k] = test_rand_uniform(0.5f, 2);
@@ -274,10 +286,12 @@ static void test_conv_transpose_fold(void **state)
         mu[k] = test_rand_uniform(-10, 10);
         va[k] = (float)pow(10.0, test_rand_uniform(0, 8));
     }
-    for (int k = 0; k < CI * H * H; k++) x[k] = test_rand_uniform(-1, 1);
+    for (int k = 0; k < CI * H * H; k++)
+        x[k] = test_rand_uniform(-1, 1);
     struct onnx_builder b;
     ob_init(&b, 11);
-    int64_t xd[] = {1, CI, H, H}, wd[] = {CI, CO, 2, 2}, bd[] = {1, CO, 1, 1}, cd[] = {CO}, yd[] = {1, CO, 2 * H, 2 * H};
+    int64_t xd[] = {1, CI, H, H}, wd[] = {CI, CO, 2, 2}, bd[] = {1, CO, 1, 1}, cd[] = {CO},
+            yd[] = {1, CO, 2 * H, 2 * H};
     int64_t k2[] = {2, 2};
     ob_input(&b, "x", 4, xd);
     ob_init_f32(&b, "w", 4, wd, w);

@@ -135,7 +135,8 @@ static void test_rec(void **state)
     for (uint32_t i = 0; i < m.n_ops; i++)
         if (m.ops[i].type == PVK_OP_ATTENTION) {
             assert_int_equal(m.ops[i].attr.attention.heads, 8);
-            assert_true(m.ops[i].attr.attention.scale > 0.2581f && m.ops[i].attr.attention.scale < 0.2583f); /* 15^-0.5 */
+            assert_true(m.ops[i].attr.attention.scale > 0.2581f &&
+                        m.ops[i].attr.attention.scale < 0.2583f); /* 15^-0.5 */
         }
     pvk_model_free(&m);
 }

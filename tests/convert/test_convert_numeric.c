@@ -54,10 +54,22 @@ static void run(struct onnx_builder *b, const char *out, int ndim, const int64_t
     pvk_model_free(&m);
 }
 
-static double hswish(double v) { return v * fmin(fmax(v + 3, 0), 6) / 6; }
-static double sigmoid(double v) { return 1 / (1 + exp(-v)); }
-static double gelu_erf(double v) { return 0.5 * v * (1 + erf(v / sqrt(2.0))); }
-static double gelu_tanh(double v) { return 0.5 * v * (1 + tanh(sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))); }
+static double hswish(double v)
+{
+    return v * fmin(fmax(v + 3, 0), 6) / 6;
+}
+static double sigmoid(double v)
+{
+    return 1 / (1 + exp(-v));
+}
+static double gelu_erf(double v)
+{
+    return 0.5 * v * (1 + erf(v / sqrt(2.0)));
+}
+static double gelu_tanh(double v)
+{
+    return 0.5 * v * (1 + tanh(sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+}
 
 enum { C = 4, H = 5, W = 6, CR = 2 };
 
@@ -67,19 +79,31 @@ static void test_conv_se_gelu(void **state)
     (void)state;
     float x[C * H * W], w1[C * C], b1[C], wa[CR * C], ba[CR], wb[C * CR], bb[C];
     fill(x, C * H * W, -3, 3);
-    fill(w1, C * C, -1, 1); fill(b1, C, -1, 1);
-    fill(wa, CR * C, -1, 1); fill(ba, CR, -1, 1);
-    fill(wb, C * CR, -1, 1); fill(bb, C, -1, 1);
+    fill(w1, C * C, -1, 1);
+    fill(b1, C, -1, 1);
+    fill(wa, CR * C, -1, 1);
+    fill(ba, CR, -1, 1);
+    fill(wb, C * CR, -1, 1);
+    fill(bb, C, -1, 1);
     struct onnx_builder b;
-    int64_t xd[] = {1, C, H, W}, w1d[] = {C, C, 1, 1}, cd[] = {C}, wad[] = {CR, C, 1, 1}, crd[] = {CR}, wbd[] = {C, CR, 1, 1};
+    int64_t xd[] = {1, C, H, W}, w1d[] = {C, C, 1, 1}, cd[] = {C}, wad[] = {CR, C, 1, 1}, crd[] = {CR},
+            wbd[] = {C, CR, 1, 1};
     ob_init(&b, 11);
     ob_input(&b, "x", 4, xd);
-    ob_init_f32(&b, "w1", 4, w1d, w1); ob_init_f32(&b, "b1", 1, cd, b1);
-    ob_init_f32(&b, "wa", 4, wad, wa); ob_init_f32(&b, "ba", 1, crd, ba);
-    ob_init_f32(&b, "wb", 4, wbd, wb); ob_init_f32(&b, "bb", 1, cd, bb);
-    ob_const_scalar(&b, "three", 3); ob_const_scalar(&b, "zero", 0); ob_const_scalar(&b, "six", 6);
-    ob_const_scalar(&b, "cube", 3); ob_const_scalar(&b, "k", 0.044715f); ob_const_scalar(&b, "s", 0.7978845608f);
-    ob_const_scalar(&b, "one", 1); ob_const_scalar(&b, "half", 0.5f);
+    ob_init_f32(&b, "w1", 4, w1d, w1);
+    ob_init_f32(&b, "b1", 1, cd, b1);
+    ob_init_f32(&b, "wa", 4, wad, wa);
+    ob_init_f32(&b, "ba", 1, crd, ba);
+    ob_init_f32(&b, "wb", 4, wbd, wb);
+    ob_init_f32(&b, "bb", 1, cd, bb);
+    ob_const_scalar(&b, "three", 3);
+    ob_const_scalar(&b, "zero", 0);
+    ob_const_scalar(&b, "six", 6);
+    ob_const_scalar(&b, "cube", 3);
+    ob_const_scalar(&b, "k", 0.044715f);
+    ob_const_scalar(&b, "s", 0.7978845608f);
+    ob_const_scalar(&b, "one", 1);
+    ob_const_scalar(&b, "half", 0.5f);
     ob_node(&b, "Conv", "conv", "x,w1,b1", "c");
     ob_node(&b, "Add", "hs_a", "c,three", "h1");
     ob_node(&b, "Clip", "hs_c", "h1,zero,six", "h2");
@@ -142,24 +166,37 @@ static void test_transformer_block(void **state)
     (void)state;
     float x[T * E], gm[E], bt[E], wq[E * 3 * E], bq[3 * E], wp[E * E], bp[E];
     fill(x, T * E, -2, 2);
-    fill(gm, E, 0.5f, 1.5f); fill(bt, E, -0.5f, 0.5f);
-    fill(wq, E * 3 * E, -1, 1); fill(bq, 3 * E, -0.5f, 0.5f);
-    fill(wp, E * E, -1, 1); fill(bp, E, -0.5f, 0.5f);
+    fill(gm, E, 0.5f, 1.5f);
+    fill(bt, E, -0.5f, 0.5f);
+    fill(wq, E * 3 * E, -1, 1);
+    fill(bq, 3 * E, -0.5f, 0.5f);
+    fill(wp, E * E, -1, 1);
+    fill(bp, E, -0.5f, 0.5f);
     const float scale = 0.5f, eps = 1e-5f;
     struct onnx_builder b;
-    int64_t xd[] = {1, 1, -1, E}, sq1[] = {1}, ed[] = {E}, wqd[] = {E, 3 * E}, bqd[] = {3 * E}, wpd[] = {E, E}, axes[] = {-1};
+    int64_t xd[] = {1, 1, -1, E}, sq1[] = {1}, ed[] = {E}, wqd[] = {E, 3 * E}, bqd[] = {3 * E}, wpd[] = {E, E},
+            axes[] = {-1};
     ob_init(&b, 11);
     ob_input(&b, "x4", 4, xd); /* the executor takes 4-D inputs: [1, 1, T, E] -> [1, T, E] */
-    ob_init_f32(&b, "gm", 1, ed, gm); ob_init_f32(&b, "bt", 1, ed, bt);
-    ob_init_f32(&b, "wq", 2, wqd, wq); ob_init_f32(&b, "bq", 1, bqd, bq);
-    ob_init_f32(&b, "wp", 2, wpd, wp); ob_init_f32(&b, "bp", 1, ed, bp);
-    ob_const_scalar(&b, "two", 2); ob_const_scalar(&b, "eps", eps);
-    ob_const_scalar(&b, "sqrt2", 1.41421356f); ob_const_scalar(&b, "onef", 1); ob_const_scalar(&b, "half", 0.5f);
-    ob_node(&b, "Squeeze", "sq1", "x4", "x"); ob_attr_ints(&b, "axes", 1, sq1);
-    ob_node(&b, "ReduceMean", "ln_m", "x", "mu"); ob_attr_ints(&b, "axes", 1, axes);
+    ob_init_f32(&b, "gm", 1, ed, gm);
+    ob_init_f32(&b, "bt", 1, ed, bt);
+    ob_init_f32(&b, "wq", 2, wqd, wq);
+    ob_init_f32(&b, "bq", 1, bqd, bq);
+    ob_init_f32(&b, "wp", 2, wpd, wp);
+    ob_init_f32(&b, "bp", 1, ed, bp);
+    ob_const_scalar(&b, "two", 2);
+    ob_const_scalar(&b, "eps", eps);
+    ob_const_scalar(&b, "sqrt2", 1.41421356f);
+    ob_const_scalar(&b, "onef", 1);
+    ob_const_scalar(&b, "half", 0.5f);
+    ob_node(&b, "Squeeze", "sq1", "x4", "x");
+    ob_attr_ints(&b, "axes", 1, sq1);
+    ob_node(&b, "ReduceMean", "ln_m", "x", "mu");
+    ob_attr_ints(&b, "axes", 1, axes);
     ob_node(&b, "Sub", "ln_s", "x,mu", "d");
     ob_node(&b, "Pow", "ln_p", "d,two", "d2");
-    ob_node(&b, "ReduceMean", "ln_v", "d2", "v"); ob_attr_ints(&b, "axes", 1, axes);
+    ob_node(&b, "ReduceMean", "ln_v", "d2", "v");
+    ob_attr_ints(&b, "axes", 1, axes);
     ob_node(&b, "Add", "ln_e", "v,eps", "ve");
     ob_node(&b, "Sqrt", "ln_q", "ve", "sd");
     ob_node(&b, "Div", "ln_d", "d,sd", "n");
@@ -182,12 +219,16 @@ static void test_transformer_block(void **state)
     double ln[T * E], qkv[T * 3 * E], ao[T * E], want[T * E];
     for (int t = 0; t < T; t++) {
         double mu = 0, var = 0;
-        for (int e = 0; e < E; e++) mu += x[t * E + e] / (double)E;
-        for (int e = 0; e < E; e++) var += (x[t * E + e] - mu) * (x[t * E + e] - mu) / E;
-        for (int e = 0; e < E; e++) ln[t * E + e] = (x[t * E + e] - mu) / sqrt(var + (double)eps) * gm[e] + bt[e];
+        for (int e = 0; e < E; e++)
+            mu += x[t * E + e] / (double)E;
+        for (int e = 0; e < E; e++)
+            var += (x[t * E + e] - mu) * (x[t * E + e] - mu) / E;
+        for (int e = 0; e < E; e++)
+            ln[t * E + e] = (x[t * E + e] - mu) / sqrt(var + (double)eps) * gm[e] + bt[e];
         for (int j = 0; j < 3 * E; j++) {
             double acc = bq[j];
-            for (int e = 0; e < E; e++) acc += ln[t * E + e] * wq[e * 3 * E + j];
+            for (int e = 0; e < E; e++)
+                acc += ln[t * E + e] * wq[e * 3 * E + j];
             qkv[t * 3 * E + j] = acc;
         }
     }
@@ -201,17 +242,20 @@ static void test_transformer_block(void **state)
                 s[u] = dot;
                 mx = fmax(mx, dot);
             }
-            for (int u = 0; u < T; u++) sum += (s[u] = exp(s[u] - mx));
+            for (int u = 0; u < T; u++)
+                sum += (s[u] = exp(s[u] - mx));
             for (int j = 0; j < HD; j++) {
                 double acc = 0;
-                for (int u = 0; u < T; u++) acc += s[u] / sum * qkv[u * 3 * E + 2 * E + hh * HD + j];
+                for (int u = 0; u < T; u++)
+                    acc += s[u] / sum * qkv[u * 3 * E + 2 * E + hh * HD + j];
                 ao[t * E + hh * HD + j] = acc;
             }
         }
     for (int t = 0; t < T; t++)
         for (int e = 0; e < E; e++) {
             double acc = bp[e];
-            for (int i = 0; i < E; i++) acc += ao[t * E + i] * wp[i * E + e];
+            for (int i = 0; i < E; i++)
+                acc += ao[t * E + i] * wp[i * E + e];
             double r = x[t * E + e] + acc;
             want[t * E + e] = gelu_erf(r * sigmoid(r));
         }

@@ -92,7 +92,8 @@ static void test_single_activations(void **state)
 {
     (void)state;
     const char *ops[] = {"Relu", "Sigmoid", "HardSigmoid", "Clip6", "ClipAny", "ClipMin"};
-    const enum pvk_act acts[] = {PVK_ACT_RELU, PVK_ACT_SIGMOID, PVK_ACT_HARDSIGMOID, PVK_ACT_RELU6, PVK_ACT_CLIP, PVK_ACT_RELU};
+    const enum pvk_act acts[] = {PVK_ACT_RELU,  PVK_ACT_SIGMOID, PVK_ACT_HARDSIGMOID,
+                                 PVK_ACT_RELU6, PVK_ACT_CLIP,    PVK_ACT_RELU};
     for (int k = 0; k < 6; k++) {
         struct onnx_builder b;
         struct pvk_model m;
@@ -187,9 +188,14 @@ static void se_case(int spelled)
     struct onnx_builder b;
     struct pvk_model m;
     float w1[2 * C], b1[2], w2[C * 2], b2[C];
-    for (int k = 0; k < 2 * C; k++) { w1[k] = test_rand_uniform(-1, 1); w2[k] = test_rand_uniform(-1, 1); }
-    for (int k = 0; k < 2; k++) b1[k] = test_rand_uniform(-1, 1);
-    for (int k = 0; k < C; k++) b2[k] = test_rand_uniform(-1, 1);
+    for (int k = 0; k < 2 * C; k++) {
+        w1[k] = test_rand_uniform(-1, 1);
+        w2[k] = test_rand_uniform(-1, 1);
+    }
+    for (int k = 0; k < 2; k++)
+        b1[k] = test_rand_uniform(-1, 1);
+    for (int k = 0; k < C; k++)
+        b2[k] = test_rand_uniform(-1, 1);
     int64_t w1d[] = {2, C, 1, 1}, w2d[] = {C, 2, 1, 1}, b1d[] = {2}, b2d[] = {C};
     begin(&b, 11);
     ob_init_f32(&b, "w1", 4, w1d, w1);
@@ -293,9 +299,14 @@ static void test_layernorm_and_matmul(void **state)
     struct onnx_builder b;
     struct pvk_model m;
     float gamma[8], beta[8], w[8 * 3], bias[3];
-    for (int k = 0; k < 8; k++) { gamma[k] = test_rand_uniform(0.5f, 1.5f); beta[k] = test_rand_uniform(-1, 1); }
-    for (int k = 0; k < 24; k++) w[k] = test_rand_uniform(-1, 1);
-    for (int k = 0; k < 3; k++) bias[k] = test_rand_uniform(-1, 1);
+    for (int k = 0; k < 8; k++) {
+        gamma[k] = test_rand_uniform(0.5f, 1.5f);
+        beta[k] = test_rand_uniform(-1, 1);
+    }
+    for (int k = 0; k < 24; k++)
+        w[k] = test_rand_uniform(-1, 1);
+    for (int k = 0; k < 3; k++)
+        bias[k] = test_rand_uniform(-1, 1);
     int64_t xd[] = {1, -1, 8}, cd[] = {8}, wd[] = {8, 3}, bd[] = {3}, yd[] = {1, -1, 3}, axes[] = {-1};
     ob_init(&b, 11);
     ob_input(&b, "x", 3, xd);
@@ -339,8 +350,10 @@ static void attention_case(int use_split)
     struct onnx_builder b;
     struct pvk_model m;
     float w[CH * 3 * CH], bias[3 * CH];
-    for (int k = 0; k < CH * 3 * CH; k++) w[k] = test_rand_uniform(-1, 1);
-    for (int k = 0; k < 3 * CH; k++) bias[k] = test_rand_uniform(-1, 1);
+    for (int k = 0; k < CH * 3 * CH; k++)
+        w[k] = test_rand_uniform(-1, 1);
+    for (int k = 0; k < 3 * CH; k++)
+        bias[k] = test_rand_uniform(-1, 1);
     int64_t xd[] = {-1, -1, CH}, wd[] = {CH, 3 * CH}, bd[] = {3 * CH}, yd[] = {-1, -1, CH};
     ob_init(&b, 11);
     ob_input(&b, "x", 3, xd);
@@ -454,7 +467,8 @@ static void test_layout_ops(void **state)
     ob_node(&b, "Softmax", "sm", "t", "y");
     ob_attr_int(&b, "axis", -1);
     convert_ok(&b, "y", 3, yd, &m);
-    const enum pvk_op_type want[] = {PVK_OP_RESIZE, PVK_OP_POOL2D, PVK_OP_CONCAT, PVK_OP_RESHAPE, PVK_OP_TRANSPOSE, PVK_OP_SOFTMAX};
+    const enum pvk_op_type want[] = {PVK_OP_RESIZE,  PVK_OP_POOL2D,    PVK_OP_CONCAT,
+                                     PVK_OP_RESHAPE, PVK_OP_TRANSPOSE, PVK_OP_SOFTMAX};
     assert_int_equal(m.n_ops, 6);
     for (int k = 0; k < 6; k++)
         assert_int_equal(m.ops[k].type, want[k]);
@@ -488,9 +502,12 @@ static void test_standalone_ops(void **state)
         mu[k] = test_rand_uniform(-1, 1);
         va[k] = test_rand_uniform(0.5f, 2);
     }
-    for (int k = 0; k < 6 * C; k++) gw[k] = test_rand_uniform(-1, 1);
-    for (int k = 0; k < 3; k++) gb[k] = test_rand_uniform(-1, 1);
-    int64_t cd[] = {2 * C}, gwd[] = {3, 2 * C}, gbd[] = {3}, sd[] = {4}, k3[] = {3, 3}, p1[] = {1, 1, 1, 1}, yd[] = {1, 3};
+    for (int k = 0; k < 6 * C; k++)
+        gw[k] = test_rand_uniform(-1, 1);
+    for (int k = 0; k < 3; k++)
+        gb[k] = test_rand_uniform(-1, 1);
+    int64_t cd[] = {2 * C}, gwd[] = {3, 2 * C}, gbd[] = {3}, sd[] = {4}, k3[] = {3, 3}, p1[] = {1, 1, 1, 1},
+            yd[] = {1, 3};
     begin(&b, 11);
     ob_init_f32(&b, "g", 1, cd, g);
     ob_init_f32(&b, "be", 1, cd, be);
@@ -515,8 +532,8 @@ static void test_standalone_ops(void **state)
     ob_node(&b, "Gemm", "fc", "f,gw,gb", "y");
     ob_attr_int(&b, "transB", 1);
     convert_ok(&b, "y", 2, yd, &m);
-    const enum pvk_op_type want[] = {PVK_OP_CONV2D, PVK_OP_CONCAT, PVK_OP_AFFINE, PVK_OP_RESIZE, PVK_OP_POOL2D,
-                                     PVK_OP_POOL2D, PVK_OP_RESHAPE, PVK_OP_MATMUL};
+    const enum pvk_op_type want[] = {PVK_OP_CONV2D, PVK_OP_CONCAT, PVK_OP_AFFINE,  PVK_OP_RESIZE,
+                                     PVK_OP_POOL2D, PVK_OP_POOL2D, PVK_OP_RESHAPE, PVK_OP_MATMUL};
     assert_int_equal(m.n_ops, 8);
     for (int k = 0; k < 8; k++)
         assert_int_equal(m.ops[k].type, want[k]);

@@ -22,114 +22,127 @@
 #include "support/test_env.h"
 
 /* Overall strict CER of a page set against the manifest (missing pages score as empty). */
-static double overall_cer(const eval_manifest *m, const eval_pageset *set) {
-  eval_gt_opts opt;
-  eval_gt_opts_default(&opt);
-  eval_gt_totals total = {0};
-  for (size_t r = 0; r < m->n; r++) {
-    const eval_manifest_row *row = &m->rows[r];
-    const eval_page *p = eval_find_page(set, row->file);
-    const char **out = calloc(p && p->n_lines ? p->n_lines : 1, sizeof *out);
-    assert_non_null(out);
-    for (size_t k = 0; p && k < p->n_lines; k++) out[k] = p->lines[k].text;
-    eval_gt_result res;
-    assert_int_equal(eval_score_gt((const char *const *)row->gt, row->n_gt, row->group, row->fold_case,
-                                   out, p ? p->n_lines : 0, &opt, &res), 0);
-    eval_gt_totals_add(&total, &res.group[0]);
-    eval_gt_result_free(&res);
-    free(out);
-  }
-  return 100.0 * eval_cer(&total);
+static double overall_cer(const eval_manifest *m, const eval_pageset *set)
+{
+    eval_gt_opts opt;
+    eval_gt_opts_default(&opt);
+    eval_gt_totals total = {0};
+    for (size_t r = 0; r < m->n; r++) {
+        const eval_manifest_row *row = &m->rows[r];
+        const eval_page *p = eval_find_page(set, row->file);
+        const char **out = calloc(p && p->n_lines ? p->n_lines : 1, sizeof *out);
+        assert_non_null(out);
+        for (size_t k = 0; p && k < p->n_lines; k++)
+            out[k] = p->lines[k].text;
+        eval_gt_result res;
+        assert_int_equal(eval_score_gt((const char *const *)row->gt, row->n_gt, row->group, row->fold_case, out,
+                                       p ? p->n_lines : 0, &opt, &res),
+                         0);
+        eval_gt_totals_add(&total, &res.group[0]);
+        eval_gt_result_free(&res);
+        free(out);
+    }
+    return 100.0 * eval_cer(&total);
 }
 
 /* Runs ppocr-vk with `flags` on every manifest image, from the corpus folder so that "file"
  * matches, into out_path, and loads the result. */
-static void run_vk(const eval_manifest *m, const char *flags, const char *out_path, eval_pageset *ours) {
-  const char *vk = getenv("PPOCR_VK");
-  char vk_default[4096], err[512];
-  snprintf(vk_default, sizeof vk_default, "%s/ppocr-vk", test_binary_dir());
-  if (!vk || !*vk) vk = vk_default;
-  size_t cap = 16384, len = 0;
-  char *cmd = malloc(cap);
-  assert_non_null(cmd);
-  /* The command cannot keep the Vulkan libraries loaded for LeakSanitizer (see
+static void run_vk(const eval_manifest *m, const char *flags, const char *out_path, eval_pageset *ours)
+{
+    const char *vk = getenv("PPOCR_VK");
+    char vk_default[4096], err[512];
+    snprintf(vk_default, sizeof vk_default, "%s/ppocr-vk", test_binary_dir());
+    if (!vk || !*vk)
+        vk = vk_default;
+    size_t cap = 16384, len = 0;
+    char *cmd = malloc(cap);
+    assert_non_null(cmd);
+    /* The command cannot keep the Vulkan libraries loaded for LeakSanitizer (see
    * tests/keep_libraries_loaded.c): the driver's allocations would read as its leaks. */
-  len += (size_t)snprintf(cmd, cap, "cd '%s/data/corpus' && ASAN_OPTIONS=detect_leaks=0 '%s' --format json %s",
-                          test_data_dir(), vk, flags);
-  for (size_t r = 0; r < m->n; r++) {
-    assert_null(strchr(m->rows[r].file, '\'')); /* quoted below */
-    assert_true(len + strlen(m->rows[r].file) + 4 < cap);
-    len += (size_t)snprintf(cmd + len, cap - len, " '%s'", m->rows[r].file);
-  }
-  assert_true(len + strlen(out_path) + 8 < cap);
-  snprintf(cmd + len, cap - len, " > '%s'", out_path);
-  int status = system(cmd);
-  free(cmd);
-  if (status != 0) fail_msg("ppocr-vk (%s %s) failed with status %d", vk, flags, status);
-  if (eval_load_results(out_path, ours, err, sizeof err)) fail_msg("ppocr-vk output: %s", err);
+    len += (size_t)snprintf(cmd, cap, "cd '%s/data/corpus' && ASAN_OPTIONS=detect_leaks=0 '%s' --format json %s",
+                            test_data_dir(), vk, flags);
+    for (size_t r = 0; r < m->n; r++) {
+        assert_null(strchr(m->rows[r].file, '\'')); /* quoted below */
+        assert_true(len + strlen(m->rows[r].file) + 4 < cap);
+        len += (size_t)snprintf(cmd + len, cap - len, " '%s'", m->rows[r].file);
+    }
+    assert_true(len + strlen(out_path) + 8 < cap);
+    snprintf(cmd + len, cap - len, " > '%s'", out_path);
+    int status = system(cmd);
+    free(cmd);
+    if (status != 0)
+        fail_msg("ppocr-vk (%s %s) failed with status %d", vk, flags, status);
+    if (eval_load_results(out_path, ours, err, sizeof err))
+        fail_msg("ppocr-vk output: %s", err);
 }
 
-static void run_mode(int use_cls) {
-  const char *mode = use_cls ? "cls" : "nocls";
-  char manifest_path[4096], golden_dir[4096], out_path[4096], err[512];
-  snprintf(manifest_path, sizeof manifest_path, "%s/data/corpus/manifest.tsv", test_data_dir());
-  snprintf(golden_dir, sizeof golden_dir, "%s/golden/%s", test_data_dir(), mode);
+static void run_mode(int use_cls)
+{
+    const char *mode = use_cls ? "cls" : "nocls";
+    char manifest_path[4096], golden_dir[4096], out_path[4096], err[512];
+    snprintf(manifest_path, sizeof manifest_path, "%s/data/corpus/manifest.tsv", test_data_dir());
+    snprintf(golden_dir, sizeof golden_dir, "%s/golden/%s", test_data_dir(), mode);
 
-  eval_manifest m;
-  if (eval_load_manifest(manifest_path, &m, err, sizeof err)) fail_msg("%s", err);
-  eval_pageset parity_run, default_run, golden;
-  if (eval_load_results(golden_dir, &golden, err, sizeof err)) fail_msg("%s", err);
-  assert_int_equal(golden.n, m.n);
+    eval_manifest m;
+    if (eval_load_manifest(manifest_path, &m, err, sizeof err))
+        fail_msg("%s", err);
+    eval_pageset parity_run, default_run, golden;
+    if (eval_load_results(golden_dir, &golden, err, sizeof err))
+        fail_msg("%s", err);
+    assert_int_equal(golden.n, m.n);
 
-  /* With --paddle-parity ppocr-vk must read what the reference reads; every mismatch is printed. */
-  snprintf(out_path, sizeof out_path, "%s/eval-golden-%s-parity.jsonl", test_binary_dir(), mode);
-  run_vk(&m, use_cls ? "--paddle-parity" : "--paddle-parity --no-cls", out_path, &parity_run);
-  eval_golden_opts gopt;
-  eval_golden_opts_default(&gopt);
-  eval_golden_totals t;
-  memset(&t, 0, sizeof t);
-  for (size_t i = 0; i < golden.n; i++)
-    eval_golden_compare_page(&golden.pages[i], eval_find_page(&parity_run, golden.pages[i].file), &gopt, &t,
-                             stderr);
-  fprintf(stderr,
-          "%s: pages %zu (missing %zu, line count differs on %zu); identical text %zu/%zu; "
-          "CER %zu/%zu; boxes beyond %.0f px %zu (max %.1f); scores beyond %.2f %zu (max %.4f)\n",
-          mode, t.pages, t.missing_pages, t.count_mismatch_pages, t.text_equal, t.golden_lines,
-          t.edits, t.golden_chars, gopt.box_px, t.box_fail, t.max_corner_px, gopt.score_tol,
-          t.score_fail, t.max_score_diff);
-  int parity = eval_golden_pass(&t, &gopt);
+    /* With --paddle-parity ppocr-vk must read what the reference reads; every mismatch is printed. */
+    snprintf(out_path, sizeof out_path, "%s/eval-golden-%s-parity.jsonl", test_binary_dir(), mode);
+    run_vk(&m, use_cls ? "--paddle-parity" : "--paddle-parity --no-cls", out_path, &parity_run);
+    eval_golden_opts gopt;
+    eval_golden_opts_default(&gopt);
+    eval_golden_totals t;
+    memset(&t, 0, sizeof t);
+    for (size_t i = 0; i < golden.n; i++)
+        eval_golden_compare_page(&golden.pages[i], eval_find_page(&parity_run, golden.pages[i].file), &gopt, &t,
+                                 stderr);
+    fprintf(stderr,
+            "%s: pages %zu (missing %zu, line count differs on %zu); identical text %zu/%zu; "
+            "CER %zu/%zu; boxes beyond %.0f px %zu (max %.1f); scores beyond %.2f %zu (max %.4f)\n",
+            mode, t.pages, t.missing_pages, t.count_mismatch_pages, t.text_equal, t.golden_lines, t.edits,
+            t.golden_chars, gopt.box_px, t.box_fail, t.max_corner_px, gopt.score_tol, t.score_fail, t.max_score_diff);
+    int parity = eval_golden_pass(&t, &gopt);
 
-  /* Against the ground truth, by default ppocr-vk may be at most 0.5 points behind the reference. */
-  snprintf(out_path, sizeof out_path, "%s/eval-golden-%s-default.jsonl", test_binary_dir(), mode);
-  run_vk(&m, use_cls ? "" : "--no-cls", out_path, &default_run);
-  double parity_cer = overall_cer(&m, &parity_run), ours_cer = overall_cer(&m, &default_run),
-         ref_cer = overall_cer(&m, &golden);
-  fprintf(stderr, "%s: ground-truth CER ppocr-vk %.2f%% (with --paddle-parity %.2f%%), reference %.2f%%\n", mode,
-          ours_cer, parity_cer, ref_cer);
+    /* Against the ground truth, by default ppocr-vk may be at most 0.5 points behind the reference. */
+    snprintf(out_path, sizeof out_path, "%s/eval-golden-%s-default.jsonl", test_binary_dir(), mode);
+    run_vk(&m, use_cls ? "" : "--no-cls", out_path, &default_run);
+    double parity_cer = overall_cer(&m, &parity_run), ours_cer = overall_cer(&m, &default_run),
+           ref_cer = overall_cer(&m, &golden);
+    fprintf(stderr, "%s: ground-truth CER ppocr-vk %.2f%% (with --paddle-parity %.2f%%), reference %.2f%%\n", mode,
+            ours_cer, parity_cer, ref_cer);
 
-  eval_pageset_free(&parity_run);
-  eval_pageset_free(&default_run);
-  eval_pageset_free(&golden);
-  eval_manifest_free(&m);
-  if (!parity) fail_msg("%s: ppocr-vk --paddle-parity differs from the reference's goldens (mismatches above)", mode);
-  if (ours_cer > ref_cer + 0.5)
-    fail_msg("%s: CER %.2f%% is more than 0.5 points behind the reference's %.2f%%", mode, ours_cer, ref_cer);
+    eval_pageset_free(&parity_run);
+    eval_pageset_free(&default_run);
+    eval_pageset_free(&golden);
+    eval_manifest_free(&m);
+    if (!parity)
+        fail_msg("%s: ppocr-vk --paddle-parity differs from the reference's goldens (mismatches above)", mode);
+    if (ours_cer > ref_cer + 0.5)
+        fail_msg("%s: CER %.2f%% is more than 0.5 points behind the reference's %.2f%%", mode, ours_cer, ref_cer);
 }
 
-static void test_golden_cls(void **state) {
-  (void)state;
-  run_mode(1);
+static void test_golden_cls(void **state)
+{
+    (void)state;
+    run_mode(1);
 }
 
-static void test_golden_nocls(void **state) {
-  (void)state;
-  run_mode(0);
+static void test_golden_nocls(void **state)
+{
+    (void)state;
+    run_mode(0);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_golden_cls),
-      cmocka_unit_test(test_golden_nocls),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_golden_cls),
+        cmocka_unit_test(test_golden_nocls),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }

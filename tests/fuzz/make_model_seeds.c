@@ -42,7 +42,8 @@ static int write_model(struct onnx_builder *b, const char *out_name, int ndim, c
 static int det_seed(const char *dir)
 {
     struct onnx_builder b;
-    int64_t xd[] = {1, 3, -1, -1}, w1d[] = {4, 3, 3, 3}, w2d[] = {1, 4, 1, 1}, yd[] = {1, 1, -1, -1}, pads[] = {1, 1, 1, 1};
+    int64_t xd[] = {1, 3, -1, -1}, w1d[] = {4, 3, 3, 3}, w2d[] = {1, 4, 1, 1}, yd[] = {1, 1, -1, -1},
+            pads[] = {1, 1, 1, 1};
     ob_init(&b, 11);
     ob_input(&b, "x", 4, xd);
     ob_init_f32(&b, "w1", 4, w1d, weights);
@@ -81,7 +82,8 @@ static int rec_seed(const char *dir)
     if (!f || fputs("a\nb\n\xc3\xa9\n", f) < 0 || fclose(f))
         return -1;
     struct onnx_builder b;
-    int64_t xd[] = {1, 3, 48, -1}, wd[] = {4, 3, 48, 1}, sd[] = {3}, shape[] = {0, 4, -1}, md[] = {4, 5}, yd[] = {1, -1, 5};
+    int64_t xd[] = {1, 3, 48, -1}, wd[] = {4, 3, 48, 1}, sd[] = {3}, shape[] = {0, 4, -1}, md[] = {4, 5},
+            yd[] = {1, -1, 5};
     int64_t perm[] = {0, 2, 1};
     ob_init(&b, 11);
     ob_input(&b, "x", 4, xd);

@@ -23,11 +23,11 @@
 #include "gpu/validation.h"
 #include "support/test_env.h"
 
-#define CHECK(call)                                                   \
-    do {                                                              \
-        int st_ = (call);                                             \
-        if (st_ != GPU_OK)                                            \
-            fail_msg("%s -> %d: %s", #call, st_, gpu_last_error());   \
+#define CHECK(call)                                                                                                    \
+    do {                                                                                                               \
+        int st_ = (call);                                                                                              \
+        if (st_ != GPU_OK)                                                                                             \
+            fail_msg("%s -> %d: %s", #call, st_, gpu_last_error());                                                    \
     } while (0)
 
 static const char *self_path;
@@ -52,9 +52,13 @@ static void build_some_pipelines(struct gpu_context *ctx)
 {
     for (uint32_t local = 16; local <= 64; local *= 2) {
         const struct gpu_pipeline *p;
-        CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){
-                  .shader = GPU_SHADER_selftest_saxpy, .spec = &local, .spec_count = 1,
-                  .buffer_count = 2, .push_bytes = 8}, &p));
+        CHECK(gpu_pipeline_get(ctx,
+                               &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_saxpy,
+                                                           .spec = &local,
+                                                           .spec_count = 1,
+                                                           .buffer_count = 2,
+                                                           .push_bytes = 8},
+                               &p));
     }
 }
 
@@ -112,7 +116,7 @@ static void test_second_process_reuses_cache(void **state)
     (void)state;
     char dir[1024], path[1300];
     fresh_dir("two-processes", dir, sizeof dir);
-    strcat(dir, "/nested/folder"); /* created on demand */
+    strcat(dir, "/nested/folder");        /* created on demand */
     assert_int_equal(run_child(dir), 10); /* nothing to load yet */
     cache_file(dir, path, sizeof path);
     struct stat first;
@@ -145,8 +149,8 @@ static void test_variant_built_once(void **state)
     (void)state;
     struct gpu_context *ctx = create_in("");
     uint32_t spec[2] = {64, 7};
-    struct gpu_pipeline_desc d = {.shader = GPU_SHADER_selftest_saxpy, .spec = spec, .spec_count = 1,
-                                  .buffer_count = 2, .push_bytes = 8};
+    struct gpu_pipeline_desc d = {
+        .shader = GPU_SHADER_selftest_saxpy, .spec = spec, .spec_count = 1, .buffer_count = 2, .push_bytes = 8};
     const struct gpu_pipeline *a, *b, *c, *e;
     CHECK(gpu_pipeline_get(ctx, &d, &a));
     unsigned count = gpu_pipeline_count(ctx);
@@ -227,8 +231,8 @@ struct racer {
 static void *race(void *arg)
 {
     struct racer *r = arg;
-    struct gpu_pipeline_desc d = {.shader = GPU_SHADER_selftest_saxpy, .spec = &r->spec, .spec_count = 1,
-                                  .buffer_count = 2, .push_bytes = 8};
+    struct gpu_pipeline_desc d = {
+        .shader = GPU_SHADER_selftest_saxpy, .spec = &r->spec, .spec_count = 1, .buffer_count = 2, .push_bytes = 8};
     pthread_barrier_wait(r->start);
     r->status = gpu_pipeline_get(r->ctx, &d, &r->got);
     return NULL;
@@ -261,8 +265,11 @@ static void test_variants_built_by_threads(void **state)
             assert_ptr_not_equal(r[i].got, r[i - 2].got);
     }
     assert_int_equal(gpu_pipeline_count(ctx), count + RACERS / 2);
-    struct gpu_pipeline_desc d = {.shader = GPU_SHADER_selftest_saxpy, .spec = &r[RACERS - 1].spec, .spec_count = 1,
-                                  .buffer_count = 2, .push_bytes = 8};
+    struct gpu_pipeline_desc d = {.shader = GPU_SHADER_selftest_saxpy,
+                                  .spec = &r[RACERS - 1].spec,
+                                  .spec_count = 1,
+                                  .buffer_count = 2,
+                                  .push_bytes = 8};
     const struct gpu_pipeline *again;
     CHECK(gpu_pipeline_get(ctx, &d, &again));
     assert_ptr_equal(again, r[RACERS - 1].got);

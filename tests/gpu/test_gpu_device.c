@@ -17,7 +17,10 @@
 #include "gpu/selftest.h"
 #include "gpu/validation.h"
 
-static bool power_of_two(uint64_t x) { return x && !(x & (x - 1)); }
+static bool power_of_two(uint64_t x)
+{
+    return x && !(x & (x - 1));
+}
 
 static struct gpu_context *create_default(void)
 {
@@ -61,9 +64,10 @@ static void test_caps_are_sane(void **state)
         assert_false(gpu_prefers_fp16(ctx));
     if (gpu_prefers_fp16(ctx))
         assert_true(c->storage_16bit && c->shader_fp16);
-    fprintf(stderr, "device: %s (%s), driver %s %s, subgroup %u, fp16 %d, 16-bit storage %d, "
-            "push descriptors %d, unified memory %d, timestamps %d\n", c->device_name,
-            gpu_device_kind_name(c->kind), c->driver_name, c->driver_info, c->subgroup_size,
+    fprintf(stderr,
+            "device: %s (%s), driver %s %s, subgroup %u, fp16 %d, 16-bit storage %d, "
+            "push descriptors %d, unified memory %d, timestamps %d\n",
+            c->device_name, gpu_device_kind_name(c->kind), c->driver_name, c->driver_info, c->subgroup_size,
             c->shader_fp16, c->storage_16bit, c->push_descriptors, c->unified_memory, c->timestamps);
     gpu_context_destroy(ctx);
     assert_int_equal(gpu_validation_message_count(), 0);
@@ -113,8 +117,8 @@ static void test_list_devices(void **state)
         assert_memory_equal(line, prefix, strlen(prefix));
         *end = 0;
         assert_non_null(strstr(line, "MiB device-local"));
-        assert_true(strstr(line, "(cpu)") || strstr(line, "(discrete)") ||
-                    strstr(line, "(integrated)") || strstr(line, "(virtual)") || strstr(line, "(other)"));
+        assert_true(strstr(line, "(cpu)") || strstr(line, "(discrete)") || strstr(line, "(integrated)") ||
+                    strstr(line, "(virtual)") || strstr(line, "(other)"));
     }
     assert_int_equal(lines, n);
     free(text);
@@ -205,8 +209,7 @@ static int child_without_driver(void)
 static void test_no_driver_fails_cleanly(void **state)
 {
     (void)state;
-    static const char *const env[] = {"VK_ICD_FILENAMES", "/dev/null", "VK_DRIVER_FILES",
-                                      "/dev/null", NULL};
+    static const char *const env[] = {"VK_ICD_FILENAMES", "/dev/null", "VK_DRIVER_FILES", "/dev/null", NULL};
     char err[8192];
     int status = run_child("--child-no-driver", env, err, sizeof err);
     fprintf(stderr, "child stderr: %s", err);
@@ -225,10 +228,19 @@ static void test_no_driver_fails_cleanly(void **state)
 static void test_missing_layer_is_an_error(void **state)
 {
     (void)state;
-    static const char *const env[] = {"VK_LAYER_PATH", "/nonexistent", "VK_ADD_LAYER_PATH",
-                                      "/nonexistent", "XDG_DATA_DIRS", "/nonexistent",
-                                      "XDG_DATA_HOME", "/nonexistent", "XDG_CONFIG_DIRS",
-                                      "/nonexistent", "PPOCR_VK_VALIDATE", "1", NULL};
+    static const char *const env[] = {"VK_LAYER_PATH",
+                                      "/nonexistent",
+                                      "VK_ADD_LAYER_PATH",
+                                      "/nonexistent",
+                                      "XDG_DATA_DIRS",
+                                      "/nonexistent",
+                                      "XDG_DATA_HOME",
+                                      "/nonexistent",
+                                      "XDG_CONFIG_DIRS",
+                                      "/nonexistent",
+                                      "PPOCR_VK_VALIDATE",
+                                      "1",
+                                      NULL};
     char err[8192];
     int status = run_child("--child-no-driver", env, err, sizeof err);
     assert_true(WIFEXITED(status));
@@ -250,8 +262,8 @@ static int child_with_validation_error(void)
         fprintf(stderr, "%s\n", gpu_last_error());
         return 2;
     }
-    VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = 0,
-                             .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT};
+    VkBufferCreateInfo bi = {
+        .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = 0, .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT};
     VkBuffer b = VK_NULL_HANDLE;
     if (vkCreateBuffer(gpu_context_device(ctx), &bi, NULL, &b) == VK_SUCCESS && b)
         vkDestroyBuffer(gpu_context_device(ctx), b, NULL);

@@ -47,11 +47,11 @@ static struct gpu_context *create(enum mode mode, uint32_t timeout_ms)
     return ctx;
 }
 
-#define CHECK(call)                                                   \
-    do {                                                              \
-        int st_ = (call);                                             \
-        if (st_ != GPU_OK)                                            \
-            fail_msg("%s -> %d: %s", #call, st_, gpu_last_error());   \
+#define CHECK(call)                                                                                                    \
+    do {                                                                                                               \
+        int st_ = (call);                                                                                              \
+        if (st_ != GPU_OK)                                                                                             \
+            fail_msg("%s -> %d: %s", #call, st_, gpu_last_error());                                                    \
     } while (0)
 
 struct saxpy_push {
@@ -78,9 +78,13 @@ static void saxpy(enum mode mode)
             want[i] = push.a * x[i] + y[i];
 
         const struct gpu_pipeline *p;
-        CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){
-                  .shader = GPU_SHADER_selftest_saxpy, .spec = &local, .spec_count = 1,
-                  .buffer_count = 2, .push_bytes = sizeof push}, &p));
+        CHECK(gpu_pipeline_get(ctx,
+                               &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_saxpy,
+                                                           .spec = &local,
+                                                           .spec_count = 1,
+                                                           .buffer_count = 2,
+                                                           .push_bytes = sizeof push},
+                               &p));
         /* the buffers sit at non-zero offsets inside shared blocks */
         struct gpu_buffer pad, bx, by;
         CHECK(gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, 3, &pad));
@@ -94,9 +98,9 @@ static void saxpy(enum mode mode)
         CHECK(gpu_cmd_create(ctx, 0, &cmd));
         CHECK(gpu_cmd_begin(cmd));
         struct gpu_binding b[2] = {gpu_bind(&bx), gpu_bind(&by)};
-        CHECK(gpu_cmd_dispatch(cmd, &(struct gpu_dispatch){.pipeline = p, .buffers = b,
-                                                           .push = &push,
-                                                           .groups = {(n + local - 1) / local}}));
+        CHECK(gpu_cmd_dispatch(
+            cmd,
+            &(struct gpu_dispatch){.pipeline = p, .buffers = b, .push = &push, .groups = {(n + local - 1) / local}}));
         gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_HOST);
         CHECK(gpu_cmd_end(cmd));
         CHECK(gpu_cmd_run(cmd));
@@ -129,9 +133,12 @@ static void texel_gather(enum mode mode)
 {
     struct gpu_context *ctx = create(mode, 0);
     const struct gpu_pipeline *p;
-    CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){
-              .shader = GPU_SHADER_selftest_texel_gather, .buffer_count = 2,
-              .push_bytes = sizeof(struct gather_push), .texel_mask = 1}, &p));
+    CHECK(gpu_pipeline_get(ctx,
+                           &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_texel_gather,
+                                                       .buffer_count = 2,
+                                                       .push_bytes = sizeof(struct gather_push),
+                                                       .texel_mask = 1},
+                           &p));
     static const uint32_t sizes[] = {1, 5, 4099, 65537};
     struct gpu_cmd *cmd;
     CHECK(gpu_cmd_create(ctx, 0, &cmd));
@@ -154,8 +161,9 @@ static void texel_gather(enum mode mode)
                 CHECK(gpu_cmd_fill(cmd, &by[k], 0, push[k].n * sizeof(float), 0x7fc00000u));
                 gpu_cmd_barrier(cmd, GPU_STAGE_TRANSFER, GPU_STAGE_COMPUTE);
                 struct gpu_binding b[2] = {gpu_bind(&bx), gpu_bind(&by[k])};
-                CHECK(gpu_cmd_dispatch(cmd, &(struct gpu_dispatch){.pipeline = p, .buffers = b, .push = &push[k],
-                                                                   .groups = {(push[k].n + 63) / 64}}));
+                CHECK(gpu_cmd_dispatch(
+                    cmd, &(struct gpu_dispatch){
+                             .pipeline = p, .buffers = b, .push = &push[k], .groups = {(push[k].n + 63) / 64}}));
             }
             gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_HOST);
             CHECK(gpu_cmd_end(cmd));
@@ -164,8 +172,8 @@ static void texel_gather(enum mode mode)
                 test_fill_nan(got, total);
                 CHECK(gpu_download(ctx, &by[k], 0, got, push[k].n * sizeof(float)));
                 if (memcmp(got, x + push[k].off, push[k].n * sizeof(float)))
-                    fail_msg("texel gather of %u from %u (%s, recording %d): wrong values", push[k].n,
-                             push[k].off, mode_names[mode], rec);
+                    fail_msg("texel gather of %u from %u (%s, recording %d): wrong values", push[k].n, push[k].off,
+                             mode_names[mode], rec);
             }
         }
         for (int k = 0; k < 2; k++)
@@ -180,21 +188,40 @@ static void texel_gather(enum mode mode)
     assert_int_equal(gpu_validation_message_count(), 0);
 }
 
-static void test_texel_gather_push_descriptors(void **s) { (void)s; texel_gather(PUSH_DESCRIPTORS); }
-static void test_texel_gather_descriptor_pools(void **s) { (void)s; texel_gather(DESCRIPTOR_POOLS); }
+static void test_texel_gather_push_descriptors(void **s)
+{
+    (void)s;
+    texel_gather(PUSH_DESCRIPTORS);
+}
+static void test_texel_gather_descriptor_pools(void **s)
+{
+    (void)s;
+    texel_gather(DESCRIPTOR_POOLS);
+}
 
-static void test_saxpy_push_descriptors(void **s) { (void)s; saxpy(PUSH_DESCRIPTORS); }
-static void test_saxpy_descriptor_pools(void **s) { (void)s; saxpy(DESCRIPTOR_POOLS); }
-static void test_saxpy_staging(void **s) { (void)s; saxpy(STAGING); }
+static void test_saxpy_push_descriptors(void **s)
+{
+    (void)s;
+    saxpy(PUSH_DESCRIPTORS);
+}
+static void test_saxpy_descriptor_pools(void **s)
+{
+    (void)s;
+    saxpy(DESCRIPTOR_POOLS);
+}
+static void test_saxpy_staging(void **s)
+{
+    (void)s;
+    saxpy(STAGING);
+}
 
 #define CHAIN 200
 #define CHAIN_N 1031u
 
 /* Records CHAIN dispatches of dst = src + 1, alternating between a and b; the result ends in a.
  * With marks, a timestamp after each half of the chain instead of one per dispatch. */
-static void record_chain(struct gpu_cmd *cmd, const struct gpu_pipeline *p,
-                         const struct gpu_buffer *a, const struct gpu_buffer *b, uint32_t n,
-                         char labels[][16], bool marks)
+static void record_chain(struct gpu_cmd *cmd, const struct gpu_pipeline *p, const struct gpu_buffer *a,
+                         const struct gpu_buffer *b, uint32_t n, char labels[][16], bool marks)
 {
     gpu_cmd_time_dispatches(cmd, !marks);
     gpu_cmd_mark(cmd, "not recording"); /* ignored */
@@ -206,8 +233,10 @@ static void record_chain(struct gpu_cmd *cmd, const struct gpu_pipeline *p,
             gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
         if (labels)
             snprintf(labels[k], 16, "add_one #%d", k);
-        CHECK(gpu_cmd_dispatch(cmd, &(struct gpu_dispatch){.pipeline = p, .buffers = bind,
-                                                           .push = &n, .groups = {(n + 63) / 64},
+        CHECK(gpu_cmd_dispatch(cmd, &(struct gpu_dispatch){.pipeline = p,
+                                                           .buffers = bind,
+                                                           .push = &n,
+                                                           .groups = {(n + 63) / 64},
                                                            .label = labels ? labels[k] : NULL}));
         if (marks && (k == CHAIN / 2 - 1 || k == CHAIN - 1))
             gpu_cmd_mark(cmd, k < CHAIN / 2 ? "first half" : "second half");
@@ -227,8 +256,9 @@ static void chain(enum mode mode, bool marks)
 {
     struct gpu_context *ctx = create(mode, 0);
     const struct gpu_pipeline *p;
-    CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_add_one,
-                                                            .buffer_count = 2, .push_bytes = 4}, &p));
+    CHECK(gpu_pipeline_get(
+        ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_add_one, .buffer_count = 2, .push_bytes = 4},
+        &p));
     uint32_t in[CHAIN_N], out[CHAIN_N];
     for (unsigned i = 0; i < CHAIN_N; i++)
         in[i] = test_rand_u32() >> 4;
@@ -251,8 +281,8 @@ static void chain(enum mode mode, bool marks)
         CHECK(gpu_download(ctx, &a, 0, out, sizeof out));
         for (unsigned i = 0; i < CHAIN_N; i++)
             if (out[i] != in[i] + (uint32_t)(run * CHAIN))
-                fail_msg("run %d, element %u: %u, expected %u (%s)", run, i, out[i],
-                         in[i] + run * CHAIN, mode_names[mode]);
+                fail_msg("run %d, element %u: %u, expected %u (%s)", run, i, out[i], in[i] + run * CHAIN,
+                         mode_names[mode]);
 
         const struct gpu_timing *t;
         unsigned count;
@@ -285,11 +315,31 @@ static void chain(enum mode mode, bool marks)
     assert_int_equal(gpu_validation_message_count(), 0);
 }
 
-static void test_chain_push_descriptors(void **s) { (void)s; chain(PUSH_DESCRIPTORS, false); }
-static void test_chain_descriptor_pools(void **s) { (void)s; chain(DESCRIPTOR_POOLS, false); }
-static void test_chain_staging(void **s) { (void)s; chain(STAGING, false); }
-static void test_chain_polled(void **s) { (void)s; chain(POLLED, false); }
-static void test_chain_marks(void **s) { (void)s; chain(PUSH_DESCRIPTORS, true); }
+static void test_chain_push_descriptors(void **s)
+{
+    (void)s;
+    chain(PUSH_DESCRIPTORS, false);
+}
+static void test_chain_descriptor_pools(void **s)
+{
+    (void)s;
+    chain(DESCRIPTOR_POOLS, false);
+}
+static void test_chain_staging(void **s)
+{
+    (void)s;
+    chain(STAGING, false);
+}
+static void test_chain_polled(void **s)
+{
+    (void)s;
+    chain(POLLED, false);
+}
+static void test_chain_marks(void **s)
+{
+    (void)s;
+    chain(PUSH_DESCRIPTORS, true);
+}
 
 /* Re-recording the same command buffer with other buffers, and fills and copies in a recording. */
 static void test_rerecord_fill_copy(void **state)
@@ -297,8 +347,9 @@ static void test_rerecord_fill_copy(void **state)
     (void)state;
     struct gpu_context *ctx = create(DESCRIPTOR_POOLS, 0);
     const struct gpu_pipeline *p;
-    CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_add_one,
-                                                            .buffer_count = 2, .push_bytes = 4}, &p));
+    CHECK(gpu_pipeline_get(
+        ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_add_one, .buffer_count = 2, .push_bytes = 4},
+        &p));
     const uint32_t n = 333;
     struct gpu_buffer a, b, c;
     CHECK(gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, n * 4, &a));
@@ -311,8 +362,8 @@ static void test_rerecord_fill_copy(void **state)
         CHECK(gpu_cmd_fill(cmd, &a, 0, n * 4, 1000 * round));
         gpu_cmd_barrier(cmd, GPU_STAGE_TRANSFER, GPU_STAGE_COMPUTE);
         struct gpu_binding bind[2] = {gpu_bind(&a), gpu_bind(&b)};
-        CHECK(gpu_cmd_dispatch(cmd, &(struct gpu_dispatch){.pipeline = p, .buffers = bind,
-                                                           .push = &n, .groups = {(n + 63) / 64}}));
+        CHECK(gpu_cmd_dispatch(
+            cmd, &(struct gpu_dispatch){.pipeline = p, .buffers = bind, .push = &n, .groups = {(n + 63) / 64}}));
         gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_TRANSFER);
         CHECK(gpu_cmd_copy(cmd, &b, 4, &c, 0, (n - 1) * 4));
         gpu_cmd_barrier(cmd, GPU_STAGE_TRANSFER, GPU_STAGE_HOST);
@@ -335,15 +386,16 @@ static void test_recording_errors(void **state)
     (void)state;
     struct gpu_context *ctx = create(PUSH_DESCRIPTORS, 0);
     const struct gpu_pipeline *p;
-    assert_int_equal(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_NONE}, &p),
-                     GPU_ERR);
+    assert_int_equal(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_NONE}, &p), GPU_ERR);
     assert_non_null(strstr(gpu_last_error(), "no embedded shader"));
-    assert_int_equal(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_add_one,
-                                                                       .buffer_count = 2,
-                                                                       .push_bytes = 6}, &p),
-                     GPU_ERR);
-    CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_add_one,
-                                                            .buffer_count = 2, .push_bytes = 4}, &p));
+    assert_int_equal(
+        gpu_pipeline_get(
+            ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_add_one, .buffer_count = 2, .push_bytes = 6},
+            &p),
+        GPU_ERR);
+    CHECK(gpu_pipeline_get(
+        ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_add_one, .buffer_count = 2, .push_bytes = 4},
+        &p));
     struct gpu_buffer a;
     CHECK(gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, 4096, &a));
     struct gpu_cmd *cmd;
@@ -352,21 +404,27 @@ static void test_recording_errors(void **state)
     CHECK(gpu_cmd_begin(cmd));
     uint32_t n = 16;
     struct gpu_binding bad[2] = {gpu_bind_range(&a, 1, 64), gpu_bind(&a)}; /* misaligned */
-    assert_int_equal(gpu_cmd_dispatch(cmd, &(struct gpu_dispatch){.pipeline = p, .buffers = bad,
-                                                                  .push = &n}), GPU_ERR);
+    assert_int_equal(gpu_cmd_dispatch(cmd, &(struct gpu_dispatch){.pipeline = p, .buffers = bad, .push = &n}), GPU_ERR);
     assert_non_null(strstr(gpu_last_error(), "binding 0"));
     const struct gpu_pipeline *gather;
-    assert_int_equal(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_texel_gather,
-                                                                       .buffer_count = 2, .push_bytes = 8,
-                                                                       .texel_mask = 4}, &gather),
+    assert_int_equal(gpu_pipeline_get(ctx,
+                                      &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_texel_gather,
+                                                                  .buffer_count = 2,
+                                                                  .push_bytes = 8,
+                                                                  .texel_mask = 4},
+                                      &gather),
                      GPU_ERR); /* no binding 2 */
     assert_non_null(strstr(gpu_last_error(), "texel"));
-    CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_texel_gather, .buffer_count = 2,
-                                                            .push_bytes = 8, .texel_mask = 1}, &gather));
+    CHECK(gpu_pipeline_get(
+        ctx,
+        &(struct gpu_pipeline_desc){
+            .shader = GPU_SHADER_selftest_texel_gather, .buffer_count = 2, .push_bytes = 8, .texel_mask = 1},
+        &gather));
     const uint32_t gather_push[2] = {4, 0};
     struct gpu_binding bad_texel[2] = {gpu_bind_range(&a, 4, 64), gpu_bind(&a)}; /* misaligned */
-    assert_int_equal(gpu_cmd_dispatch(cmd, &(struct gpu_dispatch){.pipeline = gather, .buffers = bad_texel,
-                                                                  .push = gather_push}), GPU_ERR);
+    assert_int_equal(
+        gpu_cmd_dispatch(cmd, &(struct gpu_dispatch){.pipeline = gather, .buffers = bad_texel, .push = gather_push}),
+        GPU_ERR);
     assert_non_null(strstr(gpu_last_error(), "texel binding 0"));
     assert_int_equal(gpu_cmd_copy(cmd, &a, 4000, &a, 0, 200), GPU_ERR);
     assert_int_equal(gpu_cmd_end(cmd), GPU_ERR); /* the recording is unusable */
@@ -383,8 +441,9 @@ static void fence_timeout(enum mode mode)
 {
     struct gpu_context *ctx = create(mode, 1);
     const struct gpu_pipeline *p;
-    CHECK(gpu_pipeline_get(ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_add_one,
-                                                            .buffer_count = 2, .push_bytes = 4}, &p));
+    CHECK(gpu_pipeline_get(
+        ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_add_one, .buffer_count = 2, .push_bytes = 4},
+        &p));
     const uint32_t n = 65535u * 64u; /* the most workgroups every device allows */
     struct gpu_buffer a, b;
     CHECK(gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, n * 4, &a));
@@ -397,8 +456,8 @@ static void fence_timeout(enum mode mode)
     for (int k = 0; k < 40; k++) {
         struct gpu_binding bind[2] = {gpu_bind(k % 2 ? &b : &a), gpu_bind(k % 2 ? &a : &b)};
         gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
-        CHECK(gpu_cmd_dispatch(cmd, &(struct gpu_dispatch){.pipeline = p, .buffers = bind,
-                                                           .push = &n, .groups = {n / 64}}));
+        CHECK(gpu_cmd_dispatch(cmd,
+                               &(struct gpu_dispatch){.pipeline = p, .buffers = bind, .push = &n, .groups = {n / 64}}));
     }
     CHECK(gpu_cmd_end(cmd));
     CHECK(gpu_cmd_submit(cmd));
@@ -419,8 +478,16 @@ static void fence_timeout(enum mode mode)
     assert_int_equal(gpu_validation_message_count(), 0);
 }
 
-static void test_fence_timeout(void **s) { (void)s; fence_timeout(PUSH_DESCRIPTORS); }
-static void test_fence_timeout_polled(void **s) { (void)s; fence_timeout(POLLED); }
+static void test_fence_timeout(void **s)
+{
+    (void)s;
+    fence_timeout(PUSH_DESCRIPTORS);
+}
+static void test_fence_timeout_polled(void **s)
+{
+    (void)s;
+    fence_timeout(POLLED);
+}
 
 int main(void)
 {

@@ -31,8 +31,7 @@ static struct gpu_pool_stats stats(struct gpu_context *ctx, enum gpu_memory wher
     return s;
 }
 
-static void alloc_ok(struct gpu_context *ctx, enum gpu_memory where, VkDeviceSize size,
-                     struct gpu_buffer *b)
+static void alloc_ok(struct gpu_context *ctx, enum gpu_memory where, VkDeviceSize size, struct gpu_buffer *b)
 {
     if (gpu_buffer_alloc(ctx, where, size, b) != GPU_OK)
         fail_msg("gpu_buffer_alloc(%llu): %s", (unsigned long long)size, gpu_last_error());
@@ -61,8 +60,7 @@ static void test_alignment_and_no_overlap(void **state)
         for (int i = 0; i < N; i++)
             for (int j = 0; j < N; j++)
                 if (i != j && b[i].buffer == b[j].buffer)
-                    assert_true(b[i].offset + b[i].size <= b[j].offset ||
-                                b[j].offset + b[j].size <= b[i].offset);
+                    assert_true(b[i].offset + b[i].size <= b[j].offset || b[j].offset + b[j].size <= b[i].offset);
         /* and writing each through its own pointer leaves the others intact */
         if (gpu_memory_is_mapped(ctx, (enum gpu_memory)w)) {
             for (int i = 0; i < N; i++)
@@ -123,8 +121,8 @@ static void test_no_growth_over_many_cycles(void **state)
 {
     (void)state;
     struct gpu_context *ctx = create(NULL);
-    static const VkDeviceSize sizes[] = {4, 100, 4096, 12345, 65536, 1 << 18, 3 << 20, 7 << 20,
-                                         999999, 2 << 20, 64, 8192, 5 << 20, 131071, 1 << 20};
+    static const VkDeviceSize sizes[] = {4,      100,     4096, 12345, 65536,   1 << 18, 3 << 20, 7 << 20,
+                                         999999, 2 << 20, 64,   8192,  5 << 20, 131071,  1 << 20};
     enum { N = sizeof sizes / sizeof sizes[0] };
     struct gpu_buffer b[N];
     int order[N];
@@ -153,9 +151,9 @@ static void test_no_growth_over_many_cycles(void **state)
             blocks = s.blocks;
         }
         if (s.block_bytes != block_bytes || s.blocks != blocks || s.in_use != 0)
-            fail_msg("cycle %d: %u blocks, %llu bytes (first cycle: %u, %llu), %llu in use", cycle,
-                     s.blocks, (unsigned long long)s.block_bytes, blocks,
-                     (unsigned long long)block_bytes, (unsigned long long)s.in_use);
+            fail_msg("cycle %d: %u blocks, %llu bytes (first cycle: %u, %llu), %llu in use", cycle, s.blocks,
+                     (unsigned long long)s.block_bytes, blocks, (unsigned long long)block_bytes,
+                     (unsigned long long)s.in_use);
     }
 
     /* interleaved: a sliding window of live buffers of random sizes */
@@ -221,8 +219,7 @@ static void test_large_requests(void **state)
     struct gpu_pool_stats before = stats(ctx, GPU_MEMORY_DEVICE);
     assert_true(before.block_size <= c->max_storage_buffer_range);
     struct gpu_buffer b;
-    assert_int_equal(gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, c->max_storage_buffer_range + 1, &b),
-                     GPU_ERR);
+    assert_int_equal(gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, c->max_storage_buffer_range + 1, &b), GPU_ERR);
     assert_non_null(strstr(gpu_last_error(), "maxStorageBufferRange"));
     if (before.block_size < c->max_storage_buffer_range) {
         struct gpu_buffer small;
@@ -276,8 +273,16 @@ static void round_trip(bool mapped_device)
     assert_int_equal(gpu_validation_message_count(), 0);
 }
 
-static void test_round_trip_mapped(void **state) { (void)state; round_trip(true); }
-static void test_round_trip_staging(void **state) { (void)state; round_trip(false); }
+static void test_round_trip_mapped(void **state)
+{
+    (void)state;
+    round_trip(true);
+}
+static void test_round_trip_staging(void **state)
+{
+    (void)state;
+    round_trip(false);
+}
 
 int main(void)
 {

@@ -20,26 +20,30 @@
 
 static char tmpdir[256];
 
-static int setup(void **state) {
+static int setup(void **state)
+{
     (void)state;
     snprintf(tmpdir, sizeof tmpdir, "/tmp/ppocr_test_image_errors_XXXXXX");
     return mkdtemp(tmpdir) ? 0 : -1;
 }
 
-static int teardown(void **state) {
+static int teardown(void **state)
+{
     (void)state;
     char cmd[512];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     return system(cmd) == 0 ? 0 : -1;
 }
 
-static const char *tmp_path(const char *name) {
+static const char *tmp_path(const char *name)
+{
     static char path[512];
     snprintf(path, sizeof path, "%s/%s", tmpdir, name);
     return path;
 }
 
-static size_t read_fixture(const char *name, uint8_t *buf, size_t cap) {
+static size_t read_fixture(const char *name, uint8_t *buf, size_t cap)
+{
     char path[1024];
     snprintf(path, sizeof path, "%s/data/images/%s", test_data_dir(), name);
     FILE *f = fopen(path, "rb");
@@ -50,7 +54,8 @@ static size_t read_fixture(const char *name, uint8_t *buf, size_t cap) {
     return n;
 }
 
-static void write_file(const char *path, const void *data, size_t n) {
+static void write_file(const char *path, const void *data, size_t n)
+{
     FILE *f = fopen(path, "wb");
     assert_non_null(f);
     assert_int_equal(fwrite(data, 1, n, f), n);
@@ -59,31 +64,41 @@ static void write_file(const char *path, const void *data, size_t n) {
 
 /* The status, and a message of one line starting with `name` and containing `needle`. */
 static void expect_error(enum ppocr_status got, const char *err, enum ppocr_status want, const char *name,
-                         const char *needle) {
-    if (got != want) fail_msg("status %d, expected %d (%s)", got, want, err);
+                         const char *needle)
+{
+    if (got != want)
+        fail_msg("status %d, expected %d (%s)", got, want, err);
     assert_null(strchr(err, '\n'));
     assert_int_equal(strncmp(err, name, strlen(name)), 0);
-    if (!strstr(err, needle)) fail_msg("'%s' does not say '%s'", err, needle);
+    if (!strstr(err, needle))
+        fail_msg("'%s' does not say '%s'", err, needle);
     printf("%s\n", err);
 }
 
-static enum ppocr_status load_mem(const void *data, size_t n, char *err, size_t len) {
+static enum ppocr_status load_mem(const void *data, size_t n, char *err, size_t len)
+{
     struct ppocr_image img;
     enum ppocr_status st = ppocr_image_load_memory(data, n, "mem", PPOCR_ALPHA_IGNORE, &img, err, len);
-    if (st == PPOCR_OK) ppocr_image_free(&img);
-    else assert_null(img.bgr);
+    if (st == PPOCR_OK)
+        ppocr_image_free(&img);
+    else
+        assert_null(img.bgr);
     return st;
 }
 
-static enum ppocr_status load_path(const char *path, char *err, size_t len) {
+static enum ppocr_status load_path(const char *path, char *err, size_t len)
+{
     struct ppocr_image img;
     enum ppocr_status st = ppocr_image_load_file(path, PPOCR_ALPHA_IGNORE, &img, err, len);
-    if (st == PPOCR_OK) ppocr_image_free(&img);
-    else assert_null(img.bgr);
+    if (st == PPOCR_OK)
+        ppocr_image_free(&img);
+    else
+        assert_null(img.bgr);
     return st;
 }
 
-static void test_files_that_cannot_be_read(void **state) {
+static void test_files_that_cannot_be_read(void **state)
+{
     (void)state;
     char err[512];
     const char *missing = tmp_path("missing.png");
@@ -100,7 +115,8 @@ static void test_files_that_cannot_be_read(void **state) {
 
 /* Permission denied: as a normal user through chmod 000; as root (which reads anything) through a
  * child that drops to the nobody user first. */
-static void test_permission_denied(void **state) {
+static void test_permission_denied(void **state)
+{
     (void)state;
     const char *secret = tmp_path("secret.png");
     uint8_t buf[4096];
@@ -115,7 +131,8 @@ static void test_permission_denied(void **state) {
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        if (setgid(65534) != 0 || setuid(65534) != 0) _exit(77);
+        if (setgid(65534) != 0 || setuid(65534) != 0)
+            _exit(77);
         struct ppocr_image img;
         enum ppocr_status st = ppocr_image_load_file(secret, PPOCR_ALPHA_IGNORE, &img, err, sizeof err);
         printf("as nobody: %s\n", err);
@@ -125,12 +142,14 @@ static void test_permission_denied(void **state) {
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));
-    if (WEXITSTATUS(status) == 77) skip(); /* no way to drop root here */
+    if (WEXITSTATUS(status) == 77)
+        skip(); /* no way to drop root here */
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 /* A FIFO is read to its end like stdin; one closed without data is an empty input. */
-static void test_fifo(void **state) {
+static void test_fifo(void **state)
+{
     (void)state;
     const char *fifo = tmp_path("pipe.png");
     assert_int_equal(mkfifo(fifo, 0600), 0);
@@ -141,11 +160,13 @@ static void test_fifo(void **state) {
         assert_true(pid >= 0);
         if (pid == 0) {
             int fd = open(fifo, O_WRONLY);
-            if (fd < 0) _exit(1);
+            if (fd < 0)
+                _exit(1);
             size_t todo = round == 0 ? n : 0, done = 0;
             while (done < todo) { /* in small pieces, so the reader sees several reads */
                 ssize_t w = write(fd, buf + done, todo - done < 50 ? todo - done : 50);
-                if (w <= 0) _exit(1);
+                if (w <= 0)
+                    _exit(1);
                 done += (size_t)w;
             }
             close(fd);
@@ -166,15 +187,16 @@ static void test_fifo(void **state) {
     }
 }
 
-static void test_truncated_files(void **state) {
+static void test_truncated_files(void **state)
+{
     (void)state;
     uint8_t buf[8192];
     char err[512];
     size_t n = read_fixture("rgb8.png", buf, sizeof buf);
     /* cut in the signature, in IHDR, in IDAT, in and before IEND (a PNG missing only IEND's CRC decodes) */
     const size_t png_cuts[] = {5, 20, n - 30, n - 8, n - 12};
-    const enum ppocr_status png_want[] = {PPOCR_ERR_UNKNOWN_FORMAT, PPOCR_ERR_TRUNCATED,
-                                              PPOCR_ERR_TRUNCATED, PPOCR_ERR_TRUNCATED, PPOCR_ERR_TRUNCATED};
+    const enum ppocr_status png_want[] = {PPOCR_ERR_UNKNOWN_FORMAT, PPOCR_ERR_TRUNCATED, PPOCR_ERR_TRUNCATED,
+                                          PPOCR_ERR_TRUNCATED, PPOCR_ERR_TRUNCATED};
     for (int i = 0; i < 5; i++)
         expect_error(load_mem(buf, png_cuts[i], err, sizeof err), err, png_want[i], "mem",
                      png_want[i] == PPOCR_ERR_TRUNCATED ? "truncated PNG" : "not an image");
@@ -194,7 +216,8 @@ static void test_truncated_files(void **state) {
     }
 }
 
-static void test_corrupt_data(void **state) {
+static void test_corrupt_data(void **state)
+{
     (void)state;
     uint8_t buf[8192];
     char err[512];
@@ -208,7 +231,8 @@ static void test_corrupt_data(void **state) {
     memcpy(bad, buf, n);
     size_t idat = 0;
     for (size_t i = 8; i + 4 < n; i++)
-        if (memcmp(bad + i, "IDAT", 4) == 0) idat = i + 4;
+        if (memcmp(bad + i, "IDAT", 4) == 0)
+            idat = i + 4;
     assert_true(idat > 0);
     bad[idat] = 0xFF, bad[idat + 1] = 0xFF;
     expect_error(load_mem(bad, n, err, sizeof err), err, PPOCR_ERR_CORRUPT, "mem", "corrupt PNG data");
@@ -224,7 +248,8 @@ static void test_corrupt_data(void **state) {
 
 /* Inputs that stb_image 2.27 mishandles are checked before it sees them (and a JPEG DHT table that
  * libjpeg refuses too, named before any decoder runs). */
-static void test_inputs_guarded_before_stb(void **state) {
+static void test_inputs_guarded_before_stb(void **state)
+{
     (void)state;
     uint8_t buf[8192], edited[8192];
     char err[512];
@@ -238,7 +263,8 @@ static void test_inputs_guarded_before_stb(void **state) {
         }
     assert_true(dht > 0);
     memcpy(edited, buf, n);
-    for (int i = 0; i < 16; i++) edited[dht + 5 + i] = 200; /* the 16 code counts of its first table */
+    for (int i = 0; i < 16; i++)
+        edited[dht + 5 + i] = 200; /* the 16 code counts of its first table */
     expect_error(load_mem(edited, n, err, sizeof err), err, PPOCR_ERR_CORRUPT, "mem", "Huffman");
 
     /* an empty IDAT before the real one is valid PNG: decoded, not refused */
@@ -255,7 +281,8 @@ static void test_inputs_guarded_before_stb(void **state) {
     memcpy(edited + idat, empty_idat, 12);
     memcpy(edited + idat + 12, buf + idat, n - idat);
     struct ppocr_image img, want;
-    assert_int_equal(ppocr_image_load_memory(edited, n + 12, "mem", PPOCR_ALPHA_IGNORE, &img, err, sizeof err), PPOCR_OK);
+    assert_int_equal(ppocr_image_load_memory(edited, n + 12, "mem", PPOCR_ALPHA_IGNORE, &img, err, sizeof err),
+                     PPOCR_OK);
     assert_int_equal(ppocr_image_load_memory(buf, n, "mem", PPOCR_ALPHA_IGNORE, &want, err, sizeof err), PPOCR_OK);
     assert_memory_equal(img.bgr, want.bgr, (size_t)want.width * want.height * 3);
     ppocr_image_free(&img);
@@ -267,7 +294,8 @@ static void test_inputs_guarded_before_stb(void **state) {
     expect_error(load_mem(edited, n, err, sizeof err), err, PPOCR_ERR_TRUNCATED, "mem", "truncated PNG");
 }
 
-static void test_unsupported_formats(void **state) {
+static void test_unsupported_formats(void **state)
+{
     (void)state;
     char err[512];
     const char webp[] = "RIFF\x10\0\0\0WEBPVP8 ";
@@ -283,19 +311,43 @@ static void test_unsupported_formats(void **state) {
 }
 
 /* A PNG that is only a signature and an IHDR claiming w x h. */
-static size_t png_header(uint8_t *out, uint32_t w, uint32_t h) {
+static size_t png_header(uint8_t *out, uint32_t w, uint32_t h)
+{
     const uint8_t sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     memcpy(out, sig, 8);
-    const uint8_t ihdr[25] = {0, 0, 0, 13, 'I', 'H', 'D', 'R', (uint8_t)(w >> 24), (uint8_t)(w >> 16), (uint8_t)(w >> 8),
-                              (uint8_t)w, (uint8_t)(h >> 24), (uint8_t)(h >> 16), (uint8_t)(h >> 8), (uint8_t)h, 8, 2, 0, 0, 0,
-                              0, 0, 0, 0}; /* CRC not checked by the decoder */
+    const uint8_t ihdr[25] = {0,
+                              0,
+                              0,
+                              13,
+                              'I',
+                              'H',
+                              'D',
+                              'R',
+                              (uint8_t)(w >> 24),
+                              (uint8_t)(w >> 16),
+                              (uint8_t)(w >> 8),
+                              (uint8_t)w,
+                              (uint8_t)(h >> 24),
+                              (uint8_t)(h >> 16),
+                              (uint8_t)(h >> 8),
+                              (uint8_t)h,
+                              8,
+                              2,
+                              0,
+                              0,
+                              0,
+                              0,
+                              0,
+                              0,
+                              0}; /* CRC not checked by the decoder */
     memcpy(out + 8, ihdr, sizeof ihdr);
     return 8 + sizeof ihdr;
 }
 
 /* The limits are checked on the header: a 20000x20000 claim is refused as too large (had the decoder
  * been run it would have failed on the missing data instead, after allocating gigabytes). */
-static void test_too_large_refused_from_header(void **state) {
+static void test_too_large_refused_from_header(void **state)
+{
     (void)state;
     uint8_t png[64];
     char err[512];
@@ -308,7 +360,8 @@ static void test_too_large_refused_from_header(void **state) {
     n = png_header(png, 10000, 10000); /* exactly at the limit: accepted, then the data is missing */
     expect_error(load_mem(png, n, err, sizeof err), err, PPOCR_ERR_TRUNCATED, "mem", "truncated PNG");
     /* JPEG: SOF0 claiming 20000x20000, then the data stops */
-    const uint8_t jpeg[] = {0xFF, 0xD8, 0xFF, 0xC0, 0, 17, 8, 0x4E, 0x20, 0x4E, 0x20, 3, 1, 0x11, 0, 2, 0x11, 0, 3, 0x11, 0};
+    const uint8_t jpeg[] = {0xFF, 0xD8, 0xFF, 0xC0, 0, 17,   8, 0x4E, 0x20, 0x4E, 0x20,
+                            3,    1,    0x11, 0,    2, 0x11, 0, 3,    0x11, 0};
     expect_error(load_mem(jpeg, sizeof jpeg, err, sizeof err), err, PPOCR_ERR_TOO_LARGE, "mem", "20000x20000");
     /* the same message through a file */
     const char *path = tmp_path("huge.png");
@@ -318,10 +371,11 @@ static void test_too_large_refused_from_header(void **state) {
 }
 
 /* Random damage to a valid file never crashes (ASan/UBSan builds check memory errors too). */
-static void test_random_damage_never_crashes(void **state) {
+static void test_random_damage_never_crashes(void **state)
+{
     (void)state;
-    const char *names[] = {"rgb8.png", "quad_baseline.jpg", "quad_progressive.jpg", "rgb.bmp", "two_frames.gif",
-                           "rgb.tga", "rgb16.ppm", "rgba_rle.tga", "palette.png"};
+    const char *names[] = {"rgb8.png", "quad_baseline.jpg", "quad_progressive.jpg", "rgb.bmp",    "two_frames.gif",
+                           "rgb.tga",  "rgb16.ppm",         "rgba_rle.tga",         "palette.png"};
     uint8_t buf[8192], bad[8192];
     char err[512];
     int failures = 0, runs = 0;
@@ -330,10 +384,12 @@ static void test_random_damage_never_crashes(void **state) {
         for (int round = 0; round < 150; round++) {
             memcpy(bad, buf, n);
             int flips = 1 + (int)(test_rand_u32() % 4);
-            for (int i = 0; i < flips; i++) bad[test_rand_u32() % n] = (uint8_t)test_rand_u32();
+            for (int i = 0; i < flips; i++)
+                bad[test_rand_u32() % n] = (uint8_t)test_rand_u32();
             size_t len = test_rand_u32() % 4 == 0 ? test_rand_u32() % n + 1 : n;
             struct ppocr_image img;
-            enum ppocr_status st = ppocr_image_load_memory(bad, len, "fuzz", PPOCR_ALPHA_FLATTEN, &img, err, sizeof err);
+            enum ppocr_status st =
+                ppocr_image_load_memory(bad, len, "fuzz", PPOCR_ALPHA_FLATTEN, &img, err, sizeof err);
             if (st == PPOCR_OK) {
                 assert_true(img.width > 0 && img.height > 0 && img.bgr);
                 ppocr_image_free(&img);
@@ -353,10 +409,11 @@ static void test_random_damage_never_crashes(void **state) {
  * never exit, and free all it allocated (the ASan build checks leaks and memory errors). Bit flips,
  * byte overwrites, cuts, and cuts with an end-of-image marker put back (so that the marker walk sees
  * a complete file and only libjpeg notices the missing data). */
-static void test_damaged_jpegs_never_crash(void **state) {
+static void test_damaged_jpegs_never_crash(void **state)
+{
     (void)state;
-    const char *names[] = {"quad_baseline.jpg", "quad_progressive.jpg", "quad_cmyk.jpg", "quad_gray.jpg",
-                           "quad_exif6.jpg", "word_2.jpg"};
+    const char *names[] = {"quad_baseline.jpg", "quad_progressive.jpg", "quad_cmyk.jpg",
+                           "quad_gray.jpg",     "quad_exif6.jpg",       "word_2.jpg"};
     static uint8_t buf[16384], bad[16384 + 2];
     char err[512];
     int runs = 0, ok = 0, truncated = 0, corrupt = 0, other = 0;
@@ -374,7 +431,8 @@ static void test_damaged_jpegs_never_crash(void **state) {
                     bad[test_rand_u32() % n] = (uint8_t)test_rand_u32();
             } else { /* cut, and for kind 3 close the file again with EOI */
                 len = 3 + test_rand_u32() % (n - 3);
-                if (kind == 3) bad[len] = 0xFF, bad[len + 1] = 0xD9, len += 2;
+                if (kind == 3)
+                    bad[len] = 0xFF, bad[len + 1] = 0xD9, len += 2;
             }
             struct ppocr_image img;
             enum ppocr_status st = ppocr_image_load_memory(bad, len, "jpeg", PPOCR_ALPHA_IGNORE, &img, err, sizeof err);
@@ -388,10 +446,14 @@ static void test_damaged_jpegs_never_crash(void **state) {
             assert_null(img.bgr);
             if (strchr(err, '\n') || strncmp(err, "jpeg: ", 6) != 0)
                 fail_msg("%s (round %d): not one line: [%s]", names[k], round, err);
-            if (st == PPOCR_ERR_TRUNCATED) truncated++;
-            else if (st == PPOCR_ERR_CORRUPT) corrupt++;
-            else other++;
-            if (kind == 2 && st != PPOCR_ERR_TRUNCATED) fail_msg("%s cut at %zu: [%s]", names[k], len, err);
+            if (st == PPOCR_ERR_TRUNCATED)
+                truncated++;
+            else if (st == PPOCR_ERR_CORRUPT)
+                corrupt++;
+            else
+                other++;
+            if (kind == 2 && st != PPOCR_ERR_TRUNCATED)
+                fail_msg("%s cut at %zu: [%s]", names[k], len, err);
         }
     }
     printf("%d damaged JPEGs: %d decoded, %d truncated, %d corrupt, %d other\n", runs, ok, truncated, corrupt, other);
@@ -400,15 +462,18 @@ static void test_damaged_jpegs_never_crash(void **state) {
 
 /* A cut inside the tables after the frame header: libjpeg's own "premature end" warning is turned
  * into the truncation it is. */
-static void test_jpeg_cut_inside_tables(void **state) {
+static void test_jpeg_cut_inside_tables(void **state)
+{
     (void)state;
     uint8_t buf[8192];
     char err[512];
     size_t n = read_fixture("quad_baseline.jpg", buf, sizeof buf);
     size_t sof = 0, dht = 0;
     for (size_t i = 2; i + 1 < n; i++) {
-        if (buf[i] == 0xFF && buf[i + 1] == 0xC0 && !sof) sof = i;
-        if (buf[i] == 0xFF && buf[i + 1] == 0xC4 && sof && !dht) dht = i;
+        if (buf[i] == 0xFF && buf[i + 1] == 0xC0 && !sof)
+            sof = i;
+        if (buf[i] == 0xFF && buf[i + 1] == 0xC4 && sof && !dht)
+            dht = i;
     }
     assert_true(sof > 0 && dht > sof);
     expect_error(load_mem(buf, dht + 10, err, sizeof err), err, PPOCR_ERR_TRUNCATED, "mem", "truncated JPEG");
@@ -416,20 +481,23 @@ static void test_jpeg_cut_inside_tables(void **state) {
 
 /* A progressive JPEG whose last scan repeats 600 times: each repeat is another pass over the whole
  * coefficient buffer, so scans are limited (libjpeg only warns about the bogus progression). */
-static void test_jpeg_too_many_scans(void **state) {
+static void test_jpeg_too_many_scans(void **state)
+{
     (void)state;
     uint8_t buf[8192];
     char err[512];
     size_t n = read_fixture("quad_progressive.jpg", buf, sizeof buf);
     size_t last_sos = 0;
     for (size_t i = 2; i + 1 < n; i++)
-        if (buf[i] == 0xFF && buf[i + 1] == 0xDA) last_sos = i;
+        if (buf[i] == 0xFF && buf[i + 1] == 0xDA)
+            last_sos = i;
     assert_true(last_sos > 0 && buf[n - 2] == 0xFF && buf[n - 1] == 0xD9);
     size_t scan = n - 2 - last_sos, repeats = 600, len = last_sos + scan * repeats + 2;
     uint8_t *many = malloc(len);
     assert_non_null(many);
     memcpy(many, buf, last_sos);
-    for (size_t r = 0; r < repeats; r++) memcpy(many + last_sos + r * scan, buf + last_sos, scan);
+    for (size_t r = 0; r < repeats; r++)
+        memcpy(many + last_sos + r * scan, buf + last_sos, scan);
     many[len - 2] = 0xFF, many[len - 1] = 0xD9;
     expect_error(load_mem(many, len, err, sizeof err), err, PPOCR_ERR_CORRUPT, "mem", "scans");
     /* a few repeats are only a warning: decoded, as cv2.imread does */
@@ -442,7 +510,8 @@ static void test_jpeg_too_many_scans(void **state) {
     free(many);
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_files_that_cannot_be_read),
         cmocka_unit_test(test_permission_denied),

@@ -50,11 +50,15 @@ static int setup(void **state)
     (void)state;
     snprintf(dir, sizeof dir, "/tmp/ppocr-model-test-XXXXXX");
     assert_non_null(mkdtemp(dir));
-    for (int k = 0; k < CH * 3 * 9; k++) conv_w[k] = test_rand_uniform(-1, 1);
-    for (int k = 0; k < CH * CLASSES; k++) fc_w[k] = test_rand_uniform(-1, 1);
-    for (int k = 0; k < CLASSES; k++) fc_b[k] = test_rand_uniform(-1, 1);
+    for (int k = 0; k < CH * 3 * 9; k++)
+        conv_w[k] = test_rand_uniform(-1, 1);
+    for (int k = 0; k < CH * CLASSES; k++)
+        fc_w[k] = test_rand_uniform(-1, 1);
+    for (int k = 0; k < CLASSES; k++)
+        fc_b[k] = test_rand_uniform(-1, 1);
     struct onnx_builder b;
-    int64_t xd[] = {-1, 3, 1, -1}, wd[] = {CH, 3, 3, 3}, fd[] = {CH, CLASSES}, bd[] = {CLASSES}, yd[] = {-1, -1, CLASSES};
+    int64_t xd[] = {-1, 3, 1, -1}, wd[] = {CH, 3, 3, 3}, fd[] = {CH, CLASSES}, bd[] = {CLASSES},
+            yd[] = {-1, -1, CLASSES};
     int64_t pads[] = {1, 1, 1, 1}, sq[] = {2}, perm[] = {0, 2, 1};
     ob_init(&b, 11);
     ob_input(&b, "x", 4, xd);
@@ -145,7 +149,8 @@ static void test_round_trip(void **state)
             continue;
         }
         assert_int_equal((uintptr_t)pvk_tensor_data(&mapped, (int32_t)t) % 64, 0);
-        assert_memory_equal(pvk_tensor_data(&mapped, (int32_t)t), pvk_tensor_data(&mem, (int32_t)t), mapped.tensors[t].nbytes);
+        assert_memory_equal(pvk_tensor_data(&mapped, (int32_t)t), pvk_tensor_data(&mem, (int32_t)t),
+                            mapped.tensors[t].nbytes);
     }
     /* conv -> relu -> reshape -> transpose -> matmul(+bias) -> softmax */
     const enum pvk_op_type want[] = {PVK_OP_CONV2D, PVK_OP_RESHAPE, PVK_OP_TRANSPOSE, PVK_OP_MATMUL, PVK_OP_SOFTMAX};

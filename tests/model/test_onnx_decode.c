@@ -17,7 +17,8 @@ static void test_varints(void **state)
 {
     (void)state;
     /* field 1 varint 300 (0xac 0x02), field 2 varint 2^64-1 (10 bytes), field 3 varint 0 */
-    const uint8_t bytes[] = {0x08, 0xac, 0x02, 0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x18, 0x00};
+    const uint8_t bytes[] = {0x08, 0xac, 0x02, 0x10, 0xff, 0xff, 0xff, 0xff,
+                             0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x18, 0x00};
     struct pb_reader r = {bytes, bytes + sizeof bytes};
     struct pb_field f;
     char err[128];
@@ -105,9 +106,15 @@ static void test_malformed(void **state)
     const uint8_t wire_group[] = {0x0b};
     const uint8_t field_zero[] = {0x00, 0x01};
     const uint8_t short_fixed[] = {0x0d, 1, 2};
-    const struct { const uint8_t *p; size_t n; } cases[] = {
-        {truncated_varint, sizeof truncated_varint}, {overlong_varint, sizeof overlong_varint},
-        {long_len, sizeof long_len}, {wire_group, sizeof wire_group}, {field_zero, sizeof field_zero},
+    const struct {
+        const uint8_t *p;
+        size_t n;
+    } cases[] = {
+        {truncated_varint, sizeof truncated_varint},
+        {overlong_varint, sizeof overlong_varint},
+        {long_len, sizeof long_len},
+        {wire_group, sizeof wire_group},
+        {field_zero, sizeof field_zero},
         {short_fixed, sizeof short_fixed},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {

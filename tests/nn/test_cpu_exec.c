@@ -424,12 +424,9 @@ int main(void)
 {
     test_seed();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_callback_sees_every_op_in_order),
-        cmocka_unit_test(test_callback_can_stop_the_run),
-        cmocka_unit_test(test_bad_input_shape_is_a_clean_error),
-        cmocka_unit_test(test_intermediates_are_freed),
-        cmocka_unit_test(test_runs_are_deterministic),
-        cmocka_unit_test(test_tiny_net_glue),
+        cmocka_unit_test(test_callback_sees_every_op_in_order),  cmocka_unit_test(test_callback_can_stop_the_run),
+        cmocka_unit_test(test_bad_input_shape_is_a_clean_error), cmocka_unit_test(test_intermediates_are_freed),
+        cmocka_unit_test(test_runs_are_deterministic),           cmocka_unit_test(test_tiny_net_glue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -101,8 +101,14 @@ static void test_conv_depthwise_stride2_by_hand(void **state)
     struct pvk_conv_params p = conv_params(3, 2, 1, 2);
     ref_conv2d(x, 1, 2, 4, 4, w, NULL, 2, &p, NULL, y);
     /* channel 0 (values r*4+c): window sums around (0,0), (0,2), (2,0), (2,2) */
-    const float want[8] = {0 + 1 + 4 + 5, 1 + 2 + 3 + 5 + 6 + 7, 4 + 5 + 8 + 9 + 12 + 13,
-                           5 + 6 + 7 + 9 + 10 + 11 + 13 + 14 + 15, 16, 18, 24, 26};
+    const float want[8] = {0 + 1 + 4 + 5,
+                           1 + 2 + 3 + 5 + 6 + 7,
+                           4 + 5 + 8 + 9 + 12 + 13,
+                           5 + 6 + 7 + 9 + 10 + 11 + 13 + 14 + 15,
+                           16,
+                           18,
+                           24,
+                           26};
     expect_near(y, want, 8, 0);
 }
 
@@ -136,18 +142,18 @@ static void test_conv_matches_naive(void **state)
     struct {
         int n, c, h, w, oc, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, g;
     } cases[] = {
-        {1, 3, 9, 11, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},  /* full 3x3 */
-        {2, 4, 8, 7, 4, 5, 5, 2, 1, 1, 1, 2, 2, 2, 2, 4},   /* depthwise 5x5, stride (2, 1) */
-        {1, 6, 10, 9, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2},  /* grouped, stride 2 */
-        {1, 2, 9, 9, 3, 3, 2, 1, 2, 2, 3, 0, 1, 2, 0, 1},   /* dilation, asymmetric pads */
-        {1, 5, 4, 6, 7, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},   /* 1x1 */
-        {1, 2, 3, 12, 2, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1},  /* rec's 1x3 */
-        {1, 3, 7, 7, 3, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, 3},   /* stride larger than half the kernel */
+        {1, 3, 9, 11, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* full 3x3 */
+        {2, 4, 8, 7, 4, 5, 5, 2, 1, 1, 1, 2, 2, 2, 2, 4},  /* depthwise 5x5, stride (2, 1) */
+        {1, 6, 10, 9, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2}, /* grouped, stride 2 */
+        {1, 2, 9, 9, 3, 3, 2, 1, 2, 2, 3, 0, 1, 2, 0, 1},  /* dilation, asymmetric pads */
+        {1, 5, 4, 6, 7, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},  /* 1x1 */
+        {1, 2, 3, 12, 2, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1}, /* rec's 1x3 */
+        {1, 3, 7, 7, 3, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, 3},  /* stride larger than half the kernel */
     };
     for (size_t t = 0; t < ARRAY_LEN(cases); t++) {
-        struct pvk_conv_params p = {cases[t].kh, cases[t].kw, cases[t].sh, cases[t].sw, cases[t].dh, cases[t].dw,
-                                    cases[t].pt, cases[t].pl, cases[t].pb, cases[t].pr, cases[t].g, PVK_ACT_NONE,
-                                    0, 0, PVK_RESIDUAL_NONE};
+        struct pvk_conv_params p = {cases[t].kh, cases[t].kw,  cases[t].sh, cases[t].sw, cases[t].dh,
+                                    cases[t].dw, cases[t].pt,  cases[t].pl, cases[t].pb, cases[t].pr,
+                                    cases[t].g,  PVK_ACT_NONE, 0,           0,           PVK_RESIDUAL_NONE};
         int n = cases[t].n, c = cases[t].c, h = cases[t].h, w = cases[t].w, oc = cases[t].oc, oh, ow;
         assert_int_equal(pvk_conv2d_out_hw(h, w, &p, &oh, &ow), 0);
         size_t nx = (size_t)n * c * h * w, nw = (size_t)oc * (c / p.group) * p.kh * p.kw, ny = (size_t)n * oc * oh * ow;
@@ -276,9 +282,21 @@ static void test_conv_and_transpose_random_configs(void **state)
     (void)state;
     for (int t = 0; t < 60; t++) {
         int g = rand_int(1, 3);
-        struct pvk_conv_params p = {rand_int(1, 5), rand_int(1, 5), rand_int(1, 3), rand_int(1, 3), rand_int(1, 2),
-                                    rand_int(1, 2), rand_int(0, 2), rand_int(0, 2), rand_int(0, 2), rand_int(0, 2), g,
-                                    PVK_ACT_NONE, 0, 0, PVK_RESIDUAL_NONE};
+        struct pvk_conv_params p = {rand_int(1, 5),
+                                    rand_int(1, 5),
+                                    rand_int(1, 3),
+                                    rand_int(1, 3),
+                                    rand_int(1, 2),
+                                    rand_int(1, 2),
+                                    rand_int(0, 2),
+                                    rand_int(0, 2),
+                                    rand_int(0, 2),
+                                    rand_int(0, 2),
+                                    g,
+                                    PVK_ACT_NONE,
+                                    0,
+                                    0,
+                                    PVK_RESIDUAL_NONE};
         int c = g * rand_int(1, 3), oc = g * rand_int(1, 3), h = rand_int(1, 12), w = rand_int(1, 12), oh, ow;
         int transpose = t % 2;
         if (transpose ? pvk_conv_transpose2d_out_hw(h, w, &p, &oh, &ow) : pvk_conv2d_out_hw(h, w, &p, &oh, &ow))

@@ -38,7 +38,7 @@ static int tensor(struct builder *b, const char *name, uint32_t kind, int ndim, 
     return id;
 }
 
-#define CONST(b, name, ...) \
+#define CONST(b, name, ...)                                                                                            \
     tensor(b, name, PVK_TENSOR_CONSTANT, (int)(sizeof((int64_t[]){__VA_ARGS__}) / 8), (int64_t[]){__VA_ARGS__})
 /* An activation whose shape the file leaves to run time (rank 0: not recorded). */
 #define ACT(b, name) tensor(b, name, PVK_TENSOR_ACTIVATION, 0, NULL)
@@ -97,8 +97,7 @@ static void expect_shape(const struct pvk_shape *s, int ndim, const int64_t *d)
         fail();
     }
 }
-#define EXPECT_SHAPE(s, ...) \
-    expect_shape(s, (int)(sizeof((int64_t[]){__VA_ARGS__}) / 8), (int64_t[]){__VA_ARGS__})
+#define EXPECT_SHAPE(s, ...) expect_shape(s, (int)(sizeof((int64_t[]){__VA_ARGS__}) / 8), (int64_t[]){__VA_ARGS__})
 
 static void expect_error(struct builder *b, const int64_t *in, const char *part1, const char *part2)
 {

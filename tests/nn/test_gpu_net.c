@@ -25,8 +25,6 @@
 #include "support/gpu_group.h"
 #include "support/test_env.h"
 
-
-
 static bool fp16_math; /* fp16 cases compute element-wise in fp16 too (the *_f16a shaders) */
 static void load_model(const char *file, struct pvk_model *m)
 {
@@ -86,7 +84,8 @@ static void run_net(const char *file, const int64_t in_shape[4], enum nn_dtype d
     if (pvk_cpu_run(&m, input, in_shape, keep_layer, &cl, &cpu, err, sizeof err))
         fail_msg("cpu run of %s: %s", file, err);
 
-    struct nn_gpu_config cfg = {.ctx = test_gpu, .act_dtype = dt,
+    struct nn_gpu_config cfg = {.ctx = test_gpu,
+                                .act_dtype = dt,
                                 .fp16_math = dt == NN_F16 && fp16_math && gpu_context_caps(test_gpu)->shader_fp16};
     struct nn_gpu_net *net;
     if (nn_gpu_net_create(&cfg, &m, &net, err, sizeof err))
@@ -136,8 +135,8 @@ static void run_net(const char *file, const int64_t in_shape[4], enum nn_dtype d
         if (!(e <= tolerance(dt)) && !(test_max_abs(got, cl.out[id], n) <= tolerance(dt) * peak)) {
             char sh[64];
             fail_msg("%s %s: first differing layer is op %u (%s '%s', shape %s): rel-L2 %g, max abs %g", file,
-                     dt == NN_F16 ? fp16_math ? "fp16 arithmetic" : "fp16" : "fp32", i, pvk_op_type_name(op->type), op->name,
-                     pvk_shape_str(&t->shape, sh, sizeof sh), e, test_max_abs(got, cl.out[id], n));
+                     dt == NN_F16 ? fp16_math ? "fp16 arithmetic" : "fp16" : "fp32", i, pvk_op_type_name(op->type),
+                     op->name, pvk_shape_str(&t->shape, sh, sizeof sh), e, test_max_abs(got, cl.out[id], n));
         }
         free(got);
     }
@@ -396,8 +395,8 @@ int main(void)
 {
     test_seed();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_det_fp32), cmocka_unit_test(test_det_fp16), cmocka_unit_test(test_cls_fp32),
-        cmocka_unit_test(test_rec_fp32), cmocka_unit_test(test_rec_fp16), cmocka_unit_test(test_rec_fp16_math),
+        cmocka_unit_test(test_det_fp32),  cmocka_unit_test(test_det_fp16),        cmocka_unit_test(test_cls_fp32),
+        cmocka_unit_test(test_rec_fp32),  cmocka_unit_test(test_rec_fp16),        cmocka_unit_test(test_rec_fp16_math),
         cmocka_unit_test(test_rec_group), cmocka_unit_test(test_external_memory),
     };
     return cmocka_run_group_tests(tests, test_gpu_group_setup, test_gpu_group_teardown);

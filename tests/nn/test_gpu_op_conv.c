@@ -54,14 +54,17 @@ static int teardown(void **s)
     return 0;
 }
 
-#define CHECK(call)                                                 \
-    do {                                                            \
-        int st_ = (call);                                           \
-        if (st_ != GPU_OK)                                          \
-            fail_msg("%s -> %d: %s", #call, st_, gpu_last_error()); \
+#define CHECK(call)                                                                                                    \
+    do {                                                                                                               \
+        int st_ = (call);                                                                                              \
+        if (st_ != GPU_OK)                                                                                             \
+            fail_msg("%s -> %d: %s", #call, st_, gpu_last_error());                                                    \
     } while (0)
 
-static size_t esize(enum nn_dtype dt) { return dt == NN_F16 ? 2 : 4; }
+static size_t esize(enum nn_dtype dt)
+{
+    return dt == NN_F16 ? 2 : 4;
+}
 
 /* A device buffer of `total` elements holding `src` (n floats) from element `offset`; the rest
  * NaN. fp16 tensors get the rounded values back in src so the reference sees what the GPU sees. */
@@ -164,8 +167,8 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
     const struct gpu_caps *caps = gpu_context_caps(ctx);
     if (dt == NN_F16 && !caps->storage_16bit)
         return INFINITY;
-    struct pvk_conv_params p = {cc->kh, cc->kw, cc->sh, cc->sw, cc->dh, cc->dw, cc->pt, cc->pl, cc->pb, cc->pr,
-                                cc->group, cc->act, 0.2f, 0.5f, cc->res};
+    struct pvk_conv_params p = {cc->kh, cc->kw, cc->sh,    cc->sw,  cc->dh, cc->dw, cc->pt, cc->pl,
+                                cc->pb, cc->pr, cc->group, cc->act, 0.2f,   0.5f,   cc->res};
     if (cc->act == PVK_ACT_CLIP) {
         p.act_alpha = -0.3f;
         p.act_beta = 0.4f;
@@ -190,8 +193,10 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
     float *post = malloc(2 * (size_t)cc->oc * sizeof *post); /* scale[oc], shift[oc] */
     test_fill_uniform(post, 2 * (size_t)cc->oc, -1.5f, 1.5f);
 
-    struct pvk_op op = {.type = cc->transpose ? PVK_OP_CONV_TRANSPOSE2D : PVK_OP_CONV2D, .act = p.act,
-                        .act_alpha = p.act_alpha, .act_beta = p.act_beta};
+    struct pvk_op op = {.type = cc->transpose ? PVK_OP_CONV_TRANSPOSE2D : PVK_OP_CONV2D,
+                        .act = p.act,
+                        .act_alpha = p.act_alpha,
+                        .act_beta = p.act_beta};
     op.attr.conv.kh = cc->kh;
     op.attr.conv.kw = cc->kw;
     op.attr.conv.sh = cc->sh;
@@ -301,7 +306,10 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
     if (!(err_l2 <= tol))
         fail_msg("%s %s n%d c%d %dx%d -> oc%d k%dx%d s%d,%d d%d,%d pad %d,%d,%d,%d g%d act %d res %d affine %d: "
                  "rel-L2 %g",
-                 cc->transpose ? "conv_transpose2d" : "conv2d", math ? "f16 arithmetic" : dt == NN_F16 ? "f16" : "f32",
+                 cc->transpose ? "conv_transpose2d" : "conv2d",
+                 math           ? "f16 arithmetic"
+                 : dt == NN_F16 ? "f16"
+                                : "f32",
                  cc->n, cc->c, cc->h, cc->w, cc->oc, cc->kh, cc->kw, cc->sh, cc->sw, cc->dh, cc->dw, cc->pt, cc->pl,
                  cc->pb, cc->pr, cc->group, cc->act, cc->res, cc->post_affine, err_l2);
 
@@ -334,10 +342,9 @@ static void run_cases(const struct conv_case *cases, size_t count)
      * split channel sums, stride-1 convolutions through shared-memory tiles (fp32 only: in fp16
      * that is the direct kernel again); then, only where the device has cooperative matrices, "":
      * its own choice, and each cooperative-matrix tile forced */
-    static const char *const kernels[] = {"tiled",        "small",        "sliced",        "ksplit",
-                                          "cpu",          "direct",       "direct1",       "gpudirect",
-                                          "gputile",      "",             "coopmat32x64",  "coopmat64x64",
-                                          "coopmat128x128"};
+    static const char *const kernels[] = {"tiled",        "small",        "sliced",        "ksplit",  "cpu",
+                                          "direct",       "direct1",      "gpudirect",     "gputile", "",
+                                          "coopmat32x64", "coopmat64x64", "coopmat128x128"};
     const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 13 : 9;
     for (int kernel = 0; kernel < count_kernels; kernel++) {
         setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
@@ -379,7 +386,8 @@ static void test_pointwise(void **s)
         /* wider than a CPU workgroup (128 columns): 8, 9 at odd offsets, 10, 11 aligned (vec4 C) */
         {1, 8, 12, 20, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
         {2, 5, 16, 16, 7, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0, 0},
-        {1, 24, 16, 20, 40, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
+        {1, 24, 16, 20, 40, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, PVK_RESIDUAL_AFTER_ACT,
+         0, 0,  0,  0,  0,  0},
         {2, 7, 8, 32, 13, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU6, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0, 0},
         /* the direct kernel's wider channel tiles for pointwise convolutions: 24 (two blocks) and 16 */
         {1, 20, 6, 10, 48, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0},
@@ -446,12 +454,14 @@ static void test_general(void **s)
         /* K of 1,024 or more: cooperative matrices (where the device has them) in K slices, the
          * last round of steps part past K; at aligned offsets (14, 15), then at odd ones (16) */
         {2, 347, 1, 29, 60, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, PVK_ACT_SWISH, 0, 0, 0, 0, 0, 0, 0},
-        {1, 120, 9, 11, 33, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_HARDSWISH, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
+        {1, 120, 9, 11, 33, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_HARDSWISH, PVK_RESIDUAL_AFTER_ACT,
+         0, 0,   0, 0,  0,  0},
         {3, 480, 1, 40, 60, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, PVK_ACT_SWISH, 0, 0, 0, 0, 0, 0, 0},
         /* stride 2 beside a row of a multiple of 4; a 5 x 5 kernel over 24 channels, whose GPU
          * tiles would take more than 32 KiB of shared memory; a long kernel row, stride 2 */
         {1, 6, 9, 24, 12, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_RELU, 0, 0, 0, 0, 0, 0, 0},
-        {2, 7, 11, 16, 24, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 1, PVK_ACT_HARDSWISH, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
+        {2, 7, 11, 16, 24, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 1, PVK_ACT_HARDSWISH, PVK_RESIDUAL_AFTER_ACT,
+         0, 0, 0,  0,  0,  0},
         {1, 5, 6, 28, 8, 1, 7, 1, 2, 1, 1, 0, 3, 0, 3, 1, PVK_ACT_NONE, 0, 1, 0, 0, 0, 1, 0},
     };
     RUN(cases);
@@ -477,7 +487,8 @@ static void test_activations(void **s)
     for (int act = 0; act < PVK_ACT_COUNT; act++) {
         struct conv_case pw = {1, 9, 3, 5, 6, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, (enum pvk_act)act, 0, 0, 0, 0, 0, 0, 0};
         struct conv_case dw = {1, 4, 5, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, (enum pvk_act)act, 0, 0, 0, 0, 0, 0, 0};
-        struct conv_case full = {1, 3, 5, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, (enum pvk_act)act, 0, 0, 0, 0, 0, 0, 0};
+        struct conv_case full = {1, 3, 5, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, (enum pvk_act)act,
+                                 0, 0, 0, 0, 0, 0, 0};
         setenv("PPOCR_VK_GEMM_KERNEL", act % 2 ? "tiled" : "cpu", 1);
         conv_case_run(&pw, NN_F32, 1);
         conv_case_run(&dw, NN_F32, 1);
@@ -564,17 +575,23 @@ static void test_timings(void **s)
         const char *what;
         struct conv_case cc;
     } cases[] = {
-        {"det 1x1 16x240x240 -> 64", {1, 16, 240, 240, 64, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU6, 0, 0, 0, 0, 0, 0, 0}},
-        {"det 1x1 96x120x120 -> 24", {1, 96, 120, 120, 24, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0}},
-        {"dw 5x5 s1 96x60x60", {1, 96, 60, 60, 96, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 96, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0}},
-        {"stem 3x3 s2 3x960x960 -> 16", {1, 3, 960, 960, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0}},
-        {"full 3x3 s1 64x60x60 -> 64", {1, 64, 60, 60, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_RELU, 0, 0, 0, 0, 0, 0, 0}},
-        {"deconv 2x2 s2 64x120x120 -> 16", {1, 64, 120, 120, 16, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, 0, 0, 1, 0, 0}},
+        {"det 1x1 16x240x240 -> 64",
+         {1, 16, 240, 240, 64, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU6, 0, 0, 0, 0, 0, 0, 0}},
+        {"det 1x1 96x120x120 -> 24",
+         {1, 96, 120, 120, 24, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0}},
+        {"dw 5x5 s1 96x60x60",
+         {1, 96, 60, 60, 96, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 96, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0}},
+        {"stem 3x3 s2 3x960x960 -> 16",
+         {1, 3, 960, 960, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0}},
+        {"full 3x3 s1 64x60x60 -> 64",
+         {1, 64, 60, 60, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_RELU, 0, 0, 0, 0, 0, 0, 0}},
+        {"deconv 2x2 s2 64x120x120 -> 16",
+         {1, 64, 120, 120, 16, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, 0, 0, 1, 0, 0}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const struct conv_case *cc = &cases[i].cc;
-        struct pvk_conv_params p = {cc->kh, cc->kw, cc->sh, cc->sw, cc->dh, cc->dw, cc->pt, cc->pl, cc->pb,
-                                    cc->pr, cc->group, 0, 0, 0, 0};
+        struct pvk_conv_params p = {cc->kh, cc->kw, cc->sh,    cc->sw, cc->dh, cc->dw, cc->pt, cc->pl,
+                                    cc->pb, cc->pr, cc->group, 0,      0,      0,      0};
         int oh, ow;
         if (cc->transpose)
             pvk_conv_transpose2d_out_hw(cc->h, cc->w, &p, &oh, &ow);
@@ -596,11 +613,9 @@ static void test_timings(void **s)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pointwise),    cmocka_unit_test(test_depthwise),
-        cmocka_unit_test(test_general),      cmocka_unit_test(test_residual),
-        cmocka_unit_test(test_activations),  cmocka_unit_test(test_concat_slice),
-        cmocka_unit_test(test_transpose),    cmocka_unit_test(test_post_affine),
-        cmocka_unit_test(test_input_gate),
+        cmocka_unit_test(test_pointwise), cmocka_unit_test(test_depthwise),   cmocka_unit_test(test_general),
+        cmocka_unit_test(test_residual),  cmocka_unit_test(test_activations), cmocka_unit_test(test_concat_slice),
+        cmocka_unit_test(test_transpose), cmocka_unit_test(test_post_affine), cmocka_unit_test(test_input_gate),
         cmocka_unit_test(test_timings),
     };
     const char *filter = getenv("PPOCR_TEST_FILTER"); /* e.g. test_timings */

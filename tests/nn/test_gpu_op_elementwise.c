@@ -73,7 +73,8 @@ static void binary_case(struct harness *h, enum pvk_binary_kind kind, struct pvk
     struct pvk_shape ys;
     assert_int_equal(pvk_broadcast_shape(&as, &bs, &ys), 0);
     size_t na = (size_t)pvk_shape_numel(&as), nb = (size_t)pvk_shape_numel(&bs), ny = (size_t)pvk_shape_numel(&ys);
-    float *a = harness_rand_vec(na, -2, 2, dt), *b = harness_rand_vec(nb, 0.5f, 2, dt), *want = malloc(ny * sizeof *want);
+    float *a = harness_rand_vec(na, -2, 2, dt), *b = harness_rand_vec(nb, 0.5f, 2, dt),
+          *want = malloc(ny * sizeof *want);
     if (kind != PVK_BIN_DIV)
         for (size_t i = 0; i < nb; i++)
             b[i] = (i % 2) ? b[i] : -b[i];
@@ -147,8 +148,8 @@ static void run_binary(enum nn_dtype dt, bool fp16_math)
 /* The ADD the net fuses with the ops before it (shaders/add_fused.glsl): one operand an SE's input
  * scaled by gate + residual, the other a nearest upsampling by integer factors of a smaller map,
  * each optional, on either side; the reference applies gate, resize and add one after another. */
-static void fused_add_case(struct harness *h, int n, int c, int oh, int ow, int gated, int upsampled, int fh,
-                           int fw, float residual, enum pvk_act act, int64_t view_channels)
+static void fused_add_case(struct harness *h, int n, int c, int oh, int ow, int gated, int upsampled, int fh, int fw,
+                           float residual, enum pvk_act act, int64_t view_channels)
 {
     enum nn_dtype dt = h->cfg.act_dtype;
     const int up_h = upsampled ? oh / fh : oh, up_w = upsampled ? ow / fw : ow;
@@ -178,7 +179,9 @@ static void fused_add_case(struct harness *h, int n, int c, int oh, int ow, int 
     op.n_inputs = 2;
     struct nn_gpu_weights w = {.gated_inputs = gated ? (uint8_t)(1u << (gated - 1)) : 0,
                                .upsampled_inputs = upsampled ? (uint8_t)(1u << (upsampled - 1)) : 0,
-                               .gate_residual = residual, .upsample_h = (uint32_t)fh, .upsample_w = (uint32_t)fw};
+                               .gate_residual = residual,
+                               .upsample_h = (uint32_t)fh,
+                               .upsample_w = (uint32_t)fw};
     struct htensor in[3], y;
     for (int k = 0; k < 2; k++) {
         htensor_alloc(h, &in[k], upsampled == k + 1 ? &small : &ys, dt, k ? lead_b : lead_a, 0);
@@ -226,12 +229,32 @@ static void run_fused_add(enum nn_dtype dt)
     assert_int_equal(gpu_validation_message_count(), 0);
 }
 
-static void test_fused_add_f32(void **s) { (void)s; run_fused_add(NN_F32); }
-static void test_fused_add_f16(void **s) { (void)s; run_fused_add(NN_F16); }
+static void test_fused_add_f32(void **s)
+{
+    (void)s;
+    run_fused_add(NN_F32);
+}
+static void test_fused_add_f16(void **s)
+{
+    (void)s;
+    run_fused_add(NN_F16);
+}
 
-static void test_binary_f32(void **s) { (void)s; run_binary(NN_F32, false); }
-static void test_binary_f16(void **s) { (void)s; run_binary(NN_F16, false); }
-static void test_binary_f16_math(void **s) { (void)s; run_binary(NN_F16, true); }
+static void test_binary_f32(void **s)
+{
+    (void)s;
+    run_binary(NN_F32, false);
+}
+static void test_binary_f16(void **s)
+{
+    (void)s;
+    run_binary(NN_F16, false);
+}
+static void test_binary_f16_math(void **s)
+{
+    (void)s;
+    run_binary(NN_F16, true);
+}
 
 /* ---- unary ----------------------------------------------------------------------------------- */
 
@@ -247,8 +270,8 @@ static void run_unary(enum nn_dtype dt, bool fp16_math)
         bool single = k % 2;
         struct pvk_shape s = single ? SHAPE(1, 1) : SHAPE(1, 7, 9, 12);
         size_t n = (size_t)pvk_shape_numel(&s);
-        float *x = harness_rand_vec(n, single ? -2.0f : -5.0f, single ? 2.0f : 5.0f, dt), *want = malloc(n * sizeof *want),
-              *got = malloc(n * sizeof *got);
+        float *x = harness_rand_vec(n, single ? -2.0f : -5.0f, single ? 2.0f : 5.0f, dt),
+              *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
         float alpha = act == PVK_ACT_CLIP ? -1.0f : 0.2f, beta = act == PVK_ACT_CLIP ? 2.0f : 0.5f;
         memcpy(want, x, n * sizeof *x);
         ref_act(act, alpha, beta, want, n);
@@ -275,9 +298,21 @@ static void run_unary(enum nn_dtype dt, bool fp16_math)
     assert_int_equal(gpu_validation_message_count(), 0);
 }
 
-static void test_unary_f32(void **s) { (void)s; run_unary(NN_F32, false); }
-static void test_unary_f16(void **s) { (void)s; run_unary(NN_F16, false); }
-static void test_unary_f16_math(void **s) { (void)s; run_unary(NN_F16, true); }
+static void test_unary_f32(void **s)
+{
+    (void)s;
+    run_unary(NN_F32, false);
+}
+static void test_unary_f16(void **s)
+{
+    (void)s;
+    run_unary(NN_F16, false);
+}
+static void test_unary_f16_math(void **s)
+{
+    (void)s;
+    run_unary(NN_F16, true);
+}
 
 /* ---- affine ---------------------------------------------------------------------------------- */
 
@@ -316,9 +351,21 @@ static void run_affine(enum nn_dtype dt, bool fp16_math)
     assert_int_equal(gpu_validation_message_count(), 0);
 }
 
-static void test_affine_f32(void **s) { (void)s; run_affine(NN_F32, false); }
-static void test_affine_f16(void **s) { (void)s; run_affine(NN_F16, false); }
-static void test_affine_f16_math(void **s) { (void)s; run_affine(NN_F16, true); }
+static void test_affine_f32(void **s)
+{
+    (void)s;
+    run_affine(NN_F32, false);
+}
+static void test_affine_f16(void **s)
+{
+    (void)s;
+    run_affine(NN_F16, false);
+}
+static void test_affine_f16_math(void **s)
+{
+    (void)s;
+    run_affine(NN_F16, true);
+}
 
 /* ---- resize ---------------------------------------------------------------------------------- */
 
@@ -392,8 +439,16 @@ static void run_resize(enum nn_dtype dt)
     assert_int_equal(gpu_validation_message_count(), 0);
 }
 
-static void test_resize_f32(void **s) { (void)s; run_resize(NN_F32); }
-static void test_resize_f16(void **s) { (void)s; run_resize(NN_F16); }
+static void test_resize_f32(void **s)
+{
+    (void)s;
+    run_resize(NN_F32);
+}
+static void test_resize_f16(void **s)
+{
+    (void)s;
+    run_resize(NN_F16);
+}
 
 /* ---- pool2d ---------------------------------------------------------------------------------- */
 
@@ -420,8 +475,8 @@ static void pool_case(struct harness *h, struct pvk_pool_params prm, int n, int 
     htensor_alloc(h, &y, &os, dt, 5, view);
     harness_run_op(h, &nn_gpu_pool2d_impl, &op, NULL, &in, 1, &y, 1, NULL);
     char what[128];
-    snprintf(what, sizeof what, "pool kind %d k %dx%d s %dx%d on %dx%dx%dx%d", prm.kind, prm.kh, prm.kw, prm.sh,
-             prm.sw, n, c, ih, iw);
+    snprintf(what, sizeof what, "pool kind %d k %dx%d s %dx%d on %dx%dx%dx%d", prm.kind, prm.kh, prm.kw, prm.sh, prm.sw,
+             n, c, ih, iw);
     check_output(h, &y, want, no, dt, view, 0, what);
     htensor_free(&in);
     htensor_free(&y);
@@ -448,8 +503,16 @@ static void run_pool(enum nn_dtype dt)
     assert_int_equal(gpu_validation_message_count(), 0);
 }
 
-static void test_pool_f32(void **s) { (void)s; run_pool(NN_F32); }
-static void test_pool_f16(void **s) { (void)s; run_pool(NN_F16); }
+static void test_pool_f32(void **s)
+{
+    (void)s;
+    run_pool(NN_F32);
+}
+static void test_pool_f16(void **s)
+{
+    (void)s;
+    run_pool(NN_F16);
+}
 
 /* ---- SE -------------------------------------------------------------------------------------- */
 
@@ -459,11 +522,14 @@ static void se_case(struct harness *h, int n, int c, int cr, int ih, int iw, int
     struct pvk_shape s = SHAPE(n, c, ih, iw);
     size_t nx = (size_t)pvk_shape_numel(&s);
     float *x = harness_rand_vec(nx, -2, 2, dt), *want = malloc(nx * sizeof *want);
-    float *w1 = harness_rand_vec((size_t)(cr * c), -1, 1, NN_F32), *b1 = harness_rand_vec((size_t)cr, -0.5f, 0.5f, NN_F32);
-    float *w2 = harness_rand_vec((size_t)(c * cr), -1, 1, NN_F32), *b2 = harness_rand_vec((size_t)c, -0.5f, 0.5f, NN_F32);
+    float *w1 = harness_rand_vec((size_t)(cr * c), -1, 1, NN_F32),
+          *b1 = harness_rand_vec((size_t)cr, -0.5f, 0.5f, NN_F32);
+    float *w2 = harness_rand_vec((size_t)(c * cr), -1, 1, NN_F32),
+          *b2 = harness_rand_vec((size_t)c, -0.5f, 0.5f, NN_F32);
     float ga = 0.2f, gb = 0.5f;
     assert_int_equal(ref_se(x, n, c, ih, iw, cr, w1, biases ? b1 : NULL, w2, biases ? b2 : NULL, PVK_ACT_HARDSIGMOID,
-                            ga, gb, residual, want), 0);
+                            ga, gb, residual, want),
+                     0);
     ref_act(PVK_ACT_RELU, 0, 0, want, nx);
     struct pvk_op op = harness_op(PVK_OP_SE, PVK_ACT_RELU, 0, 0, "se");
     op.n_inputs = 1;
@@ -512,9 +578,21 @@ static void run_se(enum nn_dtype dt, bool fp16_math)
     assert_int_equal(gpu_validation_message_count(), 0);
 }
 
-static void test_se_f32(void **s) { (void)s; run_se(NN_F32, false); }
-static void test_se_f16(void **s) { (void)s; run_se(NN_F16, false); }
-static void test_se_f16_math(void **s) { (void)s; run_se(NN_F16, true); }
+static void test_se_f32(void **s)
+{
+    (void)s;
+    run_se(NN_F32, false);
+}
+static void test_se_f16(void **s)
+{
+    (void)s;
+    run_se(NN_F16, false);
+}
+static void test_se_f16_math(void **s)
+{
+    (void)s;
+    run_se(NN_F16, true);
+}
 
 /* The reductions again through their shared-memory twins (devices without subgroup arithmetic). */
 static void test_no_subgroups(void **s)
@@ -546,15 +624,16 @@ int main(void)
 {
     test_seed();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_binary_f32), cmocka_unit_test(test_binary_f16), cmocka_unit_test(test_binary_f16_math),
-        cmocka_unit_test(test_fused_add_f32), cmocka_unit_test(test_fused_add_f16),
-        cmocka_unit_test(test_unary_f32),  cmocka_unit_test(test_unary_f16),  cmocka_unit_test(test_unary_f16_math),
-        cmocka_unit_test(test_affine_f32), cmocka_unit_test(test_affine_f16), cmocka_unit_test(test_affine_f16_math),
-        cmocka_unit_test(test_resize_f32), cmocka_unit_test(test_resize_f16),
-        cmocka_unit_test(test_pool_f32),   cmocka_unit_test(test_pool_f16),
-        cmocka_unit_test(test_se_f32),     cmocka_unit_test(test_se_f16),     cmocka_unit_test(test_se_f16_math),
-        cmocka_unit_test(test_no_subgroups),
-        cmocka_unit_test(test_pool_reductions),
+        cmocka_unit_test(test_binary_f32),      cmocka_unit_test(test_binary_f16),
+        cmocka_unit_test(test_binary_f16_math), cmocka_unit_test(test_fused_add_f32),
+        cmocka_unit_test(test_fused_add_f16),   cmocka_unit_test(test_unary_f32),
+        cmocka_unit_test(test_unary_f16),       cmocka_unit_test(test_unary_f16_math),
+        cmocka_unit_test(test_affine_f32),      cmocka_unit_test(test_affine_f16),
+        cmocka_unit_test(test_affine_f16_math), cmocka_unit_test(test_resize_f32),
+        cmocka_unit_test(test_resize_f16),      cmocka_unit_test(test_pool_f32),
+        cmocka_unit_test(test_pool_f16),        cmocka_unit_test(test_se_f32),
+        cmocka_unit_test(test_se_f16),          cmocka_unit_test(test_se_f16_math),
+        cmocka_unit_test(test_no_subgroups),    cmocka_unit_test(test_pool_reductions),
     };
     return cmocka_run_group_tests(tests, test_gpu_group_setup, test_gpu_group_teardown);
 }

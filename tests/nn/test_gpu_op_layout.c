@@ -195,8 +195,16 @@ static void run_all(enum nn_dtype dt)
     assert_int_equal(gpu_validation_message_count(), 0);
 }
 
-static void test_f32(void **s) { (void)s; run_all(NN_F32); }
-static void test_f16(void **s) { (void)s; run_all(NN_F16); }
+static void test_f32(void **s)
+{
+    (void)s;
+    run_all(NN_F32);
+}
+static void test_f16(void **s)
+{
+    (void)s;
+    run_all(NN_F16);
+}
 
 int main(void)
 {

@@ -49,14 +49,17 @@ static int teardown(void **s)
     return 0;
 }
 
-#define CHECK(call)                                                 \
-    do {                                                            \
-        int st_ = (call);                                           \
-        if (st_ != GPU_OK)                                          \
-            fail_msg("%s -> %d: %s", #call, st_, gpu_last_error()); \
+#define CHECK(call)                                                                                                    \
+    do {                                                                                                               \
+        int st_ = (call);                                                                                              \
+        if (st_ != GPU_OK)                                                                                             \
+            fail_msg("%s -> %d: %s", #call, st_, gpu_last_error());                                                    \
     } while (0)
 
-static size_t esize(enum nn_dtype dt) { return dt == NN_F16 ? 2 : 4; }
+static size_t esize(enum nn_dtype dt)
+{
+    return dt == NN_F16 ? 2 : 4;
+}
 
 /* `src` (n floats) at element `offset` of a NaN-filled device buffer; fp16 rounds src in place. */
 static void upload_tensor(enum nn_dtype dt, float *src, size_t n, size_t offset, struct gpu_buffer *b)
@@ -188,9 +191,10 @@ static double mm_run(const struct mm_case *mc, enum nn_dtype dt, int reps)
     double e = test_rel_l2(got, want, yn), tol = dt == NN_F16 ? 1e-2 : 1e-4;
     if (!(e <= tol)) {
         char sa[64], sb[64];
-        fail_msg("matmul (kernel %s) %s a %s b %s const %d trans_b %d bias %d act %d: rel-L2 %g", getenv("PPOCR_VK_GEMM_KERNEL") ? getenv("PPOCR_VK_GEMM_KERNEL") : "", dt == NN_F16 ? "f16" : "f32",
-                 pvk_shape_str(&mc->a, sa, sizeof sa), pvk_shape_str(&mc->b, sb, sizeof sb), mc->const_b,
-                 mc->trans_b, mc->bias, mc->act, e);
+        fail_msg("matmul (kernel %s) %s a %s b %s const %d trans_b %d bias %d act %d: rel-L2 %g",
+                 getenv("PPOCR_VK_GEMM_KERNEL") ? getenv("PPOCR_VK_GEMM_KERNEL") : "", dt == NN_F16 ? "f16" : "f32",
+                 pvk_shape_str(&mc->a, sa, sizeof sa), pvk_shape_str(&mc->b, sb, sizeof sb), mc->const_b, mc->trans_b,
+                 mc->bias, mc->act, e);
     }
     gpu_cmd_destroy(cmd);
     nn_gpu_matmul_impl.destroy(state);
@@ -217,8 +221,8 @@ static void run_cases(const struct mm_case *cases, size_t count)
     /* big and small shared-memory tiles, small tiles with K slices, K-split, register tiles (their
      * subgroup variant where the device has one, then never that variant); then, only where the
      * device has cooperative matrices, "": its own choice, and each cooperative-matrix tile forced */
-    static const char *const kernels[] = {"tiled", "small",        "sliced",       "ksplit",        "cpu",
-                                          "cpu1",  "",             "coopmat32x64", "coopmat64x64", "coopmat128x128"};
+    static const char *const kernels[] = {"tiled", "small", "sliced",       "ksplit",       "cpu",
+                                          "cpu1",  "",      "coopmat32x64", "coopmat64x64", "coopmat128x128"};
     const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 10 : 6;
     for (int kernel = 0; kernel < count_kernels; kernel++) {
         setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
@@ -360,9 +364,8 @@ static void test_timings(void **s)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_constant_b), cmocka_unit_test(test_activations),
-        cmocka_unit_test(test_wide_n),     cmocka_unit_test(test_two_inputs),
-        cmocka_unit_test(test_unsupported_broadcast), cmocka_unit_test(test_timings),
+        cmocka_unit_test(test_constant_b), cmocka_unit_test(test_activations),           cmocka_unit_test(test_wide_n),
+        cmocka_unit_test(test_two_inputs), cmocka_unit_test(test_unsupported_broadcast), cmocka_unit_test(test_timings),
     };
     const char *filter = getenv("PPOCR_TEST_FILTER"); /* e.g. test_timings */
     if (filter && *filter)

@@ -26,7 +26,8 @@ static void layernorm_case(struct harness *h, struct pvk_shape s, bool affine, e
     size_t n = (size_t)pvk_shape_numel(&s);
     int64_t c = s.d[s.ndim - 1];
     float *x = harness_rand_vec(n, -3, 5, dt), *g = harness_rand_vec((size_t)c, 0.5f, 1.5f, NN_F32),
-          *b = harness_rand_vec((size_t)c, -1, 1, NN_F32), *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+          *b = harness_rand_vec((size_t)c, -1, 1, NN_F32), *want = malloc(n * sizeof *want),
+          *got = malloc(n * sizeof *got);
     float eps = 1e-6f;
     ref_layernorm(x, (int64_t)n / c, c, affine ? g : NULL, affine ? b : NULL, eps, want);
     ref_act(act, 0, 0, want, n);
@@ -175,8 +176,16 @@ static void run_all(enum nn_dtype dt)
     assert_int_equal(gpu_validation_message_count(), 0);
 }
 
-static void test_f32(void **s) { (void)s; run_all(NN_F32); }
-static void test_f16(void **s) { (void)s; run_all(NN_F16); }
+static void test_f32(void **s)
+{
+    (void)s;
+    run_all(NN_F32);
+}
+static void test_f16(void **s)
+{
+    (void)s;
+    run_all(NN_F16);
+}
 
 /* The shared-memory twins of the reductions (devices without subgroup arithmetic). */
 static void test_no_subgroups(void **s)

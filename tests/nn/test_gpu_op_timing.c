@@ -87,21 +87,25 @@ static void test_ops(void **state)
     /* SE on 1x96x120x120, reduced to 24 */
     {
         int c = 96, cr = 24, hw = 120;
-        struct job j = {.label = "se", .impl = &nn_gpu_se_impl, .op = make_op(PVK_OP_SE, "se"),
-                        .xs = SHAPE(1, c, hw, hw), .ys = SHAPE(1, c, hw, hw)};
+        struct job j = {.label = "se",
+                        .impl = &nn_gpu_se_impl,
+                        .op = make_op(PVK_OP_SE, "se"),
+                        .xs = SHAPE(1, c, hw, hw),
+                        .ys = SHAPE(1, c, hw, hw)};
         j.op.attr.se.residual = 1;
         j.op.attr.se.gate_act = PVK_ACT_HARDSIGMOID;
         j.op.attr.se.gate_alpha = 0.2f;
         j.op.attr.se.gate_beta = 0.5f;
         size_t n = (size_t)c * hw * hw;
-        float *x = malloc(n * 4), *want = malloc(n * 4), *w1 = malloc((size_t)c * cr * 4), *w2 = malloc((size_t)c * cr * 4),
-              *b1 = malloc((size_t)cr * 4), *b2 = malloc((size_t)c * 4);
+        float *x = malloc(n * 4), *want = malloc(n * 4), *w1 = malloc((size_t)c * cr * 4),
+              *w2 = malloc((size_t)c * cr * 4), *b1 = malloc((size_t)cr * 4), *b2 = malloc((size_t)c * 4);
         test_fill_uniform(x, n, -2, 2);
         test_fill_uniform(w1, (size_t)c * cr, -1, 1);
         test_fill_uniform(w2, (size_t)c * cr, -1, 1);
         test_fill_uniform(b1, (size_t)cr, -1, 1);
         test_fill_uniform(b2, (size_t)c, -1, 1);
-        j.w = (struct nn_gpu_weights){.data = {w1, b1, w2, b2}, .shape = {SHAPE(cr, c), SHAPE(cr), SHAPE(c, cr), SHAPE(c)}};
+        j.w = (struct nn_gpu_weights){.data = {w1, b1, w2, b2},
+                                      .shape = {SHAPE(cr, c), SHAPE(cr), SHAPE(c, cr), SHAPE(c)}};
         ref_se(x, 1, c, hw, hw, cr, w1, b1, w2, b2, PVK_ACT_HARDSIGMOID, 0.2f, 0.5f, 1, want);
         float *got = run_job(&h, &j, x, &us);
         report("se (gate + apply)", &j.xs, us, test_rel_l2(got, want, n));
@@ -109,8 +113,11 @@ static void test_ops(void **state)
     }
     /* nearest x2 on 1x96x120x120 */
     {
-        struct job j = {.label = "resize", .impl = &nn_gpu_resize_impl, .op = make_op(PVK_OP_RESIZE, "resize"),
-                        .xs = SHAPE(1, 96, 120, 120), .ys = SHAPE(1, 96, 240, 240)};
+        struct job j = {.label = "resize",
+                        .impl = &nn_gpu_resize_impl,
+                        .op = make_op(PVK_OP_RESIZE, "resize"),
+                        .xs = SHAPE(1, 96, 120, 120),
+                        .ys = SHAPE(1, 96, 240, 240)};
         j.op.attr.resize.mode = PVK_RESIZE_NEAREST;
         j.op.attr.resize.scale_h = j.op.attr.resize.scale_w = 2;
         size_t n = (size_t)pvk_shape_numel(&j.xs), no = (size_t)pvk_shape_numel(&j.ys);
@@ -123,8 +130,11 @@ static void test_ops(void **state)
     }
     /* a plain activation over the same 5.5 M outputs, for comparison with the resize */
     {
-        struct job j = {.label = "unary", .impl = &nn_gpu_unary_impl, .op = make_op(PVK_OP_UNARY, "relu"),
-                        .xs = SHAPE(1, 96, 240, 240), .ys = SHAPE(1, 96, 240, 240)};
+        struct job j = {.label = "unary",
+                        .impl = &nn_gpu_unary_impl,
+                        .op = make_op(PVK_OP_UNARY, "relu"),
+                        .xs = SHAPE(1, 96, 240, 240),
+                        .ys = SHAPE(1, 96, 240, 240)};
         j.op.act = PVK_ACT_RELU;
         size_t n = (size_t)pvk_shape_numel(&j.xs);
         float *x = malloc(n * 4), *want = malloc(n * 4);
@@ -137,8 +147,11 @@ static void test_ops(void **state)
     }
     /* layernorm [1, 40, 120] */
     {
-        struct job j = {.label = "layernorm", .impl = &nn_gpu_layernorm_impl,
-                        .op = make_op(PVK_OP_LAYERNORM, "layernorm"), .xs = SHAPE(1, 40, 120), .ys = SHAPE(1, 40, 120)};
+        struct job j = {.label = "layernorm",
+                        .impl = &nn_gpu_layernorm_impl,
+                        .op = make_op(PVK_OP_LAYERNORM, "layernorm"),
+                        .xs = SHAPE(1, 40, 120),
+                        .ys = SHAPE(1, 40, 120)};
         j.op.attr.norm.eps = 1e-6f;
         float *x = malloc(4800 * 4), *want = malloc(4800 * 4), *g = malloc(120 * 4), *b = malloc(120 * 4);
         test_fill_uniform(x, 4800, -2, 2);
@@ -152,8 +165,11 @@ static void test_ops(void **state)
     }
     /* softmax [1, 40, 6625] over the classes */
     {
-        struct job j = {.label = "softmax", .impl = &nn_gpu_softmax_impl, .op = make_op(PVK_OP_SOFTMAX, "softmax"),
-                        .xs = SHAPE(1, 40, 6625), .ys = SHAPE(1, 40, 6625)};
+        struct job j = {.label = "softmax",
+                        .impl = &nn_gpu_softmax_impl,
+                        .op = make_op(PVK_OP_SOFTMAX, "softmax"),
+                        .xs = SHAPE(1, 40, 6625),
+                        .ys = SHAPE(1, 40, 6625)};
         j.op.attr.axis.axis = 2;
         size_t n = 40 * 6625;
         float *x = malloc(n * 4), *want = malloc(n * 4);
@@ -165,8 +181,11 @@ static void test_ops(void **state)
     }
     /* attention [1, 40, 360] -> [1, 40, 120], 8 heads */
     {
-        struct job j = {.label = "attention", .impl = &nn_gpu_attention_impl,
-                        .op = make_op(PVK_OP_ATTENTION, "attention"), .xs = SHAPE(1, 40, 360), .ys = SHAPE(1, 40, 120)};
+        struct job j = {.label = "attention",
+                        .impl = &nn_gpu_attention_impl,
+                        .op = make_op(PVK_OP_ATTENTION, "attention"),
+                        .xs = SHAPE(1, 40, 360),
+                        .ys = SHAPE(1, 40, 120)};
         j.op.attr.attention.heads = 8;
         j.op.attr.attention.scale = 1.0f / sqrtf(15.0f);
         float *x = malloc(40 * 360 * 4), *want = malloc(40 * 120 * 4);
@@ -277,21 +296,23 @@ static void test_image(void **state)
     /* 30 text-line crops (a few tall ones) into 30x3x48x320 */
     enum { N = 30 };
     struct image_crop crops[N];
-    float (*boxes)[4][2] = malloc(sizeof(float[N][4][2]));
+    float(*boxes)[4][2] = malloc(sizeof(float[N][4][2]));
     for (int i = 0; i < N; i++) {
         bool tall = i % 10 == 9;
         float x0 = 20 + (float)(i % 3) * 320, y0 = 10 + (float)(i / 3) * 66;
-        float bw = tall ? 30 : test_rand_uniform(120, 300), bh = tall ? 60 : test_rand_uniform(24, 40), sk = test_rand_uniform(-4, 4);
+        float bw = tall ? 30 : test_rand_uniform(120, 300), bh = tall ? 60 : test_rand_uniform(24, 40),
+              sk = test_rand_uniform(-4, 4);
         float b[4][2] = {{x0, y0}, {x0 + bw, y0 + sk}, {x0 + bw, y0 + sk + bh}, {x0, y0 + bh}};
         memcpy(boxes[i], b, sizeof b);
         struct ocr_crop_plan plan;
         assert_int_equal(ocr_crop_plan_make(b, &plan), 0);
-        crops[i] = (struct image_crop){.width = plan.width, .height = plan.height, .rotate = plan.rotate,
-                                       .flip = i % 7 == 0, .slot = i};
+        crops[i] = (struct image_crop){
+            .width = plan.width, .height = plan.height, .rotate = plan.rotate, .flip = i % 7 == 0, .slot = i};
         memcpy(crops[i].src_from_dst, plan.src_from_dst, sizeof plan.src_from_dst);
     }
     struct image_crop_batch *cb;
-    if (image_crop_batch_create(ops, &cb, err, sizeof err) || image_crop_batch_set(ops, cb, crops, N, 48, 320, err, sizeof err))
+    if (image_crop_batch_create(ops, &cb, err, sizeof err) ||
+        image_crop_batch_set(ops, cb, crops, N, 48, 320, err, sizeof err))
         fail_msg("%s", err);
     struct pvk_shape rs = SHAPE(N, 3, 48, 320);
     struct htensor rt;

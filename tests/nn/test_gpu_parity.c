@@ -23,10 +23,9 @@
 #include "gpu/validation.h"
 #include "model/model.h"
 #include "nn/gpu/net.h"
-#include "support/pvkt.h"
 #include "support/gpu_group.h"
+#include "support/pvkt.h"
 #include "support/test_env.h"
-
 
 /* Runs models/<net>.pvk on the fixture input; with `argmax`, the rec way: the plan leaves the
  * final softmax out and an ARGMAX op after it writes int32 indices and the maximum's softmax
@@ -45,12 +44,14 @@ static void run(const char *net, const char *input, enum nn_dtype dt, int argmax
     pvkt_read(input, &in);
     assert_int_equal(in.shape.ndim, 4);
 
-    struct nn_gpu_config cfg = {.ctx = test_gpu, .act_dtype = dt,
+    struct nn_gpu_config cfg = {.ctx = test_gpu,
+                                .act_dtype = dt,
                                 .fp16_math = dt == NN_F16 && fp16_math && gpu_context_caps(test_gpu)->shader_fp16};
     struct nn_gpu_net *g;
     struct nn_gpu_plan *plan;
     const struct nn_gpu_plan_options opt = {.leave_final_softmax = argmax};
-    if (nn_gpu_net_create(&cfg, &m, &g, err, sizeof err) || nn_gpu_plan_create(g, in.shape.d, &opt, &plan, err, sizeof err))
+    if (nn_gpu_net_create(&cfg, &m, &g, err, sizeof err) ||
+        nn_gpu_plan_create(g, in.shape.d, &opt, &plan, err, sizeof err))
         fail_msg("%s: %s", net, err);
     if (argmax)
         assert_true(nn_gpu_plan_left_softmax(plan));
@@ -211,10 +212,26 @@ static void test_rec_fp16_math(void **state)
     fp16_math = false;
 }
 
-static void test_det_fp32(void **state) { (void)state; det_parity(NN_F32); }
-static void test_det_fp16(void **state) { (void)state; det_parity(NN_F16); }
-static void test_cls_fp32(void **state) { (void)state; cls_parity(NN_F32); }
-static void test_cls_fp16(void **state) { (void)state; cls_parity(NN_F16); }
+static void test_det_fp32(void **state)
+{
+    (void)state;
+    det_parity(NN_F32);
+}
+static void test_det_fp16(void **state)
+{
+    (void)state;
+    det_parity(NN_F16);
+}
+static void test_cls_fp32(void **state)
+{
+    (void)state;
+    cls_parity(NN_F32);
+}
+static void test_cls_fp16(void **state)
+{
+    (void)state;
+    cls_parity(NN_F16);
+}
 static void test_rec_fp32(void **state)
 {
     (void)state;
@@ -232,8 +249,8 @@ int main(void)
 {
     test_seed();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_det_fp32), cmocka_unit_test(test_det_fp16), cmocka_unit_test(test_cls_fp32),
-        cmocka_unit_test(test_cls_fp16), cmocka_unit_test(test_rec_fp32), cmocka_unit_test(test_rec_fp16),
+        cmocka_unit_test(test_det_fp32),      cmocka_unit_test(test_det_fp16),      cmocka_unit_test(test_cls_fp32),
+        cmocka_unit_test(test_cls_fp16),      cmocka_unit_test(test_rec_fp32),      cmocka_unit_test(test_rec_fp16),
         cmocka_unit_test(test_cls_fp16_math), cmocka_unit_test(test_rec_fp16_math),
     };
     return cmocka_run_group_tests(tests, test_gpu_group_setup, test_gpu_group_teardown);

@@ -20,7 +20,8 @@ static struct ctc_text decode(const int32_t *cls, const float *prob, size_t T)
 {
     struct ctc_text out;
     char err[256];
-    if (ctc_decode_argmax(cls, prob, T, dict, N_DICT, &out, err, sizeof(err))) fail_msg("ctc: %s", err);
+    if (ctc_decode_argmax(cls, prob, T, dict, N_DICT, &out, err, sizeof(err)))
+        fail_msg("ctc: %s", err);
     return out;
 }
 
@@ -110,11 +111,14 @@ static void test_score_is_numpy_float32_mean(void **state)
         float r[8];
         const float *a = prob + starts[b];
         int n = lens[b], i;
-        for (int k = 0; k < 8; k++) r[k] = a[k];
+        for (int k = 0; k < 8; k++)
+            r[k] = a[k];
         for (i = 8; i < n - (n % 8); i += 8)
-            for (int k = 0; k < 8; k++) r[k] += a[i + k];
+            for (int k = 0; k < 8; k++)
+                r[k] += a[i + k];
         float res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++) res += a[i];
+        for (; i < n; i++)
+            res += a[i];
         blocks[b] = res;
     }
     float want = ((blocks[0] + blocks[1]) + (blocks[2] + blocks[3])) / (float)T;

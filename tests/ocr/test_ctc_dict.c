@@ -5,10 +5,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include "ocr/dict.h"
@@ -17,14 +17,16 @@ static struct ocr_dict parse(const char *text, size_t size)
 {
     struct ocr_dict d;
     char err[256];
-    if (ocr_dict_parse(text, size, &d, err, sizeof(err))) fail_msg("dict: %s", err);
+    if (ocr_dict_parse(text, size, &d, err, sizeof(err)))
+        fail_msg("dict: %s", err);
     return d;
 }
 
 static void assert_entries(const struct ocr_dict *d, const char *const *want, size_t n)
 {
     assert_int_equal(d->n_entries, n);
-    for (size_t i = 0; i < n; i++) assert_string_equal(d->entries[i], want[i]);
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(d->entries[i], want[i]);
 }
 
 static void test_lines_then_space(void **state)

@@ -51,7 +51,8 @@ static void read_boxes(FILE *f, const char *label, struct db_boxes *boxes, const
         struct db_box *b = &boxes->boxes[i];
         int got = fscanf(f, "%d %d %d %d %d %d %d %d %lf", &b->pts[0][0], &b->pts[0][1], &b->pts[1][0], &b->pts[1][1],
                          &b->pts[2][0], &b->pts[2][1], &b->pts[3][0], &b->pts[3][1], &b->score);
-        if (got != 9) fail_msg("%s: bad box line %zu of '%s'", path, i, label);
+        if (got != 9)
+            fail_msg("%s: bad box line %zu of '%s'", path, i, label);
     }
 }
 
@@ -60,10 +61,12 @@ static void load_expected(const char *name, struct expected *e)
     char path[4096];
     snprintf(path, sizeof(path), "%s/data/db/%s.txt", test_data_dir(), name);
     FILE *f = fopen(path, "r");
-    if (!f) fail_msg("cannot open %s (regenerate with tools/ref/make-db-fixtures.mjs)", path);
+    if (!f)
+        fail_msg("cannot open %s (regenerate with tools/ref/make-db-fixtures.mjs)", path);
     char line[512];
     while (fgets(line, sizeof(line), f)) {
-        if (line[0] == '#') continue;
+        if (line[0] == '#')
+            continue;
         if (sscanf(line, "map %d %d image %d %d", &e->map_w, &e->map_h, &e->src_w, &e->src_h) != 4)
             fail_msg("%s: expected the 'map W H image W H' line, got %s", path, line);
         break;
@@ -80,12 +83,14 @@ static float *load_map(const char *name, int w, int h)
     snprintf(path, sizeof(path), "%s/data/db/%s.png", test_data_dir(), name);
     int pw, ph, channels;
     stbi_us *v = stbi_load_16(path, &pw, &ph, &channels, 1);
-    if (!v) fail_msg("cannot read %s: %s", path, stbi_failure_reason());
+    if (!v)
+        fail_msg("cannot read %s: %s", path, stbi_failure_reason());
     assert_int_equal(pw, w);
     assert_int_equal(ph, h);
     float *map = malloc(sizeof(float) * (size_t)w * (size_t)h);
     assert_non_null(map);
-    for (size_t i = 0; i < (size_t)w * (size_t)h; i++) map[i] = (float)((double)v[i] / 65535.0);
+    for (size_t i = 0; i < (size_t)w * (size_t)h; i++)
+        map[i] = (float)((double)v[i] / 65535.0);
     stbi_image_free(v);
     return map;
 }
@@ -111,13 +116,15 @@ static void compare_boxes(const char *what, const struct db_boxes *got, const st
         for (int k = 0; k < 4; k++)
             for (int c = 0; c < 2; c++) {
                 int d = abs(g->pts[k][c] - w->pts[k][c]);
-                if (d > cmp->max_corner_error) cmp->max_corner_error = d;
+                if (d > cmp->max_corner_error)
+                    cmp->max_corner_error = d;
                 if (d > 0)
                     print_message("  %s box %zu corner %d: %d vs reference %d\n", what, i, k, g->pts[k][c],
                                   w->pts[k][c]);
             }
         double ds = fabs(g->score - w->score);
-        if (ds > cmp->max_score_error) cmp->max_score_error = ds;
+        if (ds > cmp->max_score_error)
+            cmp->max_score_error = ds;
     }
 }
 
@@ -131,16 +138,18 @@ static void check_fixture(const char *name)
     char err[256];
 
     struct db_boxes raw, final;
-    assert_int_equal(db_boxes_from_map(map, NULL, e.map_w, e.map_h, e.src_w, e.src_h, &params, &raw, err, sizeof(err)), 0);
-    assert_int_equal(db_postprocess(map, NULL, e.map_w, e.map_h, e.src_w, e.src_h, &params, &final, err, sizeof(err)), 0);
+    assert_int_equal(db_boxes_from_map(map, NULL, e.map_w, e.map_h, e.src_w, e.src_h, &params, &raw, err, sizeof(err)),
+                     0);
+    assert_int_equal(db_postprocess(map, NULL, e.map_w, e.map_h, e.src_w, e.src_h, &params, &final, err, sizeof(err)),
+                     0);
 
     /* the same from a work image built beforehand, as the GPU hands it over */
     int8_t *work = malloc(contour_work_bytes(e.map_w, e.map_h));
     assert_non_null(work);
     contour_work_above(map, e.map_w, e.map_h, params.thresh, work);
     struct db_boxes from_work;
-    assert_int_equal(db_postprocess(map, work, e.map_w, e.map_h, e.src_w, e.src_h, &params, &from_work, err, sizeof(err)),
-                     0);
+    assert_int_equal(
+        db_postprocess(map, work, e.map_w, e.map_h, e.src_w, e.src_h, &params, &from_work, err, sizeof(err)), 0);
     free(work);
 
     /* the same boxes, in the same order, with helper threads taking contours */
@@ -177,13 +186,41 @@ static void check_fixture(const char *name)
     free(map);
 }
 
-static void test_phototest(void **state) { (void)state; check_fixture("phototest"); }
-static void test_00009282(void **state) { (void)state; check_fixture("00009282"); }
-static void test_00018069(void **state) { (void)state; check_fixture("00018069"); }
-static void test_en_word_1(void **state) { (void)state; check_fixture("en_word_1"); }
-static void test_mmocr_word(void **state) { (void)state; check_fixture("mmocr_1036169"); }
-static void test_synthetic_shapes(void **state) { (void)state; check_fixture("synthetic_shapes"); }
-static void test_synthetic_many_contours(void **state) { (void)state; check_fixture("synthetic_many"); }
+static void test_phototest(void **state)
+{
+    (void)state;
+    check_fixture("phototest");
+}
+static void test_00009282(void **state)
+{
+    (void)state;
+    check_fixture("00009282");
+}
+static void test_00018069(void **state)
+{
+    (void)state;
+    check_fixture("00018069");
+}
+static void test_en_word_1(void **state)
+{
+    (void)state;
+    check_fixture("en_word_1");
+}
+static void test_mmocr_word(void **state)
+{
+    (void)state;
+    check_fixture("mmocr_1036169");
+}
+static void test_synthetic_shapes(void **state)
+{
+    (void)state;
+    check_fixture("synthetic_shapes");
+}
+static void test_synthetic_many_contours(void **state)
+{
+    (void)state;
+    check_fixture("synthetic_many");
+}
 
 static void run_on(const float *map, int w, int h, struct db_boxes *out)
 {
@@ -191,7 +228,8 @@ static void run_on(const float *map, int w, int h, struct db_boxes *out)
     db_params_default(&params);
     char err[256];
     int rc = db_postprocess(map, NULL, w, h, w, h, &params, out, err, sizeof(err));
-    if (rc) fail_msg("db_postprocess: %s", err);
+    if (rc)
+        fail_msg("db_postprocess: %s", err);
 }
 
 static void test_empty_map_has_no_boxes(void **state)
@@ -209,7 +247,8 @@ static void test_all_ones_map_is_one_image_box(void **state)
     (void)state;
     enum { W = 40, H = 30 };
     float map[W * H];
-    for (int i = 0; i < W * H; i++) map[i] = 1.0f;
+    for (int i = 0; i < W * H; i++)
+        map[i] = 1.0f;
     struct db_boxes boxes;
     run_on(map, W, H, &boxes);
     assert_int_equal(boxes.count, 1);
@@ -227,7 +266,8 @@ static void test_one_row_map_has_no_boxes(void **state)
 {
     (void)state;
     float map[100];
-    for (int i = 0; i < 100; i++) map[i] = 0.9f;
+    for (int i = 0; i < 100; i++)
+        map[i] = 0.9f;
     struct db_boxes boxes;
     run_on(map, 100, 1, &boxes); /* a 1-pixel-high text region is below min_size */
     assert_int_equal(boxes.count, 0);
@@ -247,9 +287,11 @@ static void test_max_candidates_bounds_the_contours(void **state)
     float map[W * H];
     memset(map, 0, sizeof(map));
     for (int y = 0; y < 40; y += 2)
-        for (int x = 0; x < W; x += 6) map[y * W + x] = 0.9f;
+        for (int x = 0; x < W; x += 6)
+            map[y * W + x] = 0.9f;
     for (int y = 48; y < 58; y++)
-        for (int x = 10; x < 30; x++) map[y * W + x] = 0.9f;
+        for (int x = 10; x < 30; x++)
+            map[y * W + x] = 0.9f;
     struct db_params params;
     db_params_default(&params);
     params.max_candidates = 100;
@@ -261,9 +303,11 @@ static void test_max_candidates_bounds_the_contours(void **state)
     /* the same block at the top is found first, hence listed last, hence cut */
     memset(map, 0, sizeof(map));
     for (int y = 2; y < 12; y++)
-        for (int x = 10; x < 30; x++) map[y * W + x] = 0.9f;
+        for (int x = 10; x < 30; x++)
+            map[y * W + x] = 0.9f;
     for (int y = 20; y < 60; y += 2)
-        for (int x = 0; x < W; x += 6) map[y * W + x] = 0.9f;
+        for (int x = 0; x < W; x += 6)
+            map[y * W + x] = 0.9f;
     assert_int_equal(db_postprocess(map, NULL, W, H, W, H, &params, &boxes, err, sizeof(err)), 0);
     assert_int_equal(boxes.count, 0);
     db_boxes_free(&boxes);
@@ -303,7 +347,8 @@ static void test_reading_order(void **state)
     db_boxes_sort(&boxes);
     /* by (y, x): (60,10) (50,12) (5,15) (10,40); then the swaps bring (5,15) and (50,12) forward */
     const int want_x[4] = {5, 50, 60, 10};
-    for (int i = 0; i < 4; i++) assert_int_equal(b[i].pts[0][0], want_x[i]);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(b[i].pts[0][0], want_x[i]);
 }
 
 static void test_filter_orders_clockwise_and_drops_thin_boxes(void **state)

@@ -141,7 +141,7 @@ static void test_merge_finds_each_line_once(void **state)
         rect_box(100, 1500, 800, 1540),
     };
     struct db_box from_first[] = {
-        rect_box(100, 100, 800, 142), /* found by the strips too */
+        rect_box(100, 100, 800, 142),    /* found by the strips too */
         rect_box(100, 2000, 1800, 2300), /* a headline the strips did not find whole */
     };
     struct db_boxes strips = {malloc(sizeof(from_strips)), 4}, first = {malloc(sizeof(from_first)), 2};

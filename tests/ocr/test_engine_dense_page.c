@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ppocr.h"
 #include "img/image.h"
+#include "ppocr.h"
 #include "support/test_env.h"
 
 #define BAND_AT 2150 /* pixels from the left: a quarter of the print's width is right of it */
@@ -61,8 +61,8 @@ static void test_dense_page(void **state)
         fail_msg("%d lines read, the page has 108", r.n_lines);
     /* whole words of the long lines (left of the band) and of the short ones (right of it); a
      * reading may miss a letter or two of the page, not most of these */
-    const char *words[] = {"Sozialismus", "Ueberzeugungen", "Volksbeschluss", "unmenschlicher",
-                           "abzuschaffen", "Meinungen",     "Privatsache",    "Gregor"};
+    const char *words[] = {"Sozialismus",  "Ueberzeugungen", "Volksbeschluss", "unmenschlicher",
+                           "abzuschaffen", "Meinungen",      "Privatsache",    "Gregor"};
     const int n_words = (int)(sizeof(words) / sizeof(*words));
     char missing[256] = "";
     int found = 0;

@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ppocr.h"
 #include "img/image.h"
+#include "ppocr.h"
 #include "support/test_env.h"
 
 #define MIB (1024 * 1024)

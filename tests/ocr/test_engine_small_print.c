@@ -12,16 +12,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ppocr.h"
 #include "img/image.h"
 #include "ocr/preprocess.h"
+#include "ppocr.h"
 #include "support/test_env.h"
 
 static const char *const sample_lines[] = {
-    "This is a lot of 12 point text to test the", "ocr code and see if it works on all types",
-    "of file format.",                            "The quick brown dog jumped over the",
-    "lazy fox. The quick brown dog jumped",       "over the lazy fox. The quick brown dog",
-    "jumped over the lazy fox. The quick",        "brown dog jumped over the lazy fox",
+    "This is a lot of 12 point text to test the",
+    "ocr code and see if it works on all types",
+    "of file format.",
+    "The quick brown dog jumped over the",
+    "lazy fox. The quick brown dog jumped",
+    "over the lazy fox. The quick brown dog",
+    "jumped over the lazy fox. The quick",
+    "brown dog jumped over the lazy fox",
 };
 enum { N_SAMPLE = 8, COPIES = 3 };
 
@@ -58,7 +62,8 @@ static void test_small_print_read_in_strips(void **state)
     struct ppocr_image small = {.width = sample.width * 7 / 10, .height = sample.height * 7 / 10};
     small.bgr = malloc((size_t)small.width * small.height * 3);
     assert_non_null(small.bgr);
-    assert_int_equal(ocr_resize_linear(sample.bgr, sample.width, sample.height, small.bgr, small.width, small.height, 3), 0);
+    assert_int_equal(
+        ocr_resize_linear(sample.bgr, sample.width, sample.height, small.bgr, small.width, small.height, 3), 0);
     ppocr_image_free(&sample);
     sample = small;
     struct ppocr_image page = {.width = 2000, .height = 3400};
@@ -89,8 +94,8 @@ static void test_small_print_read_in_strips(void **state)
         for (int c = 0; c < COPIES && hit < 0; c++)
             for (int k = 0; k < N_SAMPLE && hit < 0; k++) {
                 int x = r.lines[i].box[0][0], y = r.lines[i].box[0][1];
-                int inside = x >= at[c][0] && x < at[c][0] + sample.width && y >= at[c][1] &&
-                             y < at[c][1] + sample.height;
+                int inside =
+                    x >= at[c][0] && x < at[c][0] + sample.width && y >= at[c][1] && y < at[c][1] + sample.height;
                 /* read as well as a page at the det limit reads: a slip or two (a space, a full
                  * stop), none of the line missing */
                 size_t e = inside ? edits(r.lines[i].text, sample_lines[k]) : SIZE_MAX;

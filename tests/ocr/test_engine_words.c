@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ppocr.h"
 #include "img/image.h"
+#include "ppocr.h"
 #include "support/test_env.h"
 
 #define SLACK 3.0 /* pixels a word box may reach past its line's box (corners are rounded) */
@@ -138,8 +138,7 @@ static double check_words(const struct ppocr_image *img, const struct ppocr_resu
             if (hypot(ex, ey) > 0 && (ex * dx + ey * dy) / hypot(ex, ey) < 0.9)
                 fail_msg("line %d word %d (%s) runs (%.0f, %.0f)", i, w, wd->text, ex, ey);
             if (lo < prev_end - 1)
-                fail_msg("line %d word %d (%s) starts %.1f px before the last one ends", i, w, wd->text,
-                         prev_end - lo);
+                fail_msg("line %d word %d (%s) starts %.1f px before the last one ends", i, w, wd->text, prev_end - lo);
             prev_end = hi;
         }
 

@@ -24,7 +24,8 @@ static struct contour_list trace(const char *const *rows, int w, int h)
     uint8_t *bitmap = malloc((size_t)w * (size_t)h);
     assert_non_null(bitmap);
     for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) bitmap[y * w + x] = rows[y][x] == '1';
+        for (int x = 0; x < w; x++)
+            bitmap[y * w + x] = rows[y][x] == '1';
     struct contour_list list;
     char err[128];
     assert_int_equal(contours_find(bitmap, w, h, &list, err, sizeof(err)), 0);
@@ -193,7 +194,8 @@ static void test_contour_of_thresholded_map(void **state)
 static int has_point(const struct geom_point *pts, int n, int x, int y)
 {
     for (int i = 0; i < n; i++)
-        if (pts[i].x == x && pts[i].y == y) return 1;
+        if (pts[i].x == x && pts[i].y == y)
+            return 1;
     return 0;
 }
 
@@ -227,7 +229,8 @@ static void test_convex_hull_of_repeated_point(void **state)
 
 static void assert_near(double got, double want, double tol, const char *what)
 {
-    if (!(fabs(got - want) <= tol)) fail_msg("%s: %.9g, expected %.9g", what, got, want);
+    if (!(fabs(got - want) <= tol))
+        fail_msg("%s: %.9g, expected %.9g", what, got, want);
 }
 
 static void assert_sides(const struct geom_rotated_rect *r, double a, double b)
@@ -244,8 +247,10 @@ static void assert_corners(const struct geom_rotated_rect *r, const double want[
     geom_box_points(r, c);
     for (int i = 0; i < 4; i++) {
         int found = 0;
-        for (int k = 0; k < 4; k++) found |= fabs(c[k].x - want[i][0]) < 1e-4 && fabs(c[k].y - want[i][1]) < 1e-4;
-        if (!found) fail_msg("corner (%g, %g) missing", want[i][0], want[i][1]);
+        for (int k = 0; k < 4; k++)
+            found |= fabs(c[k].x - want[i][0]) < 1e-4 && fabs(c[k].y - want[i][1]) < 1e-4;
+        if (!found)
+            fail_msg("corner (%g, %g) missing", want[i][0], want[i][1]);
     }
 }
 
@@ -334,7 +339,8 @@ static void assert_mask(const struct geom_point *poly, int n, int w, int h, cons
     poly_fill_mask(mask, w, h, poly, n);
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++)
-            if (mask[y * w + x] != (rows[y][x] == '1')) fail_msg("mask pixel (%d,%d) is %d", x, y, mask[y * w + x]);
+            if (mask[y * w + x] != (rows[y][x] == '1'))
+                fail_msg("mask pixel (%d,%d) is %d", x, y, mask[y * w + x]);
     free(mask);
 }
 
@@ -402,7 +408,8 @@ static void test_offset_rotated_rectangle(void **state)
         double u = (out[i].x * 8 + out[i].y * 6) / 10.0, v = (-out[i].x * 3 + out[i].y * 4) / 5.0;
         double du = u < 0 ? -u : u > 10 ? u - 10 : 0, dv = v < 0 ? -v : v > 5 ? v - 5 : 0;
         double d = sqrt(du * du + dv * dv);
-        if (fabs(d - 1.0) > 0.75) fail_msg("offset point (%d,%d) at distance %g", out[i].x, out[i].y, d);
+        if (fabs(d - 1.0) > 0.75)
+            fail_msg("offset point (%d,%d) at distance %g", out[i].x, out[i].y, d);
     }
     struct geom_rotated_rect r;
     assert_int_equal(geom_min_area_rect(out, n, &r), 0);

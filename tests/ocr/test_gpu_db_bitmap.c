@@ -19,8 +19,8 @@
 #include "gpu/context.h"
 #include "gpu/error.h"
 #include "gpu/validation.h"
-#include "ocr/gpu/db_bitmap.h"
 #include "ocr/contour.h"
+#include "ocr/gpu/db_bitmap.h"
 #include "support/gpu_group.h"
 #include "support/gpu_op_harness.h"
 #include "support/test_env.h"
@@ -30,8 +30,8 @@
 
 /* Values a GPU's float arithmetic may get wrong: denormals (fp32's and fp16's), signed zeros,
  * NaN, infinities, negatives. */
-static const float specials[] = {1e-45f, -1e-45f, 1e-40f, 0.0f, -0.0f, NAN, -NAN, INFINITY, -INFINITY, -0.5f,
-                                 6e-8f, 3e-5f, 6.1e-5f};
+static const float specials[] = {1e-45f,   -1e-45f,   1e-40f, 0.0f,  -0.0f, NAN,    -NAN,
+                                 INFINITY, -INFINITY, -0.5f,  6e-8f, 3e-5f, 6.1e-5f};
 
 /* A map of blobs and noise whose values often sit exactly at thresh or one float above it. */
 static float *random_map(int w, int h, float thresh, enum nn_dtype dt)
@@ -42,10 +42,14 @@ static float *random_map(int w, int h, float thresh, enum nn_dtype dt)
         for (int x = 0; x < w; x++) {
             uint32_t r = test_rand_u32() % 8;
             float v = (float)(test_rand_u32() % 1000) / 1000.0f;
-            if (r == 0) v = thresh;
-            if (r == 1) v = nextafterf(thresh, 2.0f);
-            if (r == 2) v = specials[test_rand_u32() % (sizeof(specials) / sizeof(specials[0]))];
-            if (r <= 4 && (x / 9 + y / 4) % 3 == 0) v = 0.9f; /* bars: contours with holes */
+            if (r == 0)
+                v = thresh;
+            if (r == 1)
+                v = nextafterf(thresh, 2.0f);
+            if (r == 2)
+                v = specials[test_rand_u32() % (sizeof(specials) / sizeof(specials[0]))];
+            if (r <= 4 && (x / 9 + y / 4) % 3 == 0)
+                v = 0.9f; /* bars: contours with holes */
             m[(size_t)y * w + x] = v;
         }
     harness_round(dt, m, (size_t)w * h);
@@ -145,8 +149,16 @@ static void run_bitmap(enum nn_dtype dt)
     assert_int_equal(gpu_validation_message_count(), 0);
 }
 
-static void test_bitmap_f32(void **s) { (void)s; run_bitmap(NN_F32); }
-static void test_bitmap_f16(void **s) { (void)s; run_bitmap(NN_F16); }
+static void test_bitmap_f32(void **s)
+{
+    (void)s;
+    run_bitmap(NN_F32);
+}
+static void test_bitmap_f16(void **s)
+{
+    (void)s;
+    run_bitmap(NN_F16);
+}
 
 /* Wrong map shapes and an output too small are refused with a reason, before any recording. */
 static void test_bad_arguments(void **s)

@@ -56,7 +56,8 @@ static struct ppocr_image framed_image(const struct ppocr_image *img, int margin
             int ix = x - margin, iy = y - margin;
             bool inside = ix >= 0 && ix < img->width && iy >= 0 && iy < img->height;
             for (int c = 0; c < 3; c++)
-                f.bgr[((size_t)y * w + x) * 3 + c] = inside ? img->bgr[((size_t)iy * img->width + ix) * 3 + c] : fill[c];
+                f.bgr[((size_t)y * w + x) * 3 + c] =
+                    inside ? img->bgr[((size_t)iy * img->width + ix) * 3 + c] : fill[c];
         }
     return f;
 }
@@ -160,8 +161,8 @@ static void det_case(struct harness *h, struct image_ops *ops, int iw, int ih, i
     htensor_read(h, &y, got);
     size_t off;
     double m = compare(got, want, n, &off);
-    fprintf(stderr, "det %dx%d (margin %d) -> %dx%d (%s): max abs %.3g, %zu of %zu not exact, %.0f us\n", w, ht,
-            margin, dw, dh, h->cfg.act_dtype == NN_F16 ? "fp16" : "fp32", m, off, n, us);
+    fprintf(stderr, "det %dx%d (margin %d) -> %dx%d (%s): max abs %.3g, %zu of %zu not exact, %.0f us\n", w, ht, margin,
+            dw, dh, h->cfg.act_dtype == NN_F16 ? "fp16" : "fp32", m, off, n, us);
     if (!(m <= TOL))
         fail_msg("det %dx%d -> %dx%d: max abs error %g", w, ht, dw, dh, m);
     /* fp32 output: the resize is bit-exact, only the normalisation's division may round apart */
@@ -202,8 +203,16 @@ static void run_det(enum nn_dtype dt)
     assert_int_equal(gpu_validation_message_count(), 0);
 }
 
-static void test_det_f32(void **s) { (void)s; run_det(NN_F32); }
-static void test_det_f16(void **s) { (void)s; run_det(NN_F16); }
+static void test_det_f32(void **s)
+{
+    (void)s;
+    run_det(NN_F32);
+}
+static void test_det_f16(void **s)
+{
+    (void)s;
+    run_det(NN_F16);
+}
 
 /* ---- crops ------------------------------------------------------------------------------------- */
 
@@ -236,7 +245,8 @@ static void random_box(int w, int h, float box[4][2])
     float a = test_rand_uniform(-0.4f, 0.4f), ca = cosf(a), sa = sinf(a);
     const float corners[4][2] = {{-1, -1}, {1, -1}, {1, 1}, {-1, 1}};
     for (int k = 0; k < 4; k++) {
-        float x = corners[k][0] * bw / 2 + test_rand_uniform(-3, 3), y = corners[k][1] * bh / 2 + test_rand_uniform(-3, 3);
+        float x = corners[k][0] * bw / 2 + test_rand_uniform(-3, 3),
+              y = corners[k][1] * bh / 2 + test_rand_uniform(-3, 3);
         box[k][0] = cx + x * ca - y * sa;
         box[k][1] = cy + x * sa + y * ca;
     }
@@ -253,7 +263,7 @@ struct crop_job {
 
 static struct crop_job crop_job_make(const struct ppocr_image *img, int n, int target_w)
 {
-    struct crop_job j = {n, target_w, n + 1, (size_t)3 * 48 * target_w, calloc((size_t)n, sizeof(struct image_crop)),
+    struct crop_job j = {n,   target_w, n + 1, (size_t)3 * 48 * target_w, calloc((size_t)n, sizeof(struct image_crop)),
                          NULL};
     j.want = malloc((size_t)j.batch * j.per * sizeof(float));
     assert_true(j.crops && j.want);
@@ -384,7 +394,8 @@ static void crops_batches_case(struct harness *h, struct image_ops *ops, int w, 
     for (int k = 0; k < n_jobs; k++) {
         double m = crop_job_check(h, &jobs[k], got + at[k], &off_total);
         worst = m > worst ? m : worst;
-        for (size_t g = at[k] + (size_t)jobs[k].batch * jobs[k].per; g < at[k] + (size_t)jobs[k].batch * jobs[k].per + 5; g++)
+        for (size_t g = at[k] + (size_t)jobs[k].batch * jobs[k].per;
+             g < at[k] + (size_t)jobs[k].batch * jobs[k].per + 5; g++)
             if (!isnan(got[g]))
                 fail_msg("crops of batch %d wrote past its destination", k);
     }
@@ -392,8 +403,9 @@ static void crops_batches_case(struct harness *h, struct image_ops *ops, int w, 
     if (h->cfg.act_dtype == NN_F32 && gpu_context_caps(h->ctx)->shader_int64 && off_total)
         fail_msg("%d batches: %zu elements not bit-exact (max abs %g)", n_jobs, off_total, worst);
     if (verbose || off_total)
-        fprintf(stderr, "%d batches (%d crops first) of a %dx%d image (margin %d), widths %d..: max abs %.3g, %zu "
-                        "elements not exact, %.0f us\n",
+        fprintf(stderr,
+                "%d batches (%d crops first) of a %dx%d image (margin %d), widths %d..: max abs %.3g, %zu "
+                "elements not exact, %.0f us\n",
                 n_jobs, n[0], iw, ih, margin, target_w[0], worst, off_total, us);
     htensor_free(&y);
     gpu_buffer_free(&buf);
@@ -439,8 +451,16 @@ static void run_crops(enum nn_dtype dt)
     assert_int_equal(gpu_validation_message_count(), 0);
 }
 
-static void test_crops_f32(void **s) { (void)s; run_crops(NN_F32); }
-static void test_crops_f16(void **s) { (void)s; run_crops(NN_F16); }
+static void test_crops_f32(void **s)
+{
+    (void)s;
+    run_crops(NN_F32);
+}
+static void test_crops_f16(void **s)
+{
+    (void)s;
+    run_crops(NN_F16);
+}
 
 int main(void)
 {

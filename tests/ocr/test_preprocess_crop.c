@@ -14,21 +14,26 @@
 #include "ocr/preprocess.h"
 #include "support/test_env.h"
 
-static void load_fixture(const char *name, struct ppocr_image *img) {
+static void load_fixture(const char *name, struct ppocr_image *img)
+{
     char path[1024], err[256];
     snprintf(path, sizeof path, "%s/data/images/%s", test_data_dir(), name);
     enum ppocr_status st = ppocr_image_load_file(path, PPOCR_ALPHA_IGNORE, img, err, sizeof err);
-    if (st != PPOCR_OK) fail_msg("%s", err);
+    if (st != PPOCR_OK)
+        fail_msg("%s", err);
 }
 
-static int max_diff_u8(const uint8_t *a, const uint8_t *b, size_t n) {
+static int max_diff_u8(const uint8_t *a, const uint8_t *b, size_t n)
+{
     int m = 0;
     for (size_t i = 0; i < n; i++)
-        if (abs(a[i] - b[i]) > m) m = abs(a[i] - b[i]);
+        if (abs(a[i] - b[i]) > m)
+            m = abs(a[i] - b[i]);
     return m;
 }
 
-static FILE *open_expected(void) {
+static FILE *open_expected(void)
+{
     char path[1024];
     snprintf(path, sizeof path, "%s/data/images/expected.txt", test_data_dir());
     FILE *f = fopen(path, "r");
@@ -36,19 +41,21 @@ static FILE *open_expected(void) {
     return f;
 }
 
-static void test_crops_match_opencv(void **state) {
+static void test_crops_match_opencv(void **state)
+{
     (void)state;
     FILE *f = open_expected();
     char line[4096];
     int cases = 0, rotated_cases = 0;
     while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "crop ", 5) != 0) continue;
+        if (strncmp(line, "crop ", 5) != 0)
+            continue;
         char name[256], out_name[256];
         float box[4][2];
         int cw, ch, rotated, used;
-        int got_fields = sscanf(line, "crop %255s %f %f %f %f %f %f %f %f %d %d %d %255s%n", name, &box[0][0], &box[0][1],
-                                &box[1][0], &box[1][1], &box[2][0], &box[2][1], &box[3][0], &box[3][1], &cw, &ch,
-                                &rotated, out_name, &used);
+        int got_fields = sscanf(line, "crop %255s %f %f %f %f %f %f %f %f %d %d %d %255s%n", name, &box[0][0],
+                                &box[0][1], &box[1][0], &box[1][1], &box[2][0], &box[2][1], &box[3][0], &box[3][1], &cw,
+                                &ch, &rotated, out_name, &used);
         assert_int_equal(got_fields, 13);
         double m_want[9];
         const char *p = line + used;
@@ -63,7 +70,8 @@ static void test_crops_match_opencv(void **state) {
         assert_int_equal(plan.height, ch);
         assert_int_equal(plan.rotate, rotated);
         double md = 0;
-        for (int i = 0; i < 9; i++) md = fmax(md, fabs(plan.dst_from_src[i] - m_want[i]) / fmax(fabs(m_want[i]), 1e-3));
+        for (int i = 0; i < 9; i++)
+            md = fmax(md, fabs(plan.dst_from_src[i] - m_want[i]) / fmax(fabs(m_want[i]), 1e-3));
         printf("%s box %d: %dx%d%s, matrix max rel diff %.3g", name, cases, cw, ch, rotated ? " turned" : "", md);
         assert_true(md == 0); /* same LU, same operation order: bit-identical */
 
@@ -88,13 +96,15 @@ static void test_crops_match_opencv(void **state) {
 }
 
 /* cls (48x192) and rec (48x320) tensors of the crops above. */
-static void test_rec_cls_input_matches_reference(void **state) {
+static void test_rec_cls_input_matches_reference(void **state)
+{
     (void)state;
     FILE *f = open_expected();
     char line[4096];
     int cases = 0;
     while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "norm ", 5) != 0) continue;
+        if (strncmp(line, "norm ", 5) != 0)
+            continue;
         char crop_name[256], rs_name[256];
         int th, tw, rw, used;
         assert_int_equal(sscanf(line, "norm %255s %d %d %d %255s%n", crop_name, &th, &tw, &rw, rs_name, &used), 5);
@@ -106,14 +116,17 @@ static void test_rec_cls_input_matches_reference(void **state) {
         size_t plane = (size_t)th * tw;
         float *got = malloc(3 * plane * sizeof *got);
         test_fill_nan(got, 3 * plane);
-        if (tw == OCR_CLS_WIDTH) assert_int_equal(ocr_cls_preprocess(&crop, got), 0);
-        else assert_int_equal(ocr_rec_preprocess(&crop, th, tw, got), 0);
+        if (tw == OCR_CLS_WIDTH)
+            assert_int_equal(ocr_cls_preprocess(&crop, got), 0);
+        else
+            assert_int_equal(ocr_rec_preprocess(&crop, th, tw, got), 0);
         /* every value: OpenCV's resized pixel normalised, zero padding on the right */
         double worst = 0;
         for (int c = 0; c < 3; c++)
             for (int y = 0; y < th; y++)
                 for (int x = 0; x < tw; x++) {
-                    float want = x < rw ? ((float)resized.bgr[((size_t)y * rw + x) * 3 + c] / 255.f - 0.5f) / 0.5f : 0.f;
+                    float want =
+                        x < rw ? ((float)resized.bgr[((size_t)y * rw + x) * 3 + c] / 255.f - 0.5f) / 0.5f : 0.f;
                     float g = got[c * plane + (size_t)y * tw + x];
                     worst = isnan(g) ? INFINITY : fmax(worst, fabs(g - want));
                 }
@@ -138,7 +151,8 @@ static void test_rec_cls_input_matches_reference(void **state) {
     assert_int_equal(cases, 10);
 }
 
-static void test_rec_resized_width_rule(void **state) {
+static void test_rec_resized_width_rule(void **state)
+{
     (void)state;
     assert_int_equal(ocr_rec_resized_width(100, 48, 48, 320), 100);
     assert_int_equal(ocr_rec_resized_width(101, 50, 48, 320), 97);   /* ceil(96.96) */
@@ -150,7 +164,8 @@ static void test_rec_resized_width_rule(void **state) {
 }
 
 /* Matrix helpers: a known transform round-trips, a degenerate box is refused. */
-static void test_matrix_and_degenerate_boxes(void **state) {
+static void test_matrix_and_degenerate_boxes(void **state)
+{
     (void)state;
     const float src[4][2] = {{10, 20}, {110, 25}, {105, 60}, {8, 55}};
     const float dst[4][2] = {{0, 0}, {100, 0}, {100, 35}, {0, 35}};
@@ -184,31 +199,34 @@ static void test_matrix_and_degenerate_boxes(void **state) {
     assert_int_equal(ocr_crop_box(&tiny, outside, &crop), 0);
     assert_int_equal(crop.width, 40);
     assert_int_equal(crop.height, 20);
-    for (int i = 0; i < 40 * 20; i++) assert_memory_equal(crop.bgr + 3 * i, px + 9, 3); /* bottom-right pixel */
+    for (int i = 0; i < 40 * 20; i++)
+        assert_memory_equal(crop.bgr + 3 * i, px + 9, 3); /* bottom-right pixel */
     ppocr_image_free(&crop);
     struct ppocr_image empty = {0, 0, NULL, 0};
     assert_int_equal(ocr_crop_box(&empty, outside, &crop), -1);
 }
 
-static void test_rotate90_ccw(void **state) {
+static void test_rotate90_ccw(void **state)
+{
     (void)state;
     /* 3 wide, 2 high: pixel value = 10*y + x in every channel */
     uint8_t src[2 * 3 * 3], dst[3 * 2 * 3];
     for (int y = 0; y < 2; y++)
-        for (int x = 0; x < 3; x++) memset(src + (y * 3 + x) * 3, 10 * y + x, 3);
+        for (int x = 0; x < 3; x++)
+            memset(src + (y * 3 + x) * 3, 10 * y + x, 3);
     ocr_rotate90_ccw(src, 3, 2, dst);
     /* np.rot90: the right column becomes the top row */
     const uint8_t want[3][2] = {{2, 12}, {1, 11}, {0, 10}};
     for (int y = 0; y < 3; y++)
-        for (int x = 0; x < 2; x++) assert_int_equal(dst[(y * 2 + x) * 3], want[y][x]);
+        for (int x = 0; x < 2; x++)
+            assert_int_equal(dst[(y * 2 + x) * 3], want[y][x]);
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_crops_match_opencv),
-        cmocka_unit_test(test_rec_cls_input_matches_reference),
-        cmocka_unit_test(test_rec_resized_width_rule),
-        cmocka_unit_test(test_matrix_and_degenerate_boxes),
+        cmocka_unit_test(test_crops_match_opencv),     cmocka_unit_test(test_rec_cls_input_matches_reference),
+        cmocka_unit_test(test_rec_resized_width_rule), cmocka_unit_test(test_matrix_and_degenerate_boxes),
         cmocka_unit_test(test_rotate90_ccw),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

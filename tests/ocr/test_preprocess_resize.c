@@ -16,36 +16,46 @@
 #include "ocr/preprocess.h"
 #include "support/test_env.h"
 
-static void load_fixture(const char *name, struct ppocr_image *img) {
+static void load_fixture(const char *name, struct ppocr_image *img)
+{
     char path[1024], err[256];
     snprintf(path, sizeof path, "%s/data/images/%s", test_data_dir(), name);
     enum ppocr_status st = ppocr_image_load_file(path, PPOCR_ALPHA_IGNORE, img, err, sizeof err);
-    if (st != PPOCR_OK) fail_msg("%s", err);
+    if (st != PPOCR_OK)
+        fail_msg("%s", err);
 }
 
 /* Largest per-byte difference between two BGR buffers; prints where the first difference is. */
-static int max_diff(const uint8_t *a, const uint8_t *b, int w, int h, const char *what) {
+static int max_diff(const uint8_t *a, const uint8_t *b, int w, int h, const char *what)
+{
     int m = 0;
     size_t first = (size_t)-1;
     for (size_t i = 0; i < (size_t)w * h * 3; i++) {
         int d = abs(a[i] - b[i]);
-        if (d && first == (size_t)-1) first = i;
-        if (d > m) m = d;
+        if (d && first == (size_t)-1)
+            first = i;
+        if (d > m)
+            m = d;
     }
-    if (m) printf("%s: max |diff| %d, first at x=%zu y=%zu c=%zu (%d vs %d)\n", what, m, first / 3 % (size_t)w,
-                  first / 3 / (size_t)w, first % 3, a[first], b[first]);
-    else printf("%s: identical (%dx%d)\n", what, w, h);
+    if (m)
+        printf("%s: max |diff| %d, first at x=%zu y=%zu c=%zu (%d vs %d)\n", what, m, first / 3 % (size_t)w,
+               first / 3 / (size_t)w, first % 3, a[first], b[first]);
+    else
+        printf("%s: identical (%dx%d)\n", what, w, h);
     return m;
 }
 
 /* Lines of expected.txt starting with `kind`, one at a time. */
-static int next_line(FILE *f, const char *kind, char *line, size_t len) {
+static int next_line(FILE *f, const char *kind, char *line, size_t len)
+{
     while (fgets(line, (int)len, f))
-        if (strncmp(line, kind, strlen(kind)) == 0 && line[strlen(kind)] == ' ') return 1;
+        if (strncmp(line, kind, strlen(kind)) == 0 && line[strlen(kind)] == ' ')
+            return 1;
     return 0;
 }
 
-static FILE *open_expected(void) {
+static FILE *open_expected(void)
+{
     char path[1024];
     snprintf(path, sizeof path, "%s/data/images/expected.txt", test_data_dir());
     FILE *f = fopen(path, "r");
@@ -53,7 +63,8 @@ static FILE *open_expected(void) {
     return f;
 }
 
-static void test_resize_matches_opencv(void **state) {
+static void test_resize_matches_opencv(void **state)
+{
     (void)state;
     FILE *f = open_expected();
     char line[4096];
@@ -79,7 +90,8 @@ static void test_resize_matches_opencv(void **state) {
     assert_true(cases >= 6);
 }
 
-static void test_resize_rejects_bad_arguments(void **state) {
+static void test_resize_rejects_bad_arguments(void **state)
+{
     (void)state;
     uint8_t src[4 * 4 * 3] = {0}, dst[4 * 4 * 3];
     assert_int_equal(ocr_resize_linear(src, 0, 4, dst, 2, 2, 3), -1);
@@ -89,31 +101,32 @@ static void test_resize_rejects_bad_arguments(void **state) {
 }
 
 /* A constant image stays constant whatever the scale (weights sum to one after rounding). */
-static void test_resize_constant(void **state) {
+static void test_resize_constant(void **state)
+{
     (void)state;
     static uint8_t src[40 * 30 * 3], dst[97 * 71 * 3];
     memset(src, 201, sizeof src);
     const int sizes[][2] = {{97, 71}, {7, 3}, {20, 15}, {1, 1}, {40, 1}};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         assert_int_equal(ocr_resize_linear(src, 40, 30, dst, sizes[k][0], sizes[k][1], 3), 0);
-        for (int i = 0; i < sizes[k][0] * sizes[k][1] * 3; i++) assert_int_equal(dst[i], 201);
+        for (int i = 0; i < sizes[k][0] * sizes[k][1] * 3; i++)
+            assert_int_equal(dst[i], 201);
     }
 }
 
-static void test_det_resize_dims(void **state) {
+static void test_det_resize_dims(void **state)
+{
     (void)state;
     /* {w, h, expected w, expected h}: PaddleOCR's rule with Python's round-half-even */
     const int cases[][4] = {
-        {400, 200, 384, 192},    /* 12.5 -> 12 */
-        {3600, 4800, 704, 960},  /* 720/32 = 22.5 -> 22 */
-        {1017, 529, 960, 512},   /* 499 -> 16 * 32 */
-        {114, 34, 128, 32},      /* never scaled up, but rounded to 32s */
-        {10, 5, 32, 32},         /* at least 32 */
-        {960, 960, 960, 960},    /* the limit itself is not scaled */
-        {1920, 1080, 960, 544},  /* 540/32 = 16.875 -> 17 */
-        {1, 5000, 32, 960},
-        {5000, 1, 960, 32},
-        {80, 48, 64, 64},        /* 2.5 -> 2, 1.5 -> 2 */
+        {400, 200, 384, 192},                                         /* 12.5 -> 12 */
+        {3600, 4800, 704, 960},                                       /* 720/32 = 22.5 -> 22 */
+        {1017, 529, 960, 512},                                        /* 499 -> 16 * 32 */
+        {114, 34, 128, 32},                                           /* never scaled up, but rounded to 32s */
+        {10, 5, 32, 32},                                              /* at least 32 */
+        {960, 960, 960, 960},                                         /* the limit itself is not scaled */
+        {1920, 1080, 960, 544},                                       /* 540/32 = 16.875 -> 17 */
+        {1, 5000, 32, 960},     {5000, 1, 960, 32}, {80, 48, 64, 64}, /* 2.5 -> 2, 1.5 -> 2 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int w, h;
@@ -124,7 +137,8 @@ static void test_det_resize_dims(void **state) {
 }
 
 /* Whole det input on real corpus images: resized pixels and normalised floats. */
-static void test_det_preprocess_matches_reference(void **state) {
+static void test_det_preprocess_matches_reference(void **state)
+{
     (void)state;
     FILE *f = open_expected();
     char line[4096];
@@ -132,7 +146,8 @@ static void test_det_preprocess_matches_reference(void **state) {
     while (next_line(f, "det", line, sizeof line)) {
         char in_name[256], out_name[256];
         int sw, sh, dw, dh, used;
-        assert_int_equal(sscanf(line, "det %255s %d %d %d %d %255s%n", in_name, &sw, &sh, &dw, &dh, out_name, &used), 6);
+        assert_int_equal(sscanf(line, "det %255s %d %d %d %d %255s%n", in_name, &sw, &sh, &dw, &dh, out_name, &used),
+                         6);
         struct ppocr_image src, want;
         load_fixture(in_name, &src);
         load_fixture(out_name, &want);
@@ -173,7 +188,8 @@ static void test_det_preprocess_matches_reference(void **state) {
 }
 
 /* mean/std per BGR channel, exact float32 arithmetic: spot values computed by hand in float32. */
-static void test_det_normalize_values(void **state) {
+static void test_det_normalize_values(void **state)
+{
     (void)state;
     const uint8_t px[6] = {0, 0, 0, 255, 255, 255};
     float out[6];
@@ -189,7 +205,8 @@ static void test_det_normalize_values(void **state) {
 
 /* The margin's colour: the mean of the image's border pixels, rounded, per channel, for one pixel,
  * a row, a column and odd sizes (the GPU kernels that read the margin: test_gpu_image.c). */
-static void test_border_colour(void **state) {
+static void test_border_colour(void **state)
+{
     (void)state;
     static const int sizes[][2] = {{1, 1}, {5, 3}, {7, 2}, {1, 9}, {33, 17}};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
@@ -219,14 +236,12 @@ static void test_border_colour(void **state) {
     }
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_resize_matches_opencv),
-        cmocka_unit_test(test_resize_rejects_bad_arguments),
-        cmocka_unit_test(test_resize_constant),
-        cmocka_unit_test(test_border_colour),
-        cmocka_unit_test(test_det_resize_dims),
-        cmocka_unit_test(test_det_preprocess_matches_reference),
+        cmocka_unit_test(test_resize_matches_opencv), cmocka_unit_test(test_resize_rejects_bad_arguments),
+        cmocka_unit_test(test_resize_constant),       cmocka_unit_test(test_border_colour),
+        cmocka_unit_test(test_det_resize_dims),       cmocka_unit_test(test_det_preprocess_matches_reference),
         cmocka_unit_test(test_det_normalize_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

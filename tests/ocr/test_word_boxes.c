@@ -52,8 +52,8 @@ static struct word_geometry plan_geometry(const float q[4][2], int flip, int inp
 {
     struct ocr_crop_plan plan;
     assert_int_equal(ocr_crop_plan_make(q, &plan), 0);
-    struct word_geometry g = {.crop_w = plan.width, .crop_h = plan.height, .rotate = plan.rotate, .flip = flip,
-                              .input_w = input_w};
+    struct word_geometry g = {
+        .crop_w = plan.width, .crop_h = plan.height, .rotate = plan.rotate, .flip = flip, .input_w = input_w};
     memcpy(g.src_from_dst, plan.src_from_dst, sizeof(g.src_from_dst));
     double rw = plan.rotate ? plan.height : plan.width, rh = plan.rotate ? plan.width : plan.height;
     g.resized_w = (int)fmin(ceil(48.0 * rw / rh), input_w);
@@ -122,8 +122,10 @@ static void test_straight_line(void **state)
     const double before = OCR_WORD_REACH_BEFORE, after = OCR_WORD_REACH_AFTER;
     const double spans[3][2] = {{10 - before, 14 + after}, {20 - before, 23 + after}, {40 - before, 41 + after}};
     for (int i = 0; i < 3; i++) {
-        double want[4][2] = {{100 + 5 * spans[i][0], 50}, {100 + 5 * spans[i][1], 50},
-                             {100 + 5 * spans[i][1], 80}, {100 + 5 * spans[i][0], 80}};
+        double want[4][2] = {{100 + 5 * spans[i][0], 50},
+                             {100 + 5 * spans[i][1], 50},
+                             {100 + 5 * spans[i][1], 80},
+                             {100 + 5 * spans[i][0], 80}};
         for (int k = 0; k < 4; k++)
             assert_near(w[i].box[k], want[k], 0.51, w[i].text);
     }
@@ -165,7 +167,8 @@ static void test_padding_is_not_the_crop(void **state)
     struct ctc_text t = decode_runs(runs, 3, 40);
     struct ppocr_word *w = make_words(&t, &g, 2);
     const double px = 8.0 * 200 / 240; /* source pixels per step */
-    double want0[2] = {10 + px * (5 - OCR_WORD_REACH_BEFORE), 20}, want1[2] = {10 + px * (9 + OCR_WORD_REACH_AFTER), 20};
+    double want0[2] = {10 + px * (5 - OCR_WORD_REACH_BEFORE), 20},
+           want1[2] = {10 + px * (9 + OCR_WORD_REACH_AFTER), 20};
     assert_near(w[0].box[0], want0, 0.51, "first word starts");
     assert_near(w[0].box[1], want1, 0.51, "first word ends");
     double want2[2] = {10 + px * (27 - OCR_WORD_REACH_BEFORE), 20}, want3[2] = {210, 20};
@@ -285,10 +288,11 @@ static void test_cjk_characters_are_words(void **state)
     (void)state;
     const float q[4][2] = {{0, 0}, {600, 0}, {600, 40}, {0, 40}};
     struct word_geometry g = plan_geometry(q, 0, 720); /* a step: 600 / 90 source pixels */
-    const struct run runs[] = {{ZH, 10, 11}, {GUO, 16, 17}, {A, 20, 21}, {B, 22, 22}, {COMMA, 28, 28},
-                               {SPACE, 32, 32}, {E_ACUTE, 36, 37}, {ZH, 40, 41}};
+    const struct run runs[] = {{ZH, 10, 11},    {GUO, 16, 17},   {A, 20, 21},       {B, 22, 22},
+                               {COMMA, 28, 28}, {SPACE, 32, 32}, {E_ACUTE, 36, 37}, {ZH, 40, 41}};
     struct ctc_text t = decode_runs(runs, 8, 90);
-    assert_string_equal(t.text, "\xe4\xb8\xad\xe5\x9b\xbd" "ab\xef\xbc\x8c \xc3\xa9\xe4\xb8\xad");
+    assert_string_equal(t.text, "\xe4\xb8\xad\xe5\x9b\xbd"
+                                "ab\xef\xbc\x8c \xc3\xa9\xe4\xb8\xad");
     struct ppocr_word *w = make_words(&t, &g, 6);
     const char *want[6] = {"\xe4\xb8\xad", "\xe5\x9b\xbd", "ab", "\xef\xbc\x8c", "\xc3\xa9", "\xe4\xb8\xad"};
     for (int i = 0; i < 6; i++)

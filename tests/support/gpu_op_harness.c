@@ -30,8 +30,8 @@ bool harness_init(struct harness *h, enum nn_dtype dtype)
         harness_done(h);
         return false;
     }
-    h->cfg = (struct nn_gpu_config){.ctx = h->ctx, .act_dtype = dtype, .fp16_math = false,
-                                    .force = nn_gpu_overrides_from_env()};
+    h->cfg = (struct nn_gpu_config){
+        .ctx = h->ctx, .act_dtype = dtype, .fp16_math = false, .force = nn_gpu_overrides_from_env()};
     return true;
 }
 
@@ -56,7 +56,10 @@ void harness_done(struct harness *h)
     h->ctx = NULL;
 }
 
-static size_t esize(enum nn_dtype d) { return d == NN_F16 ? 2 : 4; }
+static size_t esize(enum nn_dtype d)
+{
+    return d == NN_F16 ? 2 : 4;
+}
 
 static size_t span_of(const struct pvk_shape *s, int64_t dst_channels)
 {
@@ -92,11 +95,14 @@ void htensor_alloc(struct harness *h, struct htensor *t, const struct pvk_shape 
     if (gpu_upload(h->ctx, &t->buf, 0, poison, bytes) != GPU_OK)
         fail_msg("gpu_upload: %s", gpu_last_error());
     free(poison);
-    t->t = (struct nn_gpu_tensor){.buf = &t->buf, .elem_offset = lead, .dtype = dtype, .shape = *shape,
-                                  .dst_channels = dst_channels};
+    t->t = (struct nn_gpu_tensor){
+        .buf = &t->buf, .elem_offset = lead, .dtype = dtype, .shape = *shape, .dst_channels = dst_channels};
 }
 
-void htensor_free(struct htensor *t) { gpu_buffer_free(&t->buf); }
+void htensor_free(struct htensor *t)
+{
+    gpu_buffer_free(&t->buf);
+}
 
 /* Element offsets of the dense index i inside a possibly channel-viewed tensor. */
 static size_t place(const struct nn_gpu_tensor *t, size_t i)
@@ -240,7 +246,10 @@ void harness_run_op(struct harness *h, const struct nn_gpu_op_impl *impl, const 
     impl->destroy(state);
 }
 
-double harness_tolerance(enum nn_dtype dtype) { return dtype == NN_F16 ? 1e-2 : 1e-4; }
+double harness_tolerance(enum nn_dtype dtype)
+{
+    return dtype == NN_F16 ? 1e-2 : 1e-4;
+}
 
 struct pvk_shape shape_of(int ndim, const int64_t *d)
 {

@@ -24,8 +24,8 @@ void pvkt_read(const char *name, struct pvkt_tensor *t)
     }
     char magic[4];
     uint32_t head[2];
-    int ok = fread(magic, 1, 4, f) == 4 && memcmp(magic, "PVKT", 4) == 0 && fread(head, 4, 2, f) == 2 &&
-             head[1] >= 1 && head[1] <= PVK_MAX_DIMS && (head[0] == PVK_DTYPE_F32 || head[0] == PVK_DTYPE_I32);
+    int ok = fread(magic, 1, 4, f) == 4 && memcmp(magic, "PVKT", 4) == 0 && fread(head, 4, 2, f) == 2 && head[1] >= 1 &&
+             head[1] <= PVK_MAX_DIMS && (head[0] == PVK_DTYPE_F32 || head[0] == PVK_DTYPE_I32);
     memset(t, 0, sizeof *t);
     if (ok) {
         t->dtype = head[0];

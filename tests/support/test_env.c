@@ -80,8 +80,14 @@ double test_max_abs(const float *a, const float *b, size_t n)
     return m;
 }
 
-const char *test_data_dir(void) { return PPOCR_TEST_DATA_DIR; }
-const char *test_binary_dir(void) { return PPOCR_BINARY_DIR; }
+const char *test_data_dir(void)
+{
+    return PPOCR_TEST_DATA_DIR;
+}
+const char *test_binary_dir(void)
+{
+    return PPOCR_BINARY_DIR;
+}
 
 const char *test_models_dir(void)
 {

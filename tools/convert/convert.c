@@ -135,14 +135,16 @@ int pvkc_convert_memory(const uint8_t *onnx, size_t len, const char *name, const
         return cv_fail(err, err_len, "%s: %s", name, inner);
     int status = -1;
     memset(&g, 0, sizeof g);
-    if (cv_graph_build(&g, &m, base_name(name), err, err_len) || cv_lower(&g, err, err_len) || cv_fuse(&g, err, err_len))
+    if (cv_graph_build(&g, &m, base_name(name), err, err_len) || cv_lower(&g, err, err_len) ||
+        cv_fuse(&g, err, err_len))
         goto out;
     if (kind == PVK_NET_REC) {
         if (pvkc_read_dict(opt->dict_path, &dict, &n_dict, err, err_len))
             goto out;
         int64_t classes = rec_classes(&g);
         if (classes != (int64_t)n_dict + 1) {
-            cv_fail(err, err_len, "%s: the dictionary gives %u classes (blank + %u lines + space) but the recognizer outputs %lld",
+            cv_fail(err, err_len,
+                    "%s: the dictionary gives %u classes (blank + %u lines + space) but the recognizer outputs %lld",
                     opt->dict_path, n_dict + 1, n_dict - 1, (long long)classes);
             goto out;
         }

@@ -16,8 +16,9 @@ static void print_attrs(FILE *out, const struct pvk_op *op)
     switch (op->type) {
     case PVK_OP_CONV2D:
     case PVK_OP_CONV_TRANSPOSE2D:
-        fprintf(out, " k=%dx%d s=%dx%d d=%dx%d pads=%d,%d,%d,%d group=%d", a->conv.kh, a->conv.kw, a->conv.sh, a->conv.sw,
-                a->conv.dh, a->conv.dw, a->conv.pad_t, a->conv.pad_l, a->conv.pad_b, a->conv.pad_r, a->conv.group);
+        fprintf(out, " k=%dx%d s=%dx%d d=%dx%d pads=%d,%d,%d,%d group=%d", a->conv.kh, a->conv.kw, a->conv.sh,
+                a->conv.sw, a->conv.dh, a->conv.dw, a->conv.pad_t, a->conv.pad_l, a->conv.pad_b, a->conv.pad_r,
+                a->conv.group);
         if (a->conv.residual)
             fprintf(out, " residual=%s", a->conv.residual == PVK_RESIDUAL_AFTER_ACT ? "after_act" : "before_act");
         break;
@@ -25,21 +26,17 @@ static void print_attrs(FILE *out, const struct pvk_op *op)
         if (a->pool.kind == PVK_POOL_GLOBAL_AVG)
             fprintf(out, " global_avg");
         else
-            fprintf(out, " %s k=%dx%d s=%dx%d pads=%d,%d,%d,%d count_include_pad=%d ceil=%d", a->pool.kind ? "avg" : "max",
-                    a->pool.kh, a->pool.kw, a->pool.sh, a->pool.sw, a->pool.pad_t, a->pool.pad_l, a->pool.pad_b,
-                    a->pool.pad_r, a->pool.count_include_pad, a->pool.ceil_mode);
+            fprintf(out, " %s k=%dx%d s=%dx%d pads=%d,%d,%d,%d count_include_pad=%d ceil=%d",
+                    a->pool.kind ? "avg" : "max", a->pool.kh, a->pool.kw, a->pool.sh, a->pool.sw, a->pool.pad_t,
+                    a->pool.pad_l, a->pool.pad_b, a->pool.pad_r, a->pool.count_include_pad, a->pool.ceil_mode);
         break;
-    case PVK_OP_RESIZE:
-    {
+    case PVK_OP_RESIZE: {
         static const char *const modes[] = {"nearest", "bilinear_half_pixel", "bilinear_align_corners"};
         fprintf(out, " %s scale=%gx%g", a->resize.mode >= 0 && a->resize.mode < 3 ? modes[a->resize.mode] : "?",
                 a->resize.scale_h, a->resize.scale_w);
-    }
-        break;
+    } break;
     case PVK_OP_CONCAT:
-    case PVK_OP_SOFTMAX:
-        fprintf(out, " axis=%d", a->axis.axis);
-        break;
+    case PVK_OP_SOFTMAX: fprintf(out, " axis=%d", a->axis.axis); break;
     case PVK_OP_BINARY: {
         static const char *const k[] = {"add", "sub", "mul", "div"};
         fprintf(out, " %s", a->binary.kind >= 0 && a->binary.kind < 4 ? k[a->binary.kind] : "?");
@@ -49,12 +46,8 @@ static void print_attrs(FILE *out, const struct pvk_op *op)
         fprintf(out, " gate=%s(%g,%g) residual=%d", pvk_act_name(a->se.gate_act), a->se.gate_alpha, a->se.gate_beta,
                 a->se.residual);
         break;
-    case PVK_OP_LAYERNORM:
-        fprintf(out, " eps=%g", a->norm.eps);
-        break;
-    case PVK_OP_ATTENTION:
-        fprintf(out, " heads=%d scale=%g", a->attention.heads, a->attention.scale);
-        break;
+    case PVK_OP_LAYERNORM: fprintf(out, " eps=%g", a->norm.eps); break;
+    case PVK_OP_ATTENTION: fprintf(out, " heads=%d scale=%g", a->attention.heads, a->attention.scale); break;
     case PVK_OP_TRANSPOSE:
         fprintf(out, " perm=");
         for (int d = 0; d < a->transpose.ndim && d < PVK_MAX_DIMS; d++)
@@ -68,8 +61,7 @@ static void print_attrs(FILE *out, const struct pvk_op *op)
     case PVK_OP_SLICE:
         fprintf(out, " axis=%d start=%d end=%d step=%d", a->slice.axis, a->slice.start, a->slice.end, a->slice.step);
         break;
-    default:
-        break;
+    default: break;
     }
 }
 

@@ -18,8 +18,7 @@ void cv_bn_to_affine(const double *gamma, const double *beta, const double *mean
 }
 
 void cv_fold_affine_into_conv(double *w, const double *bias, double *bias_out, int64_t oc, int64_t ic_per_group,
-                              int64_t groups, int64_t ksize, int transposed, const double *scale,
-                              const double *shift)
+                              int64_t groups, int64_t ksize, int transposed, const double *scale, const double *shift)
 {
     if (!transposed) {
         int64_t per_oc = ic_per_group * ksize;
@@ -102,10 +101,22 @@ static int binary_to_affine(struct fuse *F, int i)
     for (int64_t c = 0; c < C; c++) {
         double v = at(b, c);
         switch (op->op.attr.binary.kind) {
-        case PVK_BIN_ADD: s[c] = 1; t[c] = v; break;
-        case PVK_BIN_SUB: s[c] = 1; t[c] = -v; break;
-        case PVK_BIN_MUL: s[c] = v; t[c] = 0; break;
-        default: s[c] = 1.0 / v; t[c] = 0; break;
+        case PVK_BIN_ADD:
+            s[c] = 1;
+            t[c] = v;
+            break;
+        case PVK_BIN_SUB:
+            s[c] = 1;
+            t[c] = -v;
+            break;
+        case PVK_BIN_MUL:
+            s[c] = v;
+            t[c] = 0;
+            break;
+        default:
+            s[c] = 1.0 / v;
+            t[c] = 0;
+            break;
         }
     }
     op->op.type = PVK_OP_AFFINE;
@@ -141,7 +152,8 @@ static int fold_affine_into_conv(struct fuse *F, int c)
 {
     struct cv_graph *g = F->g;
     int p = g->ops[c].op.type == PVK_OP_AFFINE ? sole_producer(g, c, 0) : -1;
-    if (p < 0 || !is_conv(&g->ops[p]) || g->ops[p].op.act != PVK_ACT_NONE || g->ops[p].op.attr.conv.residual != PVK_RESIDUAL_NONE)
+    if (p < 0 || !is_conv(&g->ops[p]) || g->ops[p].op.act != PVK_ACT_NONE ||
+        g->ops[p].op.attr.conv.residual != PVK_RESIDUAL_NONE)
         return 0;
     struct cv_op *P = &g->ops[p];
     int transposed = P->op.type == PVK_OP_CONV_TRANSPOSE2D;
@@ -230,10 +242,12 @@ static int fold_affine_into_next_conv(struct fuse *F, int c)
 static int takes_act(const struct cv_op *op)
 {
     switch (op->op.type) {
-    case PVK_OP_CONV2D: case PVK_OP_CONV_TRANSPOSE2D: case PVK_OP_MATMUL: case PVK_OP_BINARY: case PVK_OP_AFFINE:
-        return 1;
-    default:
-        return 0;
+    case PVK_OP_CONV2D:
+    case PVK_OP_CONV_TRANSPOSE2D:
+    case PVK_OP_MATMUL:
+    case PVK_OP_BINARY:
+    case PVK_OP_AFFINE: return 1;
+    default: return 0;
     }
 }
 
@@ -297,7 +311,8 @@ static int fuse_residual(struct fuse *F, int c)
 {
     struct cv_graph *g = F->g;
     struct cv_op *C = &g->ops[c];
-    if (C->op.type != PVK_OP_BINARY || C->op.attr.binary.kind != PVK_BIN_ADD || C->n_in != 2 || !same_shape(g, C->in[0], C->in[1]))
+    if (C->op.type != PVK_OP_BINARY || C->op.attr.binary.kind != PVK_BIN_ADD || C->n_in != 2 ||
+        !same_shape(g, C->in[0], C->in[1]))
         return 0;
     for (int side = 0; side < 2; side++) {
         int p = sole_producer(g, c, side), r = C->in[1 - side];
@@ -306,7 +321,8 @@ static int fuse_residual(struct fuse *F, int c)
         struct cv_op P = g->ops[p];
         if (P.op.type == PVK_OP_SE && !P.op.attr.se.residual && P.in[0] == r && !P.op.act && !C->op.act) {
             P.op.attr.se.residual = 1;
-        } else if (P.op.type == PVK_OP_CONV2D && P.op.attr.conv.residual == PVK_RESIDUAL_NONE && (!P.op.act || !C->op.act)) {
+        } else if (P.op.type == PVK_OP_CONV2D && P.op.attr.conv.residual == PVK_RESIDUAL_NONE &&
+                   (!P.op.act || !C->op.act)) {
             P.op.attr.conv.residual = P.op.act ? PVK_RESIDUAL_AFTER_ACT : PVK_RESIDUAL_BEFORE_ACT;
             if (!P.op.act) {
                 P.op.act = C->op.act;
@@ -361,7 +377,8 @@ static int fuse_se(struct fuse *F, int c)
         int x = C->in[1 - side];
         int gi = sole_producer(g, c, side);
         /* clip(a z + b, 0, 1) with a, b folded into the conv is hardsigmoid(z) with alpha 1, beta 0 */
-        if (gi >= 0 && is_1x1(&g->ops[gi], PVK_ACT_CLIP) && g->ops[gi].op.act_alpha == 0.0f && g->ops[gi].op.act_beta == 1.0f) {
+        if (gi >= 0 && is_1x1(&g->ops[gi], PVK_ACT_CLIP) && g->ops[gi].op.act_alpha == 0.0f &&
+            g->ops[gi].op.act_beta == 1.0f) {
             g->ops[gi].op.act = PVK_ACT_HARDSIGMOID;
             g->ops[gi].op.act_alpha = 1.0f;
             g->ops[gi].op.act_beta = 0.0f;
@@ -401,8 +418,9 @@ static int fuse_se(struct fuse *F, int c)
 int cv_fuse(struct cv_graph *g, char *err, size_t err_len)
 {
     struct fuse F = {g, err, err_len};
-    int (*const rules[])(struct fuse *, int) = {binary_to_affine, fold_affine_into_conv, merge_affines, fuse_act,
-                                                 fuse_matmul_bias, fuse_se, fuse_residual, fold_affine_into_next_conv};
+    int (*const rules[])(struct fuse *, int) = {binary_to_affine, fold_affine_into_conv,     merge_affines,
+                                                fuse_act,         fuse_matmul_bias,          fuse_se,
+                                                fuse_residual,    fold_affine_into_next_conv};
     for (int changed = 1; changed;) {
         changed = 0;
         for (size_t r = 0; r < sizeof rules / sizeof *rules; r++)

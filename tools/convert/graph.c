@@ -141,9 +141,12 @@ struct cv_op *cv_add_op(struct cv_graph *g, enum pvk_op_type type, const char *n
     memset(op, 0, sizeof *op);
     op->op.type = (uint32_t)type;
     snprintf(op->op.name, sizeof op->op.name, "%s", name);
-    for (int k = 0; k < PVK_MAX_INPUTS; k++) op->in[k] = -1;
-    for (int k = 0; k < 2; k++) op->out[k] = -1;
-    for (int k = 0; k < PVK_MAX_WEIGHTS; k++) op->w[k] = -1;
+    for (int k = 0; k < PVK_MAX_INPUTS; k++)
+        op->in[k] = -1;
+    for (int k = 0; k < 2; k++)
+        op->out[k] = -1;
+    for (int k = 0; k < PVK_MAX_WEIGHTS; k++)
+        op->w[k] = -1;
     return op;
 }
 

@@ -121,9 +121,13 @@ static int add_constant(struct cv_graph *g, struct name_map *map, const struct o
     int rc = const_from_attr(src, &t);
     int id = rc == 0 ? cv_add_value(g, src->outputs[0], t->ndim, t->dims) : -1;
     if (id < 0) {
-        if (t) { onnx_tensor_free(t); free(t); }
-        return cv_fail(err, err_len, rc == -1 ? "%s: node '%s' (Constant): unsupported value attribute" : "out of memory",
-                       g->file, src->name);
+        if (t) {
+            onnx_tensor_free(t);
+            free(t);
+        }
+        return cv_fail(err, err_len,
+                       rc == -1 ? "%s: node '%s' (Constant): unsupported value attribute" : "out of memory", g->file,
+                       src->name);
     }
     g->values[id].konst = t;
     g->values[id].is_int = t->i != NULL;

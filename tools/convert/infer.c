@@ -261,21 +261,33 @@ static int eval_binary(struct ctx *c, const char *op, const struct onnx_tensor *
         int64_t ib = bcast_index(k, o->ndim, o->dims, b->ndim, b->dims);
         if (is_int) {
             int64_t x = a->i[ia], y = b->i[ib], r;
-            if (!strcmp(op, "Add")) r = x + y;
-            else if (!strcmp(op, "Sub")) r = x - y;
-            else if (!strcmp(op, "Mul")) r = x * y;
+            if (!strcmp(op, "Add"))
+                r = x + y;
+            else if (!strcmp(op, "Sub"))
+                r = x - y;
+            else if (!strcmp(op, "Mul"))
+                r = x * y;
             else {
-                if (y == 0) { onnx_tensor_free(t); free(t); return node_fail(c, "integer division by zero"); }
+                if (y == 0) {
+                    onnx_tensor_free(t);
+                    free(t);
+                    return node_fail(c, "integer division by zero");
+                }
                 r = x / y;
             }
             t->i[k] = r;
         } else {
             double x = tget(a, ia), y = tget(b, ib), r;
-            if (!strcmp(op, "Add")) r = x + y;
-            else if (!strcmp(op, "Sub")) r = x - y;
-            else if (!strcmp(op, "Mul")) r = x * y;
-            else if (!strcmp(op, "Div")) r = x / y;
-            else r = pow(x, y);
+            if (!strcmp(op, "Add"))
+                r = x + y;
+            else if (!strcmp(op, "Sub"))
+                r = x - y;
+            else if (!strcmp(op, "Mul"))
+                r = x * y;
+            else if (!strcmp(op, "Div"))
+                r = x / y;
+            else
+                r = pow(x, y);
             t->f[k] = r;
         }
     }
@@ -432,8 +444,11 @@ static int shape_arith(struct ctx *c, const struct cv_value *b, int ndim, const 
         } else {
             int64_t p = av[ia], q = bv[ib];
             rs[k] = 0;
-            rv[k] = !strcmp(op, "Add") ? p + q : !strcmp(op, "Sub") ? p - q : !strcmp(op, "Mul") ? p * q
-                  : q ? p / q : 0;
+            rv[k] = !strcmp(op, "Add")   ? p + q
+                    : !strcmp(op, "Sub") ? p - q
+                    : !strcmp(op, "Mul") ? p * q
+                    : q                  ? p / q
+                                         : 0;
         }
     }
     return set_int_elems(c, c->o, ndim, n, rv, rs);
@@ -683,7 +698,8 @@ static int resize_to(struct ctx *c, int scales_in)
         for (int d = 0; d < 4; d++) {
             double s = tget(sc->konst, d);
             dims[d] = x->dims[d] >= 0 ? (int64_t)floor((double)x->dims[d] * s)
-                    : s == 1.0 ? x->dims[d] : cv_fresh_symbol(c->g);
+                      : s == 1.0      ? x->dims[d]
+                                      : cv_fresh_symbol(c->g);
         }
     } else if (sz && sz->konst && sz->konst->numel == 4) {
         for (int d = 0; d < 4; d++)
@@ -717,8 +733,10 @@ static int concat_constants(struct ctx *c, int axis)
     if (!t)
         return node_fail(c, "out of memory");
     int64_t inner = 1, outer = 1;
-    for (int d = axis + 1; d < o->ndim; d++) inner *= o->dims[d];
-    for (int d = 0; d < axis; d++) outer *= o->dims[d];
+    for (int d = axis + 1; d < o->ndim; d++)
+        inner *= o->dims[d];
+    for (int d = 0; d < axis; d++)
+        outer *= o->dims[d];
     int64_t pos = 0;
     for (int64_t ou = 0; ou < outer; ou++)
         for (int k = 0; k < c->nd->n_in; k++) {
@@ -785,9 +803,12 @@ static int infer_gather(struct ctx *c)
         return node_fail(c, "axis out of range");
     int64_t dims[CV_MAX_DIMS * 2]; /* x->ndim - 1 + idx->ndim before the check below */
     int ndim = 0;
-    for (int d = 0; d < axis; d++) dims[ndim++] = x->dims[d];
-    for (int d = 0; d < idx->ndim; d++) dims[ndim++] = idx->dims[d];
-    for (int d = axis + 1; d < x->ndim; d++) dims[ndim++] = x->dims[d];
+    for (int d = 0; d < axis; d++)
+        dims[ndim++] = x->dims[d];
+    for (int d = 0; d < idx->ndim; d++)
+        dims[ndim++] = idx->dims[d];
+    for (int d = axis + 1; d < x->ndim; d++)
+        dims[ndim++] = x->dims[d];
     if (ndim > CV_MAX_DIMS)
         return node_fail(c, "too many dims");
     int64_t index[64];
@@ -795,7 +816,8 @@ static int infer_gather(struct ctx *c)
         return node_fail(c, "too many indices");
     for (int64_t k = 0; k < idx->konst->numel; k++) {
         int64_t i = tgeti(idx->konst, k);
-        if (x->dims[axis] >= 0 && i < 0) i += x->dims[axis];
+        if (x->dims[axis] >= 0 && i < 0)
+            i += x->dims[axis];
         if (i < 0 || (x->dims[axis] >= 0 && i >= x->dims[axis]))
             return node_fail(c, "index %lld out of range", (long long)i);
         index[k] = i;
@@ -804,7 +826,8 @@ static int infer_gather(struct ctx *c)
     o->is_int = x->is_int;
     if (x->konst) {
         int64_t inner = 1;
-        for (int d = axis + 1; d < x->ndim; d++) inner *= x->dims[d];
+        for (int d = axis + 1; d < x->ndim; d++)
+            inner *= x->dims[d];
         struct axis_arg a = {inner, idx->konst->numel, x->dims[axis], index};
         return eval_gather_like(c, x->konst, o, axis_src, &a);
     }
@@ -831,12 +854,16 @@ static int slice_ranges(struct ctx *c, struct slice_ranges *r)
     if (c->g->opset < 10) {
         const struct onnx_node *src = c->nd->src;
         int ns, ne, na;
-        const int64_t *s = ints_attr(src, "starts", &ns), *e = ints_attr(src, "ends", &ne), *a = ints_attr(src, "axes", &na);
+        const int64_t *s = ints_attr(src, "starts", &ns), *e = ints_attr(src, "ends", &ne),
+                      *a = ints_attr(src, "axes", &na);
         if (!s || !e || ns != ne || ns > CV_MAX_DIMS || (a && na != ns))
             return node_fail(c, "invalid starts/ends/axes");
         r->n = ns;
         for (int k = 0; k < r->n; k++) {
-            r->starts[k] = s[k]; r->ends[k] = e[k]; r->axes[k] = a ? a[k] : k; r->steps[k] = 1;
+            r->starts[k] = s[k];
+            r->ends[k] = e[k];
+            r->axes[k] = a ? a[k] : k;
+            r->steps[k] = 1;
         }
         return 0;
     }
@@ -846,7 +873,10 @@ static int slice_ranges(struct ctx *c, struct slice_ranges *r)
     r->n = int_elems(in_val(c, 1), r->starts, syms, CV_MAX_DIMS);
     if (r->n < 0 || int_elems(in_val(c, 2), r->ends, syms, CV_MAX_DIMS) != r->n)
         return node_fail(c, "invalid starts/ends");
-    for (int k = 0; k < r->n; k++) { r->axes[k] = k; r->steps[k] = 1; }
+    for (int k = 0; k < r->n; k++) {
+        r->axes[k] = k;
+        r->steps[k] = 1;
+    }
     if (in_val(c, 3) && int_elems(in_val(c, 3), r->axes, syms, CV_MAX_DIMS) != r->n)
         return node_fail(c, "invalid axes");
     if (in_val(c, 4) && int_elems(in_val(c, 4), r->steps, syms, CV_MAX_DIMS) != r->n)
@@ -899,7 +929,10 @@ static int infer_slice(struct ctx *c)
     set_shape(o, x->ndim, x->dims);
     o->is_int = x->is_int;
     int64_t lo[CV_MAX_DIMS], step[CV_MAX_DIMS];
-    for (int d = 0; d < x->ndim; d++) { lo[d] = 0; step[d] = 1; }
+    for (int d = 0; d < x->ndim; d++) {
+        lo[d] = 0;
+        step[d] = 1;
+    }
     for (int k = 0; k < r.n; k++) {
         int a = norm_axis(r.axes[k], x->ndim);
         if (a < 0 || a >= x->ndim || r.steps[k] == 0)
@@ -918,8 +951,10 @@ static int infer_slice(struct ctx *c)
             continue;
         }
         int64_t s = r.starts[k], e = r.ends[k], st = r.steps[k];
-        if (s < 0) s += dim;
-        if (e < 0) e += dim;
+        if (s < 0)
+            s += dim;
+        if (e < 0)
+            e += dim;
         if (st > 0) {
             s = s < 0 ? 0 : s > dim ? dim : s;
             e = e < 0 ? 0 : e > dim ? dim : e;

@@ -69,7 +69,8 @@ static int conv_op(struct lower *L, int node, int transposed)
     if (nd->n_in > 2 && nd->in[2] >= 0)
         op->w[1] = nd->in[2]; /* a float constant of OC values: checked by the inference */
     const struct cv_value *w = &g->values[nd->in[1]];
-    const struct onnx_attr *pads = onnx_attr_find(s, "pads"), *st = onnx_attr_find(s, "strides"), *dl = onnx_attr_find(s, "dilations");
+    const struct onnx_attr *pads = onnx_attr_find(s, "pads"), *st = onnx_attr_find(s, "strides"),
+                           *dl = onnx_attr_find(s, "dilations");
     op->op.attr.conv.kh = (int32_t)w->dims[2];
     op->op.attr.conv.kw = (int32_t)w->dims[3];
     op->op.attr.conv.sh = st ? (int32_t)st->ints[0] : 1;
@@ -212,7 +213,8 @@ static int lower_resize(struct lower *L, int node)
     const struct cv_node *nd = &g->nodes[node];
     const struct cv_value *x = &g->values[nd->in[0]], *y = &g->values[out0(g, node)];
     const char *mode = onnx_attr_string(nd->src, "mode", "nearest");
-    const char *ctm = onnx_attr_string(nd->src, "coordinate_transformation_mode", g->opset < 11 ? "asymmetric" : "half_pixel");
+    const char *ctm =
+        onnx_attr_string(nd->src, "coordinate_transformation_mode", g->opset < 11 ? "asymmetric" : "half_pixel");
     const char *nm = onnx_attr_string(nd->src, "nearest_mode", g->opset < 11 ? "floor" : "round_prefer_floor");
     struct cv_op *op = emit(L, node, PVK_OP_RESIZE);
     if (!op || activation_input(L, node, 0, &op->in[0]))
@@ -233,7 +235,8 @@ static int lower_resize(struct lower *L, int node)
         return lfail(L, node, "resize mode is not supported");
     }
     int scales_in = !strcmp(nd->op, "Upsample") || g->opset < 11 ? 1 : 2;
-    const struct onnx_tensor *sc = scales_in < nd->n_in && nd->in[scales_in] >= 0 ? g->values[nd->in[scales_in]].konst : NULL;
+    const struct onnx_tensor *sc =
+        scales_in < nd->n_in && nd->in[scales_in] >= 0 ? g->values[nd->in[scales_in]].konst : NULL;
     double s[4];
     for (int d = 0; d < 4; d++) {
         if (sc && sc->numel == 4)
@@ -273,7 +276,8 @@ static int lower_reshape(struct lower *L, int node)
             op->op.attr.reshape.shape[k] = (int32_t)d;
         } else {
             if (inferred++)
-                return lfail(L, node, "target shape has more than one run-time size that cannot be expressed with 0/-1");
+                return lfail(L, node,
+                             "target shape has more than one run-time size that cannot be expressed with 0/-1");
             op->op.attr.reshape.shape[k] = -1;
         }
     }
@@ -294,7 +298,8 @@ static int lower_slice(struct lower *L, int node)
         }
     int64_t start = 0, end = INT32_MAX, step = 1;
     if (g->opset < 10) {
-        const struct onnx_attr *s = onnx_attr_find(nd->src, "starts"), *e = onnx_attr_find(nd->src, "ends"), *a = onnx_attr_find(nd->src, "axes");
+        const struct onnx_attr *s = onnx_attr_find(nd->src, "starts"), *e = onnx_attr_find(nd->src, "ends"),
+                               *a = onnx_attr_find(nd->src, "axes");
         for (int k = 0; s && k < s->n_ints; k++)
             if ((a ? (int)(a->ints[k] < 0 ? a->ints[k] + x->ndim : a->ints[k]) : k) == changed) {
                 start = s->ints[k];
@@ -320,10 +325,14 @@ static int lower_slice(struct lower *L, int node)
     int64_t dim = x->dims[changed];
     if ((start < 0 || end < 0) && dim < 0)
         return lfail(L, node, "negative slice bounds on a run-time size are not supported");
-    if (start < 0) start += dim;
-    if (end < 0) end += dim;
-    if (dim >= 0 && end > dim) end = dim;
-    if (start < 0) start = 0;
+    if (start < 0)
+        start += dim;
+    if (end < 0)
+        end += dim;
+    if (dim >= 0 && end > dim)
+        end = dim;
+    if (start < 0)
+        start = 0;
     struct cv_op *op = emit(L, node, PVK_OP_SLICE);
     if (!op || activation_input(L, node, 0, &op->in[0]))
         return op ? -1 : lfail(L, node, "out of memory");

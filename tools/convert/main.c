@@ -34,7 +34,10 @@ int main(int argc, char **argv)
             dump = 1;
         } else if (!strcmp(argv[i], "--kind") && i + 1 < argc) {
             const char *k = argv[++i];
-            opt.net_kind = !strcmp(k, "det") ? PVK_NET_DET : !strcmp(k, "cls") ? PVK_NET_CLS : !strcmp(k, "rec") ? PVK_NET_REC : -1;
+            opt.net_kind = !strcmp(k, "det")   ? PVK_NET_DET
+                           : !strcmp(k, "cls") ? PVK_NET_CLS
+                           : !strcmp(k, "rec") ? PVK_NET_REC
+                                               : -1;
             if (opt.net_kind < 0) {
                 fprintf(stderr, "ppocr-convert: unknown kind '%s' (det, cls or rec)\n", k);
                 return 2;

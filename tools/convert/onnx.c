@@ -91,10 +91,18 @@ int onnx_elem_is_float(int32_t t)
 static int elem_size(int32_t t)
 {
     switch (t) {
-    case ONNX_UINT8: case ONNX_INT8: case ONNX_BOOL: return 1;
-    case ONNX_UINT16: case ONNX_INT16: case ONNX_FLOAT16: return 2;
-    case ONNX_FLOAT: case ONNX_INT32: case ONNX_UINT32: return 4;
-    case ONNX_INT64: case ONNX_DOUBLE: case ONNX_UINT64: return 8;
+    case ONNX_UINT8:
+    case ONNX_INT8:
+    case ONNX_BOOL: return 1;
+    case ONNX_UINT16:
+    case ONNX_INT16:
+    case ONNX_FLOAT16: return 2;
+    case ONNX_FLOAT:
+    case ONNX_INT32:
+    case ONNX_UINT32: return 4;
+    case ONNX_INT64:
+    case ONNX_DOUBLE:
+    case ONNX_UINT64: return 8;
     default: return 0;
     }
 }
@@ -137,24 +145,52 @@ static int parse_tensor(struct pb_reader r, struct onnx_tensor *t, char *err, si
     t->elem_type = 0;
     while ((rc = pb_next(&r, &f, err, err_len)) == 1) {
         switch (f.number) {
-        case 1: if (pb_repeated(&f, 0, u64s_add, &dims, err, err_len)) goto out; break;
+        case 1:
+            if (pb_repeated(&f, 0, u64s_add, &dims, err, err_len))
+                goto out;
+            break;
         case 2: t->elem_type = (int32_t)f.value; break;
-        case 4: if (pb_repeated(&f, 4, u64s_add, &fdata, err, err_len)) goto out; break;
-        case 5: if (pb_repeated(&f, 0, u64s_add, &idata, err, err_len)) goto out; break;
-        case 7: if (pb_repeated(&f, 0, u64s_add, &i64data, err, err_len)) goto out; break;
+        case 4:
+            if (pb_repeated(&f, 4, u64s_add, &fdata, err, err_len))
+                goto out;
+            break;
+        case 5:
+            if (pb_repeated(&f, 0, u64s_add, &idata, err, err_len))
+                goto out;
+            break;
+        case 7:
+            if (pb_repeated(&f, 0, u64s_add, &i64data, err, err_len))
+                goto out;
+            break;
         case 8:
-            if (f.wire != PB_LEN) { fail(err, err_len, "TensorProto.name is not a string"); goto out; }
+            if (f.wire != PB_LEN) {
+                fail(err, err_len, "TensorProto.name is not a string");
+                goto out;
+            }
             free(t->name);
-            if (!(t->name = dup_bytes(&f.bytes))) { fail(err, err_len, "out of memory"); goto out; }
+            if (!(t->name = dup_bytes(&f.bytes))) {
+                fail(err, err_len, "out of memory");
+                goto out;
+            }
             break;
         case 9:
-            if (f.wire != PB_LEN) { fail(err, err_len, "TensorProto.raw_data is not bytes"); goto out; }
+            if (f.wire != PB_LEN) {
+                fail(err, err_len, "TensorProto.raw_data is not bytes");
+                goto out;
+            }
             raw = f.bytes;
             have_raw = 1;
             break;
-        case 10: if (pb_repeated(&f, 8, u64s_add, &ddata, err, err_len)) goto out; break;
-        case 11: if (pb_repeated(&f, 0, u64s_add, &u64data, err, err_len)) goto out; break;
-        case 13: fail(err, err_len, "tensor '%s' uses external data, which is not supported", t->name ? t->name : "");
+        case 10:
+            if (pb_repeated(&f, 8, u64s_add, &ddata, err, err_len))
+                goto out;
+            break;
+        case 11:
+            if (pb_repeated(&f, 0, u64s_add, &u64data, err, err_len))
+                goto out;
+            break;
+        case 13:
+            fail(err, err_len, "tensor '%s' uses external data, which is not supported", t->name ? t->name : "");
             goto out;
         default: break;
         }
@@ -162,7 +198,10 @@ static int parse_tensor(struct pb_reader r, struct onnx_tensor *t, char *err, si
     if (rc < 0)
         goto out;
     const char *name = t->name ? t->name : "";
-    if (dims.n > ONNX_MAX_DIMS) { fail(err, err_len, "tensor '%s' has %zu dims (max %d)", name, dims.n, ONNX_MAX_DIMS); goto out; }
+    if (dims.n > ONNX_MAX_DIMS) {
+        fail(err, err_len, "tensor '%s' has %zu dims (max %d)", name, dims.n, ONNX_MAX_DIMS);
+        goto out;
+    }
     t->ndim = (int)dims.n;
     t->numel = 1;
     for (size_t k = 0; k < dims.n; k++) {
@@ -175,22 +214,32 @@ static int parse_tensor(struct pb_reader r, struct onnx_tensor *t, char *err, si
         t->numel *= d;
     }
     int is_float = onnx_elem_is_float(t->elem_type);
-    if (!elem_size(t->elem_type)) { fail(err, err_len, "tensor '%s' has unsupported element type %d", name, t->elem_type); goto out; }
+    if (!elem_size(t->elem_type)) {
+        fail(err, err_len, "tensor '%s' has unsupported element type %d", name, t->elem_type);
+        goto out;
+    }
     size_t n = (size_t)t->numel;
     t->f = is_float ? calloc(n ? n : 1, sizeof(double)) : NULL;
     t->i = is_float ? NULL : calloc(n ? n : 1, sizeof(int64_t));
-    if (!t->f && !t->i) { fail(err, err_len, "out of memory"); goto out; }
+    if (!t->f && !t->i) {
+        fail(err, err_len, "out of memory");
+        goto out;
+    }
     if (have_raw) {
         size_t es = (size_t)elem_size(t->elem_type);
         if ((size_t)(raw.end - raw.p) != n * es) {
-            fail(err, err_len, "tensor '%s': raw_data has %zu bytes, shape needs %zu", name, (size_t)(raw.end - raw.p), n * es);
+            fail(err, err_len, "tensor '%s': raw_data has %zu bytes, shape needs %zu", name, (size_t)(raw.end - raw.p),
+                 n * es);
             goto out;
         }
         for (size_t k = 0; k < n; k++) {
             double dv = 0;
             int64_t iv = 0;
             raw_elem(raw.p + k * es, t->elem_type, &dv, &iv);
-            if (is_float) t->f[k] = dv; else t->i[k] = iv;
+            if (is_float)
+                t->f[k] = dv;
+            else
+                t->i[k] = iv;
         }
     } else {
         const struct u64s *src;
@@ -198,7 +247,8 @@ static int parse_tensor(struct pb_reader r, struct onnx_tensor *t, char *err, si
         case ONNX_FLOAT: src = &fdata; break;
         case ONNX_DOUBLE: src = &ddata; break;
         case ONNX_INT64: src = &i64data; break;
-        case ONNX_UINT32: case ONNX_UINT64: src = &u64data; break;
+        case ONNX_UINT32:
+        case ONNX_UINT64: src = &u64data; break;
         default: src = &idata; break; /* int32_data carries the small types, fp16 bits and bool */
         }
         if (src->n != n) {
@@ -211,14 +261,21 @@ static int parse_tensor(struct pb_reader r, struct onnx_tensor *t, char *err, si
             case ONNX_FLOAT: t->f[k] = f32_from_bits((uint32_t)u); break;
             case ONNX_DOUBLE: t->f[k] = f64_from_bits(u); break;
             case ONNX_FLOAT16: t->f[k] = f16_to_double((uint16_t)u); break;
-            case ONNX_INT32: case ONNX_INT16: case ONNX_INT8: t->i[k] = (int32_t)(uint32_t)u; break;
+            case ONNX_INT32:
+            case ONNX_INT16:
+            case ONNX_INT8: t->i[k] = (int32_t)(uint32_t)u; break;
             default: t->i[k] = (int64_t)u; break;
             }
         }
     }
     status = 0;
 out:
-    free(dims.v); free(fdata.v); free(idata.v); free(i64data.v); free(ddata.v); free(u64data.v);
+    free(dims.v);
+    free(fdata.v);
+    free(idata.v);
+    free(i64data.v);
+    free(ddata.v);
+    free(u64data.v);
     if (status)
         onnx_tensor_free(t);
     return status;
@@ -232,33 +289,64 @@ static int parse_attr(struct pb_reader r, struct onnx_attr *a, char *err, size_t
     while ((rc = pb_next(&r, &f, err, err_len)) == 1) {
         switch (f.number) {
         case 1:
-            if (f.wire != PB_LEN) { fail(err, err_len, "AttributeProto.name is not a string"); goto out; }
+            if (f.wire != PB_LEN) {
+                fail(err, err_len, "AttributeProto.name is not a string");
+                goto out;
+            }
             free(a->name);
-            if (!(a->name = dup_bytes(&f.bytes))) goto oom;
+            if (!(a->name = dup_bytes(&f.bytes)))
+                goto oom;
             break;
         case 2:
-            if (f.wire != PB_FIXED32) { fail(err, err_len, "AttributeProto.f is not fixed32"); goto out; }
+            if (f.wire != PB_FIXED32) {
+                fail(err, err_len, "AttributeProto.f is not fixed32");
+                goto out;
+            }
             a->f = f32_from_bits((uint32_t)f.value);
             break;
         case 3:
-            if (f.wire != PB_VARINT) { fail(err, err_len, "AttributeProto.i is not a varint"); goto out; }
+            if (f.wire != PB_VARINT) {
+                fail(err, err_len, "AttributeProto.i is not a varint");
+                goto out;
+            }
             a->i = (int64_t)f.value;
             break;
         case 4:
-            if (f.wire != PB_LEN) { fail(err, err_len, "AttributeProto.s is not bytes"); goto out; }
+            if (f.wire != PB_LEN) {
+                fail(err, err_len, "AttributeProto.s is not bytes");
+                goto out;
+            }
             free(a->s);
-            if (!(a->s = dup_bytes(&f.bytes))) goto oom;
+            if (!(a->s = dup_bytes(&f.bytes)))
+                goto oom;
             break;
         case 5:
-            if (f.wire != PB_LEN) { fail(err, err_len, "AttributeProto.t is not a message"); goto out; }
-            if (a->t) { onnx_tensor_free(a->t); free(a->t); }
-            if (!(a->t = calloc(1, sizeof *a->t))) goto oom;
-            if (parse_tensor(f.bytes, a->t, err, err_len)) goto out;
+            if (f.wire != PB_LEN) {
+                fail(err, err_len, "AttributeProto.t is not a message");
+                goto out;
+            }
+            if (a->t) {
+                onnx_tensor_free(a->t);
+                free(a->t);
+            }
+            if (!(a->t = calloc(1, sizeof *a->t)))
+                goto oom;
+            if (parse_tensor(f.bytes, a->t, err, err_len))
+                goto out;
             break;
-        case 7: if (pb_repeated(&f, 4, u64s_add, &floats, err, err_len)) goto out; break;
-        case 8: if (pb_repeated(&f, 0, u64s_add, &ints, err, err_len)) goto out; break;
+        case 7:
+            if (pb_repeated(&f, 4, u64s_add, &floats, err, err_len))
+                goto out;
+            break;
+        case 8:
+            if (pb_repeated(&f, 0, u64s_add, &ints, err, err_len))
+                goto out;
+            break;
         case 20:
-            if (f.wire != PB_VARINT) { fail(err, err_len, "AttributeProto.type is not a varint"); goto out; }
+            if (f.wire != PB_VARINT) {
+                fail(err, err_len, "AttributeProto.type is not a varint");
+                goto out;
+            }
             a->type = (int)f.value;
             break;
         default: break; /* graphs, strings, sparse tensors: not used by PP-OCR */
@@ -266,7 +354,10 @@ static int parse_attr(struct pb_reader r, struct onnx_attr *a, char *err, size_t
     }
     if (rc < 0)
         goto out;
-    if (floats.n > 1u << 20 || ints.n > 1u << 20) { fail(err, err_len, "attribute list too long"); goto out; }
+    if (floats.n > 1u << 20 || ints.n > 1u << 20) {
+        fail(err, err_len, "attribute list too long");
+        goto out;
+    }
     a->n_floats = (int)floats.n;
     a->n_ints = (int)ints.n;
     if (!(a->floats = calloc(floats.n + 1, sizeof(double))) || !(a->ints = calloc(ints.n + 1, sizeof(int64_t))))
@@ -275,7 +366,10 @@ static int parse_attr(struct pb_reader r, struct onnx_attr *a, char *err, size_t
         a->floats[k] = f32_from_bits((uint32_t)floats.v[k]);
     for (size_t k = 0; k < ints.n; k++)
         a->ints[k] = (int64_t)ints.v[k];
-    if (!a->name) { fail(err, err_len, "attribute without a name"); goto out; }
+    if (!a->name) {
+        fail(err, err_len, "attribute without a name");
+        goto out;
+    }
     status = 0;
     goto out;
 oom:
@@ -290,7 +384,10 @@ static void free_attr(struct onnx_attr *a)
 {
     free(a->name);
     free(a->s);
-    if (a->t) { onnx_tensor_free(a->t); free(a->t); }
+    if (a->t) {
+        onnx_tensor_free(a->t);
+        free(a->t);
+    }
     free(a->floats);
     free(a->ints);
 }
@@ -311,16 +408,35 @@ static int parse_node(struct pb_reader r, struct onnx_node *nd, char *err, size_
         if (f.number >= 1 && f.number <= 7 && f.number != 5 && f.number != 6 && f.wire != PB_LEN)
             return fail(err, err_len, "NodeProto field %u is not a string", f.number);
         switch (f.number) {
-        case 1: if (push_string(&nd->inputs, &nd->n_inputs, &f)) goto oom; break;
-        case 2: if (push_string(&nd->outputs, &nd->n_outputs, &f)) goto oom; break;
-        case 3: free(nd->name); if (!(nd->name = dup_bytes(&f.bytes))) goto oom; break;
-        case 4: free(nd->op_type); if (!(nd->op_type = dup_bytes(&f.bytes))) goto oom; break;
-        case 7: free(nd->domain); if (!(nd->domain = dup_bytes(&f.bytes))) goto oom; break;
+        case 1:
+            if (push_string(&nd->inputs, &nd->n_inputs, &f))
+                goto oom;
+            break;
+        case 2:
+            if (push_string(&nd->outputs, &nd->n_outputs, &f))
+                goto oom;
+            break;
+        case 3:
+            free(nd->name);
+            if (!(nd->name = dup_bytes(&f.bytes)))
+                goto oom;
+            break;
+        case 4:
+            free(nd->op_type);
+            if (!(nd->op_type = dup_bytes(&f.bytes)))
+                goto oom;
+            break;
+        case 7:
+            free(nd->domain);
+            if (!(nd->domain = dup_bytes(&f.bytes)))
+                goto oom;
+            break;
         case 5: {
             if (f.wire != PB_LEN)
                 return fail(err, err_len, "NodeProto.attribute is not a message");
             struct onnx_attr *a = push(&nd->attrs, &nd->n_attrs, sizeof *a);
-            if (!a) goto oom;
+            if (!a)
+                goto oom;
             if (parse_attr(f.bytes, a, err, err_len))
                 return -1;
             break;
@@ -341,11 +457,18 @@ oom:
 
 static void free_node(struct onnx_node *nd)
 {
-    for (int k = 0; k < nd->n_inputs; k++) free(nd->inputs[k]);
-    for (int k = 0; k < nd->n_outputs; k++) free(nd->outputs[k]);
-    for (int k = 0; k < nd->n_attrs; k++) free_attr(&nd->attrs[k]);
-    free(nd->inputs); free(nd->outputs); free(nd->attrs);
-    free(nd->name); free(nd->op_type); free(nd->domain);
+    for (int k = 0; k < nd->n_inputs; k++)
+        free(nd->inputs[k]);
+    for (int k = 0; k < nd->n_outputs; k++)
+        free(nd->outputs[k]);
+    for (int k = 0; k < nd->n_attrs; k++)
+        free_attr(&nd->attrs[k]);
+    free(nd->inputs);
+    free(nd->outputs);
+    free(nd->attrs);
+    free(nd->name);
+    free(nd->op_type);
+    free(nd->domain);
 }
 
 /* ValueInfoProto -> TypeProto.tensor_type -> (elem_type, TensorShapeProto -> dims). */
@@ -378,7 +501,8 @@ static int parse_value_info(struct pb_reader r, struct onnx_value_info *v, char 
                         if (d.number != 1 || d.wire != PB_LEN)
                             continue;
                         if (v->ndim == ONNX_MAX_DIMS)
-                            return fail(err, err_len, "value '%s' has more than %d dims", v->name ? v->name : "", ONNX_MAX_DIMS);
+                            return fail(err, err_len, "value '%s' has more than %d dims", v->name ? v->name : "",
+                                        ONNX_MAX_DIMS);
                         int64_t dim = -1;
                         struct pb_reader dr = d.bytes;
                         while ((rc = pb_next(&dr, &e, err, err_len)) == 1)
@@ -417,23 +541,30 @@ static int parse_graph(struct pb_reader r, struct onnx_model *m, char *err, size
         switch (f.number) {
         case 1: {
             struct onnx_node *nd = push(&m->nodes, &m->n_nodes, sizeof *nd);
-            if (!nd) return fail(err, err_len, "out of memory");
-            if (parse_node(f.bytes, nd, err, err_len)) return -1;
+            if (!nd)
+                return fail(err, err_len, "out of memory");
+            if (parse_node(f.bytes, nd, err, err_len))
+                return -1;
             break;
         }
         case 5: {
             struct onnx_tensor *t = push(&m->initializers, &m->n_initializers, sizeof *t);
-            if (!t) return fail(err, err_len, "out of memory");
-            if (parse_tensor(f.bytes, t, err, err_len)) return -1;
-            if (!t->name) return fail(err, err_len, "initializer without a name");
+            if (!t)
+                return fail(err, err_len, "out of memory");
+            if (parse_tensor(f.bytes, t, err, err_len))
+                return -1;
+            if (!t->name)
+                return fail(err, err_len, "initializer without a name");
             break;
         }
         case 11:
         case 12: {
             struct onnx_value_info *v = f.number == 11 ? push(&m->inputs, &m->n_inputs, sizeof *v)
                                                        : push(&m->outputs, &m->n_outputs, sizeof *v);
-            if (!v) return fail(err, err_len, "out of memory");
-            if (parse_value_info(f.bytes, v, err, err_len)) return -1;
+            if (!v)
+                return fail(err, err_len, "out of memory");
+            if (parse_value_info(f.bytes, v, err, err_len))
+                return -1;
             break;
         }
         }
@@ -452,22 +583,33 @@ int onnx_parse(const uint8_t *data, size_t len, struct onnx_model *m, char *err,
             m->ir_version = (int64_t)f.value;
         } else if (f.number == 2 && f.wire == PB_LEN) {
             free(m->producer);
-            if (!(m->producer = dup_bytes(&f.bytes))) { rc = fail(err, err_len, "out of memory"); break; }
+            if (!(m->producer = dup_bytes(&f.bytes))) {
+                rc = fail(err, err_len, "out of memory");
+                break;
+            }
         } else if (f.number == 7 && f.wire == PB_LEN) {
-            if (have_graph) { rc = fail(err, err_len, "ModelProto has two graphs"); break; }
+            if (have_graph) {
+                rc = fail(err, err_len, "ModelProto has two graphs");
+                break;
+            }
             have_graph = 1;
-            if ((rc = parse_graph(f.bytes, m, err, err_len)) < 0) break;
+            if ((rc = parse_graph(f.bytes, m, err, err_len)) < 0)
+                break;
         } else if (f.number == 8 && f.wire == PB_LEN) {
             /* OperatorSetIdProto: the default domain's version is the opset we follow. */
             struct pb_reader o = f.bytes;
             struct pb_field g;
             int64_t version = 0, default_domain = 1;
             while ((rc = pb_next(&o, &g, err, err_len)) == 1) {
-                if (g.number == 1 && g.wire == PB_LEN && g.bytes.end > g.bytes.p) default_domain = 0;
-                if (g.number == 2 && g.wire == PB_VARINT) version = (int64_t)g.value;
+                if (g.number == 1 && g.wire == PB_LEN && g.bytes.end > g.bytes.p)
+                    default_domain = 0;
+                if (g.number == 2 && g.wire == PB_VARINT)
+                    version = (int64_t)g.value;
             }
-            if (rc < 0) break;
-            if (default_domain) m->opset = version;
+            if (rc < 0)
+                break;
+            if (default_domain)
+                m->opset = version;
         } else if (f.number == 7 || f.number == 8 || (f.number == 1 && f.wire != PB_VARINT)) {
             rc = fail(err, err_len, "ModelProto field %u has the wrong wire type", f.number);
             break;
@@ -486,11 +628,19 @@ int onnx_parse(const uint8_t *data, size_t len, struct onnx_model *m, char *err,
 
 void onnx_free(struct onnx_model *m)
 {
-    for (int k = 0; k < m->n_nodes; k++) free_node(&m->nodes[k]);
-    for (int k = 0; k < m->n_initializers; k++) onnx_tensor_free(&m->initializers[k]);
-    for (int k = 0; k < m->n_inputs; k++) free(m->inputs[k].name);
-    for (int k = 0; k < m->n_outputs; k++) free(m->outputs[k].name);
-    free(m->nodes); free(m->initializers); free(m->inputs); free(m->outputs); free(m->producer);
+    for (int k = 0; k < m->n_nodes; k++)
+        free_node(&m->nodes[k]);
+    for (int k = 0; k < m->n_initializers; k++)
+        onnx_tensor_free(&m->initializers[k]);
+    for (int k = 0; k < m->n_inputs; k++)
+        free(m->inputs[k].name);
+    for (int k = 0; k < m->n_outputs; k++)
+        free(m->outputs[k].name);
+    free(m->nodes);
+    free(m->initializers);
+    free(m->inputs);
+    free(m->outputs);
+    free(m->producer);
     memset(m, 0, sizeof *m);
 }
 

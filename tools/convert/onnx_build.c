@@ -231,7 +231,8 @@ void ob_svtr_attention(struct onnx_builder *b, const char *prefix, const char *t
     ob_attr_int(b, "axis", 0);
     join(list[0], 2, qkv, n[13]);
     ob_node(b, "Reshape", NAME(14, "r"), list[0], NAME(15, "r5"));
-    const int64_t perm[] = {2, 0, 3, 1, 4}, permk[] = {0, 1, 3, 2}, permo[] = {0, 2, 1, 3}, axis0[] = {0}, ones[] = {1, 1, 1};
+    const int64_t perm[] = {2, 0, 3, 1, 4}, permk[] = {0, 1, 3, 2}, permo[] = {0, 2, 1, 3}, axis0[] = {0},
+                  ones[] = {1, 1, 1};
     ob_node(b, "Transpose", NAME(16, "tr"), n[15], NAME(17, "t5"));
     ob_attr_ints(b, "perm", 5, perm);
     const char *part[3] = {NAME(18, "q5"), NAME(19, "k5"), NAME(20, "v5")};

@@ -70,9 +70,12 @@ static struct cv_op *new_pending(struct match *M, int at, enum pvk_op_type type,
         return NULL;
     op->op.type = (uint32_t)type;
     snprintf(op->op.name, sizeof op->op.name, "%s", M->g->nodes[node_for_name].src->name);
-    for (int k = 0; k < PVK_MAX_INPUTS; k++) op->in[k] = -1;
-    for (int k = 0; k < 2; k++) op->out[k] = -1;
-    for (int k = 0; k < PVK_MAX_WEIGHTS; k++) op->w[k] = -1;
+    for (int k = 0; k < PVK_MAX_INPUTS; k++)
+        op->in[k] = -1;
+    for (int k = 0; k < 2; k++)
+        op->out[k] = -1;
+    for (int k = 0; k < PVK_MAX_WEIGHTS; k++)
+        op->w[k] = -1;
     free(M->pending[at]);
     M->pending[at] = op;
     return op;
@@ -117,8 +120,9 @@ static int match_hardswish(struct match *M, int n0)
     double c;
     if (is_op(g, n0, "HardSigmoid")) {
         int x = nd->in[0], mul = sole_consumer(g, out0(g, n0));
-        if (!near(onnx_attr_float(nd->src, "alpha", 0.2), 1.0 / 6) || !near(onnx_attr_float(nd->src, "beta", 0.5), 0.5) ||
-            !is_op(g, mul, "Mul") || other_input(g, mul, out0(g, n0)) != x)
+        if (!near(onnx_attr_float(nd->src, "alpha", 0.2), 1.0 / 6) ||
+            !near(onnx_attr_float(nd->src, "beta", 0.5), 0.5) || !is_op(g, mul, "Mul") ||
+            other_input(g, mul, out0(g, n0)) != x)
             return 0;
         int nodes[] = {n0, mul};
         return emit_unary_pattern(M, nodes, 2, x, out0(g, mul), PVK_ACT_HARDSWISH);
@@ -132,9 +136,12 @@ static int match_hardswish(struct match *M, int n0)
         int clip = sole_consumer(g, out0(g, n0));
         if (!is_op(g, clip, "Clip"))
             return 0;
-        double lo = onnx_attr_float(g->nodes[clip].src, "min", -INFINITY), hi = onnx_attr_float(g->nodes[clip].src, "max", INFINITY);
-        if (g->nodes[clip].n_in > 1 && !cv_const_scalar(g, g->nodes[clip].in[1], &lo)) return 0;
-        if (g->nodes[clip].n_in > 2 && !cv_const_scalar(g, g->nodes[clip].in[2], &hi)) return 0;
+        double lo = onnx_attr_float(g->nodes[clip].src, "min", -INFINITY),
+               hi = onnx_attr_float(g->nodes[clip].src, "max", INFINITY);
+        if (g->nodes[clip].n_in > 1 && !cv_const_scalar(g, g->nodes[clip].in[1], &lo))
+            return 0;
+        if (g->nodes[clip].n_in > 2 && !cv_const_scalar(g, g->nodes[clip].in[2], &hi))
+            return 0;
         if (lo != 0.0 || hi != 6.0)
             return 0;
         int mul = sole_consumer(g, out0(g, clip));
@@ -187,7 +194,8 @@ static int gelu_tail(struct match *M, int *nodes, int n, int x, int e, enum pvk_
     if (other == x) {
         /* (x * e) * 0.5 */
         int m2 = sole_consumer(g, out0(g, m1));
-        if (!(scalar_op(g, m2, "Mul", out0(g, m1), &c) && near(c, 0.5)) && !(scalar_op(g, m2, "Div", out0(g, m1), &c) && near(c, 2.0)))
+        if (!(scalar_op(g, m2, "Mul", out0(g, m1), &c) && near(c, 0.5)) &&
+            !(scalar_op(g, m2, "Div", out0(g, m1), &c) && near(c, 2.0)))
             return 0;
         nodes[n++] = m1;
         nodes[n++] = m2;
@@ -281,7 +289,8 @@ static int reduce_last_axis(const struct cv_graph *g, int node, int x)
     const struct cv_node *nd = &g->nodes[node];
     const struct onnx_attr *a = onnx_attr_find(nd->src, "axes");
     int ndim = g->values[x].ndim;
-    if (!is_op(g, node, "ReduceMean") || nd->in[0] != x || !a || a->n_ints != 1 || onnx_attr_int(nd->src, "keepdims", 1) != 1)
+    if (!is_op(g, node, "ReduceMean") || nd->in[0] != x || !a || a->n_ints != 1 ||
+        onnx_attr_int(nd->src, "keepdims", 1) != 1)
         return 0;
     return a->ints[0] == -1 || a->ints[0] == ndim - 1;
 }
@@ -353,7 +362,8 @@ static int match_layernorm(struct match *M, int n0)
     op->n_out = 1;
     op->out[0] = y;
     op->op.attr.norm.eps = (float)eps;
-    if ((op->w[0] = cv_channel_const(g, gamma, C, 1.0, base, ".gamma")) < 0 || (op->w[1] = cv_channel_const(g, beta, C, 0.0, base, ".beta")) < 0)
+    if ((op->w[0] = cv_channel_const(g, gamma, C, 1.0, base, ".gamma")) < 0 ||
+        (op->w[1] = cv_channel_const(g, beta, C, 0.0, base, ".beta")) < 0)
         return -1;
     kill(g, nodes, n);
     return 1;
@@ -404,7 +414,8 @@ static int qkv_pick(struct cv_graph *g, int node, int tv, int *which, int *nodes
             start = (int)s->ints[0];
     } else {
         double c, ax = 0;
-        if (cv_const_scalar(g, nd->in[1], &c) && (nd->n_in < 4 || nd->in[3] < 0 || cv_const_scalar(g, nd->in[3], &ax)) && ax == 0)
+        if (cv_const_scalar(g, nd->in[1], &c) &&
+            (nd->n_in < 4 || nd->in[3] < 0 || cv_const_scalar(g, nd->in[3], &ax)) && ax == 0)
             start = (int)c;
     }
     int sq = sole_consumer(g, out0(g, node));
@@ -508,7 +519,8 @@ static int match_attention(struct match *M, int n0)
         return 0;
     nodes[n++] = to;
     int fr = sole_consumer(g, out0(g, to));
-    if (!is_op(g, fr, "Reshape") || g->values[out0(g, fr)].ndim != 3 || g->values[out0(g, fr)].dims[2] != (int64_t)heads * hd)
+    if (!is_op(g, fr, "Reshape") || g->values[out0(g, fr)].ndim != 3 ||
+        g->values[out0(g, fr)].dims[2] != (int64_t)heads * hd)
         return 0;
     nodes[n++] = fr;
     struct cv_op *op = new_pending(M, max_of(nodes, n), PVK_OP_ATTENTION, n0);
@@ -527,7 +539,8 @@ static int match_attention(struct match *M, int n0)
 int cv_match_patterns(struct cv_graph *g, struct cv_op **pending)
 {
     struct match M = {g, pending};
-    int (*const matchers[])(struct match *, int) = {match_attention, match_layernorm, match_gelu, match_hardswish, match_swish};
+    int (*const matchers[])(struct match *, int) = {match_attention, match_layernorm, match_gelu, match_hardswish,
+                                                    match_swish};
     for (size_t m = 0; m < sizeof matchers / sizeof *matchers; m++)
         for (int i = 0; i < g->n_nodes; i++)
             if (!g->nodes[i].dead && matchers[m](&M, i) < 0)

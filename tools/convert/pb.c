@@ -77,20 +77,19 @@ int pb_next(struct pb_reader *r, struct pb_field *f, char *err, size_t err_len)
         r->p += len;
         return 1;
     }
-    default:
-        return fail(err, err_len, "protobuf: unsupported wire type %d in field %u", (int)f->wire, f->number);
+    default: return fail(err, err_len, "protobuf: unsupported wire type %d in field %u", (int)f->wire, f->number);
     }
 }
 
-int pb_repeated(const struct pb_field *f, int fixed_size, int (*add)(void *ctx, uint64_t v),
-                void *ctx, char *err, size_t err_len)
+int pb_repeated(const struct pb_field *f, int fixed_size, int (*add)(void *ctx, uint64_t v), void *ctx, char *err,
+                size_t err_len)
 {
     int want = fixed_size == 0 ? PB_VARINT : fixed_size == 4 ? PB_FIXED32 : PB_FIXED64;
     if ((int)f->wire == want)
         return add(ctx, f->value) ? fail(err, err_len, "protobuf: out of memory") : 0;
     if (f->wire != PB_LEN)
-        return fail(err, err_len, "protobuf: field %u has wire type %d, expected %d or packed", f->number,
-                    (int)f->wire, want);
+        return fail(err, err_len, "protobuf: field %u has wire type %d, expected %d or packed", f->number, (int)f->wire,
+                    want);
     struct pb_reader r = f->bytes;
     while (r.p < r.end) {
         uint64_t v;

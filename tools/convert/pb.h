@@ -26,8 +26,8 @@ int pb_next(struct pb_reader *r, struct pb_field *f, char *err, size_t err_len);
 
 /* Decodes a repeated scalar field that may be packed (LEN) or not (one value); calls `add`
  * for each element. `fixed_size` is 0 for varints, 4 or 8 for fixed types. */
-int pb_repeated(const struct pb_field *f, int fixed_size, int (*add)(void *ctx, uint64_t v),
-                void *ctx, char *err, size_t err_len);
+int pb_repeated(const struct pb_field *f, int fixed_size, int (*add)(void *ctx, uint64_t v), void *ctx, char *err,
+                size_t err_len);
 
 /* A growable output buffer for writing messages (used to build ONNX files in tests). */
 struct pb_writer {

@@ -45,7 +45,8 @@ int cv_write(const struct cv_graph *g, const struct cv_write_info *info, uint8_t
             }
         for (int k = 0; k < op->n_out; k++) {
             if (ids[op->out[k]] >= 0) {
-                cv_fail(err, err_len, "%s: op '%s' writes '%s' twice", g->file, op->op.name, g->values[op->out[k]].name);
+                cv_fail(err, err_len, "%s: op '%s' writes '%s' twice", g->file, op->op.name,
+                        g->values[op->out[k]].name);
                 goto out;
             }
             ids[op->out[k]] = n;

@@ -8,9 +8,9 @@
 #include "convert/graph.h"
 
 struct cv_write_info {
-    int net_kind;            /* enum pvk_net_kind */
-    const char *source;      /* base name of the ONNX file */
-    uint32_t n_dict;         /* rec: dictionary entries after the blank, the space last */
+    int net_kind;       /* enum pvk_net_kind */
+    const char *source; /* base name of the ONNX file */
+    uint32_t n_dict;    /* rec: dictionary entries after the blank, the space last */
     const char *const *dict;
 };
 

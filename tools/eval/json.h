@@ -11,22 +11,21 @@ typedef enum { JSON_NULL, JSON_BOOL, JSON_NUMBER, JSON_STRING, JSON_ARRAY, JSON_
 
 typedef struct json_value json_value;
 struct json_value {
-  json_type type;
-  int boolean;          /* JSON_BOOL */
-  double number;        /* JSON_NUMBER */
-  char *string;         /* JSON_STRING: UTF-8, NUL-terminated (string_len excludes the NUL; */
-  size_t string_len;    /*   a \u0000 escape makes string_len the only reliable length) */
-  json_value *items;    /* JSON_ARRAY elements or JSON_OBJECT member values, n_items of them */
-  char **keys;          /* JSON_OBJECT member names (UTF-8), parallel to items */
-  size_t n_items;
+    json_type type;
+    int boolean;       /* JSON_BOOL */
+    double number;     /* JSON_NUMBER */
+    char *string;      /* JSON_STRING: UTF-8, NUL-terminated (string_len excludes the NUL; */
+    size_t string_len; /*   a \u0000 escape makes string_len the only reliable length) */
+    json_value *items; /* JSON_ARRAY elements or JSON_OBJECT member values, n_items of them */
+    char **keys;       /* JSON_OBJECT member names (UTF-8), parallel to items */
+    size_t n_items;
 };
 
 /* Parses one value starting at text[*pos] (leading whitespace skipped). On success returns 0
  * and leaves *pos after the value and any whitespace that follows it, so that successive calls
  * read JSON Lines. On error returns -1, writes "line L, column C: why" into err and leaves *out
  * empty (JSON_NULL). */
-int json_parse_value(const char *text, size_t len, size_t *pos, json_value *out, char *err,
-                     size_t err_size);
+int json_parse_value(const char *text, size_t len, size_t *pos, json_value *out, char *err, size_t err_size);
 
 /* Parses text that must hold exactly one value. */
 int json_parse(const char *text, size_t len, json_value *out, char *err, size_t err_size);

@@ -22,8 +22,8 @@
  * *gt_chars is the length of the GT's page string, separators included (a line break is the
  * space between two words, as a space inside a line is; nothing read scores 100 %), *edits the
  * distance. Returns 0, or -1 when out of memory. */
-int eval_score_ordered(const char *const *gt, size_t n_gt, const char *const *out, size_t n_out,
-                       int fold_case, int remove_spaces, size_t *gt_chars, size_t *edits);
+int eval_score_ordered(const char *const *gt, size_t n_gt, const char *const *out, size_t n_out, int fold_case,
+                       int remove_spaces, size_t *gt_chars, size_t *edits);
 
 /* Row pairs: 1 when one output line holds the segments of a GT row (seg[0..n_seg), left to
  * right) in that order; 0 when none does. Compared without whitespace (a tab or a space between
@@ -36,7 +36,7 @@ int eval_score_ordered(const char *const *gt, size_t n_gt, const char *const *ou
  * misread beyond that: the order is not to blame). A row with fewer than two segments left
  * is not kept. *line (may be NULL) receives the index of the first line that holds the row,
  * else SIZE_MAX. Returns -1 when out of memory. */
-int eval_row_kept(const char *const *seg, size_t n_seg, const char *const *out, size_t n_out,
-                  int fold_case, size_t *line);
+int eval_row_kept(const char *const *seg, size_t n_seg, const char *const *out, size_t n_out, int fold_case,
+                  size_t *line);
 
 #endif

@@ -8,16 +8,15 @@
 #include "score.h"
 
 typedef struct {
-  eval_page *pages;
-  size_t n;
+    eval_page *pages;
+    size_t n;
 } eval_pageset;
 
 /* One page from a parsed JSON object {"file", "width", "height", "lines": [{"text", "score",
  * "box"}]} (ppocr-vk's --format json line, and the golden files). A bare array of lines (the
  * reference's own output file) is accepted too, with file = fallback_file. Returns 0 or -1 with
  * a message in err. */
-int eval_page_from_json(const json_value *v, const char *fallback_file, eval_page *page, char *err,
-                        size_t err_size);
+int eval_page_from_json(const json_value *v, const char *fallback_file, eval_page *page, char *err, size_t err_size);
 void eval_page_free(eval_page *page);
 
 /* One page from plain text, one output line per text line (another OCR tool's text output, such

@@ -21,8 +21,8 @@ size_t text_levenshtein(const uint32_t *a, size_t na, const uint32_t *b, size_t 
 int text_has_cjk(const uint32_t *s, size_t n);
 
 typedef struct {
-  int remove_spaces; /* drop all whitespace; else runs collapse to one space and ends are trimmed */
-  int fold_case;     /* fold ASCII and Latin-1 capitals to lower case */
+    int remove_spaces; /* drop all whitespace; else runs collapse to one space and ends are trimmed */
+    int fold_case;     /* fold ASCII and Latin-1 capitals to lower case */
 } text_norm;
 
 /* The corpus README's normalisation, applied to ground truth and OCR output alike:

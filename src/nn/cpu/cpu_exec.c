@@ -12,9 +12,9 @@ struct exec {
     const struct pvk_model *model;
     struct pvk_shape *shapes;
     enum pvk_dtype *dtypes;
-    void **owned;            /* activations (and fp16 constants widened to fp32) this run allocated */
-    const void **data;       /* every tensor's data: owned, mapped constant or the caller's input */
-    int32_t *last_use;       /* index of the last op reading each tensor, -1 if none */
+    void **owned;      /* activations (and fp16 constants widened to fp32) this run allocated */
+    const void **data; /* every tensor's data: owned, mapped constant or the caller's input */
+    int32_t *last_use; /* index of the last op reading each tensor, -1 if none */
     size_t live_bytes, peak_bytes;
     char *err;
     size_t err_len;
@@ -23,7 +23,8 @@ struct exec {
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
-static int fail_op(struct exec *e, int k, const char *fmt, ...)
+static int
+fail_op(struct exec *e, int k, const char *fmt, ...)
 {
     char msg[256];
     va_list ap;
@@ -119,8 +120,7 @@ static int cpu_conv2d(const struct op_run *r)
     pvk_conv_params_from_op(op, &p);
     if (p.residual != PVK_RESIDUAL_NONE && !(res = act_input(e, r->k, 1)))
         return -1;
-    ref_conv2d(r->x, (int)xs->d[0], (int)xs->d[1], (int)xs->d[2], (int)xs->d[3], w, b, (int)r->ys->d[1], &p, res,
-               r->y);
+    ref_conv2d(r->x, (int)xs->d[0], (int)xs->d[1], (int)xs->d[2], (int)xs->d[3], w, b, (int)r->ys->d[1], &p, res, r->y);
     return ACT_APPLIED; /* the activation is fused */
 }
 
@@ -133,8 +133,8 @@ static int cpu_conv_transpose2d(const struct op_run *r)
     if (bad)
         return -1;
     pvk_conv_params_from_op(r->op, &p);
-    ref_conv_transpose2d(r->x, (int)xs->d[0], (int)xs->d[1], (int)xs->d[2], (int)xs->d[3], w, b, (int)r->ys->d[1],
-                         &p, r->y);
+    ref_conv_transpose2d(r->x, (int)xs->d[0], (int)xs->d[1], (int)xs->d[2], (int)xs->d[3], w, b, (int)r->ys->d[1], &p,
+                         r->y);
     return 0;
 }
 
@@ -196,7 +196,10 @@ static int cpu_unary(const struct op_run *r)
     return 0;
 }
 
-static int cpu_reshape(const struct op_run *r) { return cpu_unary(r); }
+static int cpu_reshape(const struct op_run *r)
+{
+    return cpu_unary(r);
+}
 
 static int cpu_affine(const struct op_run *r)
 {

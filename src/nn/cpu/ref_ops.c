@@ -24,8 +24,7 @@ float ref_act_scalar(enum pvk_act act, float alpha, float beta, float x)
     case PVK_ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
     case PVK_ACT_SWISH: return x / (1.0f + expf(-x));
     case PVK_ACT_GELU_ERF: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-    case PVK_ACT_GELU_TANH:
-        return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+    case PVK_ACT_GELU_TANH: return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
     case PVK_ACT_COUNT: break;
     }
     return x;
@@ -155,8 +154,14 @@ void ref_conv_transpose2d(const float *x, int n, int c, int h, int w, const floa
 
 /* ---- pooling ------------------------------------------------------------------------------- */
 
-static int imin(int a, int b) { return a < b ? a : b; }
-static int imax(int a, int b) { return a > b ? a : b; }
+static int imin(int a, int b)
+{
+    return a < b ? a : b;
+}
+static int imax(int a, int b)
+{
+    return a > b ? a : b;
+}
 
 void ref_pool2d(const float *x, int n, int c, int h, int w, const struct pvk_pool_params *p, float *y)
 {
@@ -209,8 +214,7 @@ static float resize_src(enum pvk_resize_mode mode, int o, int in, int out, float
         float s = ((float)o + 0.5f) / scale - 0.5f;
         return fminf(fmaxf(s, 0.0f), (float)(in - 1));
     }
-    case PVK_RESIZE_BILINEAR_ALIGN_CORNERS:
-        return out > 1 ? (float)o * (float)(in - 1) / (float)(out - 1) : 0.0f;
+    case PVK_RESIZE_BILINEAR_ALIGN_CORNERS: return out > 1 ? (float)o * (float)(in - 1) / (float)(out - 1) : 0.0f;
     }
     return 0.0f;
 }
@@ -455,8 +459,7 @@ void ref_matmul(const float *a, const struct pvk_shape *as, const float *b, cons
     }
 }
 
-void ref_layernorm(const float *x, int64_t rows, int64_t c, const float *gamma, const float *beta, float eps,
-                   float *y)
+void ref_layernorm(const float *x, int64_t rows, int64_t c, const float *gamma, const float *beta, float eps, float *y)
 {
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * c;

@@ -88,8 +88,7 @@ void ref_matmul(const float *a, const struct pvk_shape *as, const float *b, cons
 
 /* x viewed as [rows][c]: y = (x - mean) / sqrt(var + eps) gamma + beta per row (population
  * variance). gamma, beta [c] or NULL (1 and 0). */
-void ref_layernorm(const float *x, int64_t rows, int64_t c, const float *gamma, const float *beta, float eps,
-                   float *y);
+void ref_layernorm(const float *x, int64_t rows, int64_t c, const float *gamma, const float *beta, float eps, float *y);
 
 /* Softmax over the middle axis of x viewed as [outer][len][inner] (axis a of a shape:
  * outer = prod d[0..a-1], len = d[a], inner = prod d[a+1..]). */

@@ -118,8 +118,7 @@ static int bench_one(struct gpu_context *ctx, const struct nn_gpu_config *cfg, c
              (long long)s[3]);
     fprintf(out, "\n%s %s (%s), %s storage, median of %d runs\n", bn->file, bn->what, shape,
             cfg->act_dtype == NN_F16 ? "fp16" : "fp32", runs);
-    fprintf(out, "%4s  %-16s %-22s %-20s %10s %9s %8s\n", "op", "type", "name", "output", "GPU us", "GFLOP/s",
-            "GB/s");
+    fprintf(out, "%4s  %-16s %-22s %-20s %10s %9s %8s\n", "op", "type", "name", "output", "GPU us", "GFLOP/s", "GB/s");
     double sum_flops = 0, sum_us = 0;
     for (uint32_t i = 0; i < m.n_ops; i++) {
         double us = median(&samples[(size_t)i * runs], runs), flops, bytes;
@@ -164,8 +163,8 @@ done:
     return rc;
 }
 
-int nn_bench_ops(const struct nn_device_options *dev, const char *dir, bool fp16_math, int runs, FILE *out,
-                 char *err, size_t err_len)
+int nn_bench_ops(const struct nn_device_options *dev, const char *dir, bool fp16_math, int runs, FILE *out, char *err,
+                 size_t err_len)
 {
     struct gpu_options gopt;
     gpu_options_default(&gopt);
@@ -192,7 +191,8 @@ int nn_bench_ops(const struct nn_device_options *dev, const char *dir, bool fp16
     };
     int rc = 0;
     for (size_t i = 0; i < sizeof(nets) / sizeof(nets[0]) && rc == 0; i++)
-        rc = bench_one(ctx, !strcmp(nets[i].file, "det.pvk") ? &det_cfg : &line_cfg, dir, &nets[i], runs > 0 ? runs : 1, out, err, err_len);
+        rc = bench_one(ctx, !strcmp(nets[i].file, "det.pvk") ? &det_cfg : &line_cfg, dir, &nets[i], runs > 0 ? runs : 1,
+                       out, err, err_len);
     gpu_context_destroy(ctx);
     return rc;
 }

@@ -63,7 +63,7 @@
 #define SLICED_MIN_K 128u
 /* shared memory of the sliced small tiles (fp32 tiles of at most 32 x 32 and the partial sums)
  * within what every Vulkan device has (16 KiB); the workgroup is 8 x 8 x SLICES invocations */
-_Static_assert(SLICES * TILED_BK * (32u + 1u + 32u) * 4u + (SLICES - 1u) * 32u * 32u * 4u <= 16384u,
+_Static_assert(SLICES *TILED_BK *(32u + 1u + 32u) * 4u + (SLICES - 1u) * 32u * 32u * 4u <= 16384u,
                "sliced small tiles need more shared memory than every device has");
 /* Cooperative-matrix kernel. It needs a few fragments of K to pay for its shared-memory staging
  * and epilogue: the tiled kernel was faster at K 32 (cls's expansions to 200 channels) and K 64
@@ -122,11 +122,34 @@ static int build(struct gpu_context *ctx, const struct conv_gemm_desc *d, enum g
                  uint32_t ly, uint32_t slices, uint32_t bm, uint32_t bn, uint32_t bk, bool vec4, uint32_t subgroup,
                  const struct gpu_pipeline **out)
 {
-    uint32_t spec[22] = {lx, ly, bm, bn, bk, d->mode, d->bias, d->act, conv_float_bits(d->act_alpha),
-                         conv_float_bits(d->act_beta), d->residual, d->kh, d->kw, d->sh, d->sw, d->dh, d->dw, vec4,
-                         d->post_affine, d->post_affine ? d->affine_c : 1, d->b_gate, slices};
-    struct gpu_pipeline_desc pd = {.shader = shader, .spec = spec, .spec_count = 22, .buffer_count = 6,
-                                   .push_bytes = sizeof(struct conv_gemm_push), .subgroup_size = subgroup};
+    uint32_t spec[22] = {lx,
+                         ly,
+                         bm,
+                         bn,
+                         bk,
+                         d->mode,
+                         d->bias,
+                         d->act,
+                         conv_float_bits(d->act_alpha),
+                         conv_float_bits(d->act_beta),
+                         d->residual,
+                         d->kh,
+                         d->kw,
+                         d->sh,
+                         d->sw,
+                         d->dh,
+                         d->dw,
+                         vec4,
+                         d->post_affine,
+                         d->post_affine ? d->affine_c : 1,
+                         d->b_gate,
+                         slices};
+    struct gpu_pipeline_desc pd = {.shader = shader,
+                                   .spec = spec,
+                                   .spec_count = 22,
+                                   .buffer_count = 6,
+                                   .push_bytes = sizeof(struct conv_gemm_push),
+                                   .subgroup_size = subgroup};
     return gpu_pipeline_get(ctx, &pd, out);
 }
 
@@ -144,18 +167,18 @@ static bool operands_aligned(const struct conv_gemm_push *q, const struct gpu_bi
 /* The cooperative-matrix pipeline of one tile in one K slice, or of COOPMAT_SLICED_TILE in
  * COOPMAT_SLICES (sliced), with 16-byte group loads (vec8) or without, built on first use; NULL
  * with the driver's reason in err. */
-static const struct gpu_pipeline *coopmat_variant(struct conv_gemm *g, unsigned tile, bool vec8, bool sliced,
-                                                  char *err, size_t err_len)
+static const struct gpu_pipeline *coopmat_variant(struct conv_gemm *g, unsigned tile, bool vec8, bool sliced, char *err,
+                                                  size_t err_len)
 {
     const struct gpu_pipeline **p = sliced ? &g->coopmat_sliced[vec8] : &g->coopmat[tile][vec8];
     if (*p)
         return *p;
     const struct coopmat_tile *t = sliced ? &COOPMAT_SLICED_TILE : &COOPMAT_TILES[tile];
     const uint32_t subgroup = gpu_context_caps(g->ctx)->subgroup_size_control ? 32 : 0;
-    if (build(g->ctx, &g->desc, GPU_SHADER_gemm_coopmat_f16, t->lx, sliced ? COOPMAT_SLICES : 1, 1, t->bm, t->bn, COOPMAT_BK,
-              vec8, subgroup, p) != GPU_OK) {
-        snprintf(err, err_len, "gemm pipeline gemm_coopmat_f16 %ux%u%s: %s", t->bm, t->bn,
-                 sliced ? " in K slices" : "", gpu_last_error());
+    if (build(g->ctx, &g->desc, GPU_SHADER_gemm_coopmat_f16, t->lx, sliced ? COOPMAT_SLICES : 1, 1, t->bm, t->bn,
+              COOPMAT_BK, vec8, subgroup, p) != GPU_OK) {
+        snprintf(err, err_len, "gemm pipeline gemm_coopmat_f16 %ux%u%s: %s", t->bm, t->bn, sliced ? " in K slices" : "",
+                 gpu_last_error());
         return NULL;
     }
     return *p;
@@ -196,8 +219,8 @@ static bool cpu_subgroup(const struct gpu_caps *c)
     return gpu_shuffles_fill_workgroup(c, CPU_LX) && c->subgroup_size >= CPU_TM;
 }
 
-int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_desc *d, struct conv_gemm *out,
-                     char *err, size_t err_len)
+int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_desc *d, struct conv_gemm *out, char *err,
+                     size_t err_len)
 {
     const struct gpu_caps *caps = gpu_context_caps(cfg->ctx);
     const bool f16 = cfg->act_dtype == NN_F16;
@@ -223,8 +246,8 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
         }
     }
     if (force) {
-        out->cpu_kernel = !strcmp(force, "cpu") || !strcmp(force, "cpu1") || !strcmp(force, "direct") ||
-                          !strcmp(force, "direct1");
+        out->cpu_kernel =
+            !strcmp(force, "cpu") || !strcmp(force, "cpu1") || !strcmp(force, "direct") || !strcmp(force, "direct1");
         out->tiles = !strcmp(force, "tiled")    ? 1
                      : !strcmp(force, "small")  ? 2
                      : !strcmp(force, "ksplit") ? 3
@@ -234,8 +257,9 @@ int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_des
     out->mode = d->mode;
     if (out->cpu_kernel) {
         const bool sg = cpu_subgroup(caps) && !(force && (!strcmp(force, "cpu1") || !strcmp(force, "direct1")));
-        out->shader = sg ? (f16 ? GPU_SHADER_gemm_cpu_sg_f16 : GPU_SHADER_gemm_cpu_sg)
-                         : f16 ? GPU_SHADER_gemm_cpu_f16 : GPU_SHADER_gemm_cpu;
+        out->shader = sg    ? (f16 ? GPU_SHADER_gemm_cpu_sg_f16 : GPU_SHADER_gemm_cpu_sg)
+                      : f16 ? GPU_SHADER_gemm_cpu_f16
+                            : GPU_SHADER_gemm_cpu;
         out->bm = CPU_TM;
         out->bn = CPU_LX * CPU_TN;
     } else {
@@ -304,12 +328,11 @@ bool conv_gemm_coopmat(const struct conv_gemm *g, const struct conv_gemm_push *p
 }
 
 int conv_gemm_record(struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_binding bind[6],
-                     const struct conv_gemm_push *push, uint32_t z_count, const char *label, char *err,
-                     size_t err_len)
+                     const struct conv_gemm_push *push, uint32_t z_count, const char *label, char *err, size_t err_len)
 {
     if (push->M == 0 || push->N == 0 || push->K == 0 || z_count == 0) {
-        snprintf(err, err_len, "%s: empty GEMM (M %u, N %u, K %u, batches %u)", label, push->M, push->N,
-                 push->K, z_count);
+        snprintf(err, err_len, "%s: empty GEMM (M %u, N %u, K %u, batches %u)", label, push->M, push->N, push->K,
+                 z_count);
         return -1;
     }
     /* Cooperative matrices pay off once tiles are mostly full and K spans a few fragments (at
@@ -327,9 +350,10 @@ int conv_gemm_record(struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_
     if (im2col_coopmat && (p = coopmat_pick(g, cmd, bind, push, z_count, &bm, &bn))) {
         /* cooperative matrices: p, bm and bn set */
     } else if (!g->cpu_kernel &&
-        (g->tiles == 3 || (g->tiles == 0 && ((small_groups < KSPLIT_BELOW && push->K >= KSPLIT_MIN_K) ||
-                                             (small_groups < KSPLIT_LONG_K_BELOW && push->K >= KSPLIT_LONG_K) ||
-                                             (small_groups < KSPLIT_FEW_TILES && push->K >= KSPLIT_FEW_TILES_MIN_K))))) {
+               (g->tiles == 3 ||
+                (g->tiles == 0 && ((small_groups < KSPLIT_BELOW && push->K >= KSPLIT_MIN_K) ||
+                                   (small_groups < KSPLIT_LONG_K_BELOW && push->K >= KSPLIT_LONG_K) ||
+                                   (small_groups < KSPLIT_FEW_TILES && push->K >= KSPLIT_FEW_TILES_MIN_K))))) {
         v = GEMM_KSPLIT;
         bm = KSPLIT_BM;
         bn = KSPLIT_BN;
@@ -345,7 +369,8 @@ int conv_gemm_record(struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_
         /* by the plan's own shape alone (not the plans in lockstep beside it): the slices sum in
          * another order, and a line must read the same whichever lines share its submission */
         bool sliced = small_groups < SLICED_BELOW && push->K >= SLICED_MIN_K;
-        if (!g->cpu_kernel && (g->tiles == 4 || (g->tiles == 0 && big_groups < SMALL_TILE_BELOW && !one_row && sliced))) {
+        if (!g->cpu_kernel &&
+            (g->tiles == 4 || (g->tiles == 0 && big_groups < SMALL_TILE_BELOW && !one_row && sliced))) {
             v = vec4 ? GEMM_SLICED_VEC4 : GEMM_SLICED;
             bm = g->small_bm;
             bn = g->small_bn;
@@ -364,7 +389,9 @@ int conv_gemm_record(struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_
     struct conv_gemm_push q = *push;
     q.c_vec4 = (q.c_off | q.c_sm | q.c_z1 | q.c_z2 | q.r_off | q.r_sm | q.r_z1 | q.r_z2) % 4 == 0 &&
                bind[2].offset % 16 == 0 && bind[4].offset % 16 == 0;
-    struct gpu_dispatch d = {.pipeline = p, .buffers = bind, .push = &q,
+    struct gpu_dispatch d = {.pipeline = p,
+                             .buffers = bind,
+                             .push = &q,
                              .groups = {(push->N + bn - 1) / bn, (push->M + bm - 1) / bm, z_count},
                              .label = label};
     if (gpu_cmd_dispatch(cmd, &d) != GPU_OK) {
@@ -374,8 +401,8 @@ int conv_gemm_record(struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_
     return 0;
 }
 
-int conv_upload(const struct nn_gpu_config *cfg, const float *data, size_t n, bool force_f32,
-                struct gpu_buffer *out, char *err, size_t err_len)
+int conv_upload(const struct nn_gpu_config *cfg, const float *data, size_t n, bool force_f32, struct gpu_buffer *out,
+                char *err, size_t err_len)
 {
     const bool f16 = cfg->act_dtype == NN_F16 && !force_f32;
     size_t bytes = n * (f16 ? 2 : 4);

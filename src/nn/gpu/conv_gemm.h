@@ -22,10 +22,10 @@ struct conv_gemm_desc {
     enum conv_gemm_bias bias;
     uint32_t act;
     float act_alpha, act_beta;
-    uint32_t residual; /* enum pvk_residual */
+    uint32_t residual;               /* enum pvk_residual */
     uint32_t kh, kw, sh, sw, dh, dw; /* im2col window; deconv: kernel == stride */
-    uint32_t m_hint;   /* rows M when the weights fix it (conv OC), 0 if unknown: picks the tile */
-    bool allow_coopmat; /* PLAIN (dispatches with B n-contiguous) or IM2COL */
+    uint32_t m_hint;                 /* rows M when the weights fix it (conv OC), 0 if unknown: picks the tile */
+    bool allow_coopmat;              /* PLAIN (dispatches with B n-contiguous) or IM2COL */
     /* y = scale[ch] y + shift[ch] last; the bias buffer holds bias, scale, shift, affine_c each
      * (convolutions only: ch is the output channel) */
     bool post_affine;
@@ -76,7 +76,7 @@ struct conv_gemm {
     enum gpu_shader_id shader, sliced_shader;
     bool f16, cpu_kernel;
     const struct gpu_pipeline *variant[GEMM_VARIANTS];
-    uint32_t bm, bn;  /* outputs per workgroup along M and N, big tiles */
+    uint32_t bm, bn; /* outputs per workgroup along M and N, big tiles */
     uint32_t small_bm, small_bn;
     /* 0: by size; 1: always big; 2: always small; 3: always K-split; 4: always sliced small tiles
      * (PPOCR_VK_GEMM_KERNEL, for tests) */
@@ -91,8 +91,8 @@ struct conv_gemm {
     int coopmat_tile;
 };
 
-int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_desc *d, struct conv_gemm *out,
-                     char *err, size_t err_len);
+int conv_gemm_create(const struct nn_gpu_config *cfg, const struct conv_gemm_desc *d, struct conv_gemm *out, char *err,
+                     size_t err_len);
 
 /* Whether this dispatch goes to cooperative matrices, as far as the device's driver builds their
  * pipelines. */
@@ -101,23 +101,31 @@ bool conv_gemm_coopmat(const struct conv_gemm *g, const struct conv_gemm_push *p
 /* Records one dispatch over z_count batches. bind: A, B, C, bias, residual, gate (unused ones may
  * repeat any read-only buffer). */
 int conv_gemm_record(struct conv_gemm *g, struct gpu_cmd *cmd, const struct gpu_binding bind[6],
-                     const struct conv_gemm_push *push, uint32_t z_count, const char *label, char *err,
-                     size_t err_len);
+                     const struct conv_gemm_push *push, uint32_t z_count, const char *label, char *err, size_t err_len);
 
 /* Uploads n floats as the net's storage precision (fp16 when act_dtype is NN_F16), or as fp32
  * when force_f32 (biases). */
-int conv_upload(const struct nn_gpu_config *cfg, const float *data, size_t n, bool force_f32,
-                struct gpu_buffer *out, char *err, size_t err_len);
+int conv_upload(const struct nn_gpu_config *cfg, const float *data, size_t n, bool force_f32, struct gpu_buffer *out,
+                char *err, size_t err_len);
 
 /* Row length of packed weights: K rounded up to 4 (zero padded) so vec4 tile loads stay aligned. */
-static inline uint32_t conv_gemm_row(uint32_t k) { return (k + 3) & ~3u; }
+static inline uint32_t conv_gemm_row(uint32_t k)
+{
+    return (k + 3) & ~3u;
+}
 
 /* Bytes per element of an activation dtype. */
-static inline size_t conv_dtype_size(enum nn_dtype t) { return t == NN_F16 ? 2 : 4; }
+static inline size_t conv_dtype_size(enum nn_dtype t)
+{
+    return t == NN_F16 ? 2 : 4;
+}
 
 static inline uint32_t conv_float_bits(float f)
 {
-    union { float f; uint32_t u; } v = {f};
+    union {
+        float f;
+        uint32_t u;
+    } v = {f};
     return v.u;
 }
 

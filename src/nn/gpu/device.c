@@ -102,7 +102,9 @@ int nn_self_check(const struct nn_device_options *opt, FILE *out, char *err, siz
             c->driver_info);
     fprintf(out, "precision: %s; subgroup %u; shared memory %u KiB; cooperative matrix %s\n",
             gpu_prefers_fp16(ctx) ? "fp16" : "fp32", c->subgroup_size, c->max_shared_memory / 1024,
-            c->coopmat_khr ? "KHR" : c->coopmat_nv ? "NV" : "none");
+            c->coopmat_khr  ? "KHR"
+            : c->coopmat_nv ? "NV"
+                            : "none");
     int rc = 0;
     if (gpu_selftest(ctx)) {
         snprintf(err, err_len, "%s", gpu_last_error());

@@ -47,19 +47,19 @@ struct nn_gpu_plan {
     struct nn_gpu_net *net;
     int n_tensors;
     struct pvk_shape *shapes;
-    int *root;      /* tensor id -> storage index, -1 for constants and unused tensors */
-    bool *is_view;  /* op index -> output is a view of its input: nothing to record */
+    int *root;              /* tensor id -> storage index, -1 for constants and unused tensors */
+    bool *is_view;          /* op index -> output is a view of its input: nothing to record */
     int *se_sums, *se_gate; /* op index -> storages of an SE's fp32 [N][C][parts] sums and [N][C] gate, or -1 */
     struct nn_gpu_tensor *tensors;
     struct storage *storages;
     int n_storages;
     struct gpu_buffer *arenas; /* with external memory: unallocated, keys of the hazard ranges */
     int n_arenas;
-    bool external;             /* memory from nn_gpu_plan_bind: arena a at arena_base[a] in it */
+    bool external; /* memory from nn_gpu_plan_bind: arena a at arena_base[a] in it */
     bool bound;
     uint64_t *arena_base;
-    int n_run;        /* ops recorded: all, or all but a final softmax left to the consumer */
-    int32_t output;   /* the tensor the plan ends with */
+    int n_run;      /* ops recorded: all, or all but a final softmax left to the consumer */
+    int32_t output; /* the tensor the plan ends with */
     /* Per storage: its range of an arena, as a buffer of its own. Ops bind exactly this range, so
      * the driver and the synchronization validator see which bytes each dispatch touches. */
     struct gpu_buffer *views;
@@ -126,10 +126,8 @@ static bool writes_channel_slices(const struct nn_gpu_net *net, int i)
     case PVK_OP_AFFINE:
     case PVK_OP_BINARY:
     case PVK_OP_POOL2D:
-    case PVK_OP_SE:
-        return true;
-    default:
-        return false;
+    case PVK_OP_SE: return true;
+    default: return false;
     }
 }
 
@@ -157,9 +155,9 @@ static void fuse_into_add(struct nn_gpu_net *net, uint32_t j, const int *reader,
             continue;
         const struct pvk_op *src = &m->ops[i];
         if (src->type == PVK_OP_RESIZE && !net->upsampled_inputs[j] && net->gate_of[i] < 0 &&
-            src->attr.resize.mode == PVK_RESIZE_NEAREST &&
-            src->act == PVK_ACT_NONE && src->n_inputs >= 1 && src->inputs[0] >= 0 &&
-            integral_scale(src->attr.resize.scale_h) && integral_scale(src->attr.resize.scale_w)) {
+            src->attr.resize.mode == PVK_RESIZE_NEAREST && src->act == PVK_ACT_NONE && src->n_inputs >= 1 &&
+            src->inputs[0] >= 0 && integral_scale(src->attr.resize.scale_h) &&
+            integral_scale(src->attr.resize.scale_w)) {
             net->absorbed[i] = true;
             net->upsampled_inputs[j] |= (uint8_t)(1u << k);
             net->upsampled_by[t] = i;
@@ -320,9 +318,9 @@ static int create_op(struct nn_gpu_net *net, uint32_t i, char *err, size_t err_l
 struct create_job {
     struct nn_gpu_net *net;
     pthread_mutex_t lock;
-    uint32_t next;        /* the next op to take */
-    uint32_t failed_op;   /* the first op that failed, or n_ops */
-    char err[512];        /* why it failed */
+    uint32_t next;      /* the next op to take */
+    uint32_t failed_op; /* the first op that failed, or n_ops */
+    char err[512];      /* why it failed */
 };
 
 static void *create_ops_run(void *arg)
@@ -960,8 +958,8 @@ int nn_gpu_plan_bind(struct nn_gpu_plan *plan, const struct gpu_buffer *memory, 
     }
     if (offset % plan->align || memory->size < plan->arena_bytes || offset > memory->size - plan->arena_bytes) {
         snprintf(err, err_len, "activation memory: %llu bytes at %llu do not hold the plan's %llu (aligned to %llu)",
-                 (unsigned long long)memory->size, (unsigned long long)offset,
-                 (unsigned long long)plan->arena_bytes, (unsigned long long)plan->align);
+                 (unsigned long long)memory->size, (unsigned long long)offset, (unsigned long long)plan->arena_bytes,
+                 (unsigned long long)plan->align);
         return -1;
     }
     for (int i = 0; i < plan->n_storages; i++) {
@@ -1059,8 +1057,7 @@ void nn_gpu_plan_op_cost(const struct nn_gpu_plan *plan, int op_index, double *f
         *flops = 2.0 * 2.0 * (double)x->d[0] * t * t * c;
         break;
     }
-    default:
-        break;
+    default: break;
     }
 }
 

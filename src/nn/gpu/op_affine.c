@@ -20,10 +20,10 @@ struct affine_state {
 
 int nnh_affine_pipeline(const struct nn_gpu_config *cfg, struct nnh_affine_pipes *p, char *err, size_t err_len)
 {
-    return nnh_arith_pipeline(cfg, NNH_SHADERS_F16A(affine), NNH_WG_ELEMENTWISE, 4, sizeof(struct affine_push), &p->scalar, err,
-                              err_len) ||
-           nnh_arith_pipeline(cfg, NNH_SHADERS_F16A(affine_vec4), NNH_WG_ELEMENTWISE, 4, sizeof(struct affine_push), &p->vec4, err,
-                              err_len);
+    return nnh_arith_pipeline(cfg, NNH_SHADERS_F16A(affine), NNH_WG_ELEMENTWISE, 4, sizeof(struct affine_push),
+                              &p->scalar, err, err_len) ||
+           nnh_arith_pipeline(cfg, NNH_SHADERS_F16A(affine_vec4), NNH_WG_ELEMENTWISE, 4, sizeof(struct affine_push),
+                              &p->vec4, err, err_len);
 }
 
 int nnh_record_affine(struct gpu_cmd *cmd, const struct nnh_affine_pipes *p, const struct nn_gpu_tensor *x,
@@ -32,10 +32,16 @@ int nnh_record_affine(struct gpu_cmd *cmd, const struct nnh_affine_pipes *p, con
                       const char *label, char *err, size_t err_len)
 {
     const struct pvk_shape *s = &x->shape;
-    struct affine_push pc = {.n = (uint32_t)pvk_shape_numel(s), .c = (uint32_t)s->d[1],
-                             .inner = (uint32_t)nnh_prod(s, 2, s->ndim), .act = op->act, .alpha = op->act_alpha,
-                             .beta = op->act_beta, .scale_add = scale_add, .has_shift = shift != NULL,
-                             .scale_outer_stride = scale_outer_stride, .x_off = x->elem_offset,
+    struct affine_push pc = {.n = (uint32_t)pvk_shape_numel(s),
+                             .c = (uint32_t)s->d[1],
+                             .inner = (uint32_t)nnh_prod(s, 2, s->ndim),
+                             .act = op->act,
+                             .alpha = op->act_alpha,
+                             .beta = op->act_beta,
+                             .scale_add = scale_add,
+                             .has_shift = shift != NULL,
+                             .scale_outer_stride = scale_outer_stride,
+                             .x_off = x->elem_offset,
                              .y_off = y->elem_offset};
     nnh_out_blocks(y, &pc.y_block, &pc.y_block_stride);
     /* four elements of one channel per invocation when every index stays a multiple of 4 */

@@ -25,8 +25,8 @@ static int argmax_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
         return nnh_fail(err, err_len, "out of memory");
     s->cfg = *cfg;
     const uint32_t softmax = value == PVK_ARGMAX_VALUE_SOFTMAX;
-    if (nnh_pipeline(cfg->ctx, NNH_SHADERS_SG(argmax), nnh_use_subgroups(cfg), cfg->act_dtype, NNH_WG_REDUCE, &softmax, 1, 3,
-                     sizeof(struct argmax_push), &s->p, err, err_len)) {
+    if (nnh_pipeline(cfg->ctx, NNH_SHADERS_SG(argmax), nnh_use_subgroups(cfg), cfg->act_dtype, NNH_WG_REDUCE, &softmax,
+                     1, 3, sizeof(struct argmax_push), &s->p, err, err_len)) {
         free(s);
         return -1;
     }
@@ -65,7 +65,10 @@ static int argmax_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     return nnh_dispatch(cmd, s->p, b, &pc, groups, op->name, err, err_len);
 }
 
-static void argmax_destroy(void *state) { free(state); }
+static void argmax_destroy(void *state)
+{
+    free(state);
+}
 
 const struct nn_gpu_op_impl nn_gpu_argmax_impl = {
     .create = argmax_create, .record = argmax_record, .destroy = argmax_destroy};

@@ -52,8 +52,7 @@ static int attention_record(void *state, const struct pvk_op *op, struct gpu_cmd
                         op->name, heads);
     int64_t hd = ys->d[2] / heads;
     if (hd > ATT_HD_MAX)
-        return nnh_fail(err, err_len, "%s: head dim %lld exceeds the kernel's %u", op->name, (long long)hd,
-                        ATT_HD_MAX);
+        return nnh_fail(err, err_len, "%s: head dim %lld exceeds the kernel's %u", op->name, (long long)hd, ATT_HD_MAX);
     if (s->hd != (uint32_t)hd) {
         uint32_t spec = (uint32_t)hd;
         if (nnh_pipeline(s->cfg.ctx, NNH_SHADERS(attention), false, s->cfg.act_dtype, ATT_WG, &spec, 1, 2,
@@ -61,14 +60,23 @@ static int attention_record(void *state, const struct pvk_op *op, struct gpu_cmd
             return -1;
         s->hd = spec;
     }
-    struct attention_push pc = {.t = (uint32_t)xs->d[1], .c = (uint32_t)ys->d[2], .act = op->act, .scale = op->attr.attention.scale, .alpha = op->act_alpha,
-                                .beta = op->act_beta, .x_off = in[0].elem_offset, .y_off = out[0].elem_offset};
+    struct attention_push pc = {.t = (uint32_t)xs->d[1],
+                                .c = (uint32_t)ys->d[2],
+                                .act = op->act,
+                                .scale = op->attr.attention.scale,
+                                .alpha = op->act_alpha,
+                                .beta = op->act_beta,
+                                .x_off = in[0].elem_offset,
+                                .y_off = out[0].elem_offset};
     uint32_t groups[3] = {(pc.t + ATT_WG - 1) / ATT_WG, (uint32_t)heads, (uint32_t)xs->d[0]};
     struct gpu_binding b[2] = {gpu_bind(in[0].buf), gpu_bind(out[0].buf)};
     return nnh_dispatch(cmd, s->p, b, &pc, groups, op->name, err, err_len);
 }
 
-static void attention_destroy(void *state) { free(state); }
+static void attention_destroy(void *state)
+{
+    free(state);
+}
 
 const struct nn_gpu_op_impl nn_gpu_attention_impl = {
     .create = attention_create, .record = attention_record, .destroy = attention_destroy};

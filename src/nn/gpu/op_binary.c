@@ -86,14 +86,13 @@ static int fused_record(const struct binary_state *s, const struct pvk_op *op, s
     for (int k = 0; k < 2; k++) {
         const struct pvk_shape *xs = &in[k].shape;
         const bool up = s->upsampled == (k ? FUSED_B : FUSED_A);
-        if (xs->ndim != 4 || xs->d[0] != ys->d[0] || xs->d[1] != ys->d[1] ||
-            xs->d[2] * (up ? s->fh : 1) != ys->d[2] || xs->d[3] * (up ? s->fw : 1) != ys->d[3] ||
-            (in[k].dst_channels && in[k].dst_channels != xs->d[1]))
+        if (xs->ndim != 4 || xs->d[0] != ys->d[0] || xs->d[1] != ys->d[1] || xs->d[2] * (up ? s->fh : 1) != ys->d[2] ||
+            xs->d[3] * (up ? s->fw : 1) != ys->d[3] || (in[k].dst_channels && in[k].dst_channels != xs->d[1]))
             return nnh_fail(err, err_len, "%s: fused add operand %d does not match the output", op->name, k);
     }
     const struct nn_gpu_tensor *gate = s->gated != FUSED_NONE ? &in[2] : NULL;
-    if (gate && (gate->dtype != NN_F32 || gate->elem_offset || gate->shape.ndim != 2 ||
-                 gate->shape.d[0] != ys->d[0] || gate->shape.d[1] != ys->d[1]))
+    if (gate && (gate->dtype != NN_F32 || gate->elem_offset || gate->shape.ndim != 2 || gate->shape.d[0] != ys->d[0] ||
+                 gate->shape.d[1] != ys->d[1]))
         return nnh_fail(err, err_len, "%s: the gate must be fp32 [N][C] from element 0", op->name);
     const struct pvk_shape *src = &in[s->upsampled == FUSED_B ? 1 : 0].shape;
     uint32_t y_block, y_block_stride;
@@ -107,10 +106,20 @@ static int fused_record(const struct binary_state *s, const struct pvk_op *op, s
                       (s->upsampled == FUSED_B || in[1].elem_offset % 4 == 0) && y->elem_offset % 4 == 0 &&
                       y_block_stride % 4 == 0;
     struct add_fused_push pc = {
-        .items = (uint32_t)(vec4 ? n / 4 : n), .h = (uint32_t)ys->d[2], .w = (uint32_t)ys->d[3],
-        .a_off = in[0].elem_offset, .b_off = in[1].elem_offset, .y_off = y->elem_offset,
-        .fh = s->fh, .fw = s->fw, .src_h = (uint32_t)src->d[2], .src_w = (uint32_t)src->d[3],
-        .residual = s->gate_residual, .y_block = y_block, .y_block_stride = y_block_stride, .use_vec4 = vec4,
+        .items = (uint32_t)(vec4 ? n / 4 : n),
+        .h = (uint32_t)ys->d[2],
+        .w = (uint32_t)ys->d[3],
+        .a_off = in[0].elem_offset,
+        .b_off = in[1].elem_offset,
+        .y_off = y->elem_offset,
+        .fh = s->fh,
+        .fw = s->fw,
+        .src_h = (uint32_t)src->d[2],
+        .src_w = (uint32_t)src->d[3],
+        .residual = s->gate_residual,
+        .y_block = y_block,
+        .y_block_stride = y_block_stride,
+        .use_vec4 = vec4,
     };
     struct gpu_binding bind[4] = {gpu_bind(in[0].buf), gpu_bind(in[1].buf), gpu_bind(y->buf),
                                   gpu_bind(gate ? gate->buf : in[0].buf)};
@@ -121,15 +130,16 @@ static int fused_record(const struct binary_state *s, const struct pvk_op *op, s
 
 int nnh_binary_pipeline(const struct nn_gpu_config *cfg, struct nnh_binary_pipes *p, char *err, size_t err_len)
 {
-    return nnh_arith_pipeline(cfg, NNH_SHADERS_F16A(binary), NNH_WG_ELEMENTWISE, 3, sizeof(struct binary_push), &p->generic, err,
-                              err_len) ||
-           nnh_arith_pipeline(cfg, NNH_SHADERS_F16A(binary_vec4), NNH_WG_ELEMENTWISE, 3, sizeof(struct binary_vec4_push), &p->vec4,
-                              err, err_len);
+    return nnh_arith_pipeline(cfg, NNH_SHADERS_F16A(binary), NNH_WG_ELEMENTWISE, 3, sizeof(struct binary_push),
+                              &p->generic, err, err_len) ||
+           nnh_arith_pipeline(cfg, NNH_SHADERS_F16A(binary_vec4), NNH_WG_ELEMENTWISE, 3,
+                              sizeof(struct binary_vec4_push), &p->vec4, err, err_len);
 }
 
-int nnh_record_binary(struct gpu_cmd *cmd, const struct nnh_binary_pipes *p, uint32_t kind, const struct nn_gpu_tensor *a,
-                      const struct gpu_buffer *b_buf, uint32_t b_off, const struct pvk_shape *b_shape,
-                      const struct nn_gpu_tensor *y, const struct pvk_op *op, char *err, size_t err_len)
+int nnh_record_binary(struct gpu_cmd *cmd, const struct nnh_binary_pipes *p, uint32_t kind,
+                      const struct nn_gpu_tensor *a, const struct gpu_buffer *b_buf, uint32_t b_off,
+                      const struct pvk_shape *b_shape, const struct nn_gpu_tensor *y, const struct pvk_op *op,
+                      char *err, size_t err_len)
 {
     const struct pvk_shape *ys = &y->shape;
     struct nnh_view v = {.ndim = ys->ndim};
@@ -158,15 +168,25 @@ int nnh_record_binary(struct gpu_cmd *cmd, const struct nnh_binary_pipes *p, uin
     /* contiguous a and y, b contiguous, scalar or absent, all 4-aligned: four elements at a time */
     if (v.ndim == 1 && v.stride[0][0] == 1 && (!b_shape || v.stride[1][0] <= 1) && n % 4 == 0 &&
         a->elem_offset % 4 == 0 && y->elem_offset % 4 == 0 && y_block == y_block_stride) {
-        struct binary_vec4_push pv = {.n4 = n / 4, .op = kind, .act = op->act,
-                                      .b_scalar = b_shape && v.stride[1][0] == 0, .alpha = op->act_alpha,
-                                      .beta = op->act_beta, .a_off4 = a->elem_offset / 4, .b_off = b_off,
+        struct binary_vec4_push pv = {.n4 = n / 4,
+                                      .op = kind,
+                                      .act = op->act,
+                                      .b_scalar = b_shape && v.stride[1][0] == 0,
+                                      .alpha = op->act_alpha,
+                                      .beta = op->act_beta,
+                                      .a_off4 = a->elem_offset / 4,
+                                      .b_off = b_off,
                                       .y_off4 = y->elem_offset / 4};
         nnh_grid_1d(pv.n4, NNH_WG_ELEMENTWISE, groups);
         return nnh_dispatch(cmd, p->vec4, bind, &pv, groups, op->name, err, err_len);
     }
-    struct binary_push pc = {.ndim = (uint32_t)v.ndim, .op = kind, .act = op->act, .alpha = op->act_alpha,
-                             .beta = op->act_beta, .a_off = a->elem_offset, .b_off = b_off,
+    struct binary_push pc = {.ndim = (uint32_t)v.ndim,
+                             .op = kind,
+                             .act = op->act,
+                             .alpha = op->act_alpha,
+                             .beta = op->act_beta,
+                             .a_off = a->elem_offset,
+                             .b_off = b_off,
                              .y_off = y->elem_offset};
     for (int d = 0; d < v.ndim; d++) {
         pc.dims[d] = (uint32_t)v.dims[d];
@@ -201,8 +221,8 @@ static int binary_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
         if (!w || !w->data[0])
             return free(s), nnh_fail(err, err_len, "%s: binary op without a second input or constant", op->name);
         s->b_shape = w->shape[0];
-        if (nnh_upload(cfg->ctx, w->data[0], (size_t)pvk_shape_numel(&s->b_shape), cfg->act_dtype, &s->b_const,
-                       err, err_len))
+        if (nnh_upload(cfg->ctx, w->data[0], (size_t)pvk_shape_numel(&s->b_shape), cfg->act_dtype, &s->b_const, err,
+                       err_len))
             goto fail;
     }
     *state = s;

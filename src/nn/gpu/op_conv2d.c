@@ -129,23 +129,23 @@ struct conv2d_state {
     int oc, icg, group;
     struct gpu_buffer weight, bias;
     bool has_bias, post_affine, input_gate;
-    struct conv_gemm gemm;             /* pointwise, general */
-    const struct gpu_pipeline *dw;     /* depthwise (one row per invocation), direct */
+    struct conv_gemm gemm;                /* pointwise, general */
+    const struct gpu_pipeline *dw;        /* depthwise (one row per invocation), direct */
     const struct gpu_pipeline *dw_rows_p; /* depthwise, dw_rows rows per invocation, built on first use */
-    uint32_t dw_spec[15];              /* depthwise: the specialization, for dw_rows_p */
+    uint32_t dw_spec[15];                 /* depthwise: the specialization, for dw_rows_p */
     uint32_t dw_outw, dw_rows, dw_lx;
-    bool dw_texel;                     /* depthwise: x read as texels (dw_texel) */
-    const struct gpu_pipeline *dw_plain; /* ... and for inputs past the texel limit, built on first use */
+    bool dw_texel;                          /* depthwise: x read as texels (dw_texel) */
+    const struct gpu_pipeline *dw_plain;    /* ... and for inputs past the texel limit, built on first use */
     const struct gpu_pipeline *direct_vec4; /* direct, pointwise: row segments as 4-vectors */
     /* Direct with GPU tiles: always (kind CONV_DIRECT, the tests' "gpudirect"), or beside the GEMM
      * of a general convolution (kind CONV_GENERAL) for dispatches with enough tiles. */
     bool direct_gpu;
-    bool direct_sg;                    /* direct, CPU tiles: the subgroup variant (direct_subgroup) */
-    struct gpu_buffer direct_weight;   /* beside the GEMM: the weights packed for the direct kernel */
+    bool direct_sg;                  /* direct, CPU tiles: the subgroup variant (direct_subgroup) */
+    struct gpu_buffer direct_weight; /* beside the GEMM: the weights packed for the direct kernel */
     const struct gpu_pipeline *direct_split[DIRECT_SPLITS]; /* by log2 of KS, built on first use */
-    uint32_t direct_spec[19];          /* direct: the specialization, for the variants built on first use */
-    bool direct_flat;                  /* direct, pointwise: each plane as one row */
-    uint32_t direct_tm;                /* direct: output channels per invocation */
+    uint32_t direct_spec[19]; /* direct: the specialization, for the variants built on first use */
+    bool direct_flat;         /* direct, pointwise: each plane as one row */
+    uint32_t direct_tm;       /* direct: output channels per invocation */
     /* Shared-memory tiles (fp32, stride 1), with the direct kernel's weights, built on first use */
     bool tile_ok;
     uint32_t tile_spec[13];
@@ -237,8 +237,7 @@ static bool dw_texel(const struct nn_gpu_config *cfg, bool cpu_tiles)
     const char *force = forced_kernel(cfg);
     if (force && (!strcmp(force, "cpu1") || !strcmp(force, "direct1")))
         return false;
-    return cpu_tiles && cfg->act_dtype == NN_F32 && gpu_context_caps(cfg->ctx)->shader_int64 &&
-           DW_CPU_OUTW % 8u == 0;
+    return cpu_tiles && cfg->act_dtype == NN_F32 && gpu_context_caps(cfg->ctx)->shader_int64 && DW_CPU_OUTW % 8u == 0;
 }
 
 /* The direct kernel specialised with spec into *slot, unless already there; NULL with the
@@ -251,10 +250,10 @@ static const struct gpu_pipeline *direct_build(struct conv2d_state *s, const uin
         return *slot;
     const bool f16 = s->cfg.act_dtype == NN_F16;
     const enum gpu_shader_id shader = s->direct_sg ? (f16 ? GPU_SHADER_conv_direct_sg_f16 : GPU_SHADER_conv_direct_sg)
-                                      : f16 ? GPU_SHADER_conv_direct_f16 : GPU_SHADER_conv_direct;
-    struct gpu_pipeline_desc pd = {.shader = shader,
-                                   .spec = spec, .spec_count = 19, .buffer_count = 6,
-                                   .push_bytes = sizeof(struct direct_push)};
+                                      : f16        ? GPU_SHADER_conv_direct_f16
+                                                   : GPU_SHADER_conv_direct;
+    struct gpu_pipeline_desc pd = {
+        .shader = shader, .spec = spec, .spec_count = 19, .buffer_count = 6, .push_bytes = sizeof(struct direct_push)};
     if (gpu_pipeline_get(s->cfg.ctx, &pd, slot) != GPU_OK) {
         snprintf(err, err_len, "%s: %s", what, gpu_last_error());
         return NULL;
@@ -302,8 +301,11 @@ static const struct gpu_pipeline *tile_pipeline(struct conv2d_state *s, char *er
 {
     if (s->tile)
         return s->tile;
-    struct gpu_pipeline_desc pd = {.shader = GPU_SHADER_conv_tile, .spec = s->tile_spec, .spec_count = 13,
-                                   .buffer_count = 5, .push_bytes = sizeof(struct direct_push)};
+    struct gpu_pipeline_desc pd = {.shader = GPU_SHADER_conv_tile,
+                                   .spec = s->tile_spec,
+                                   .spec_count = 13,
+                                   .buffer_count = 5,
+                                   .push_bytes = sizeof(struct direct_push)};
     if (gpu_pipeline_get(s->cfg.ctx, &pd, &s->tile) != GPU_OK) {
         snprintf(err, err_len, "conv2d: shared-memory tile kernel: %s", gpu_last_error());
         return NULL;
@@ -345,12 +347,17 @@ static const struct gpu_pipeline *dw_pipeline(struct conv2d_state *s, uint32_t r
 {
     if (*slot)
         return *slot;
-    const enum gpu_shader_id shader = texel ? GPU_SHADER_conv_dw_texel : nnh_precision_shader(&s->cfg, NNH_SHADERS_F16A(conv_dw));
+    const enum gpu_shader_id shader =
+        texel ? GPU_SHADER_conv_dw_texel : nnh_precision_shader(&s->cfg, NNH_SHADERS_F16A(conv_dw));
     uint32_t spec[15];
     memcpy(spec, s->dw_spec, sizeof spec);
     spec[14] = rows;
-    struct gpu_pipeline_desc pd = {.shader = shader, .spec = spec, .spec_count = 15, .buffer_count = 5,
-                                   .push_bytes = sizeof(struct dw_push), .texel_mask = texel ? 1u : 0u};
+    struct gpu_pipeline_desc pd = {.shader = shader,
+                                   .spec = spec,
+                                   .spec_count = 15,
+                                   .buffer_count = 5,
+                                   .push_bytes = sizeof(struct dw_push),
+                                   .texel_mask = texel ? 1u : 0u};
     if (gpu_pipeline_get(s->cfg.ctx, &pd, slot) != GPU_OK) {
         snprintf(err, err_len, "conv2d: depthwise kernel, %u rows: %s", rows, gpu_last_error());
         return NULL;
@@ -365,15 +372,16 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
     struct pvk_conv_params cp;
     pvk_conv_params_from_op(op, &cp);
     const struct pvk_conv_params *a = &cp;
-    if (a->kh < 1 || a->kw < 1 || a->sh < 1 || a->sw < 1 || a->dh < 1 || a->dw < 1 || a->group < 1 ||
-        a->pad_t < 0 || a->pad_l < 0 || a->pad_b < 0 || a->pad_r < 0 || (uint32_t)a->residual > PVK_RESIDUAL_BEFORE_ACT || op->act >= PVK_ACT_COUNT) {
+    if (a->kh < 1 || a->kw < 1 || a->sh < 1 || a->sw < 1 || a->dh < 1 || a->dw < 1 || a->group < 1 || a->pad_t < 0 ||
+        a->pad_l < 0 || a->pad_b < 0 || a->pad_r < 0 || (uint32_t)a->residual > PVK_RESIDUAL_BEFORE_ACT ||
+        op->act >= PVK_ACT_COUNT) {
         snprintf(err, err_len, "conv2d %s: unsupported attributes", op->name);
         return -1;
     }
     const struct pvk_shape *ws = &w->shape[0];
     if (!w->data[0] || ws->ndim != 4 || ws->d[2] != a->kh || ws->d[3] != a->kw || ws->d[0] % a->group) {
-        snprintf(err, err_len, "conv2d %s: weight must be [OC][IC/g][%d][%d] with OC a multiple of %d", op->name,
-                 a->kh, a->kw, a->group);
+        snprintf(err, err_len, "conv2d %s: weight must be [OC][IC/g][%d][%d] with OC a multiple of %d", op->name, a->kh,
+                 a->kw, a->group);
         return -1;
     }
     if (w->data[1] && (w->shape[1].ndim != 1 || w->shape[1].d[0] != ws->d[0])) {
@@ -439,8 +447,7 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
             goto fail;
         if (s->direct_gpu) {
             s->direct_tm = DIRECT_GPU_TM;
-            if (upload_direct_weights(cfg, w->data[0], (size_t)s->oc, k, s->direct_tm, &s->direct_weight, err,
-                                      err_len))
+            if (upload_direct_weights(cfg, w->data[0], (size_t)s->oc, k, s->direct_tm, &s->direct_weight, err, err_len))
                 goto fail;
         }
     }
@@ -471,30 +478,65 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
         const bool cpu_tiles = dw_cpu_tiles(cfg);
         dw_tile(cpu_tiles, cfg->act_dtype, a, &s->dw_lx, &s->dw_outw, &s->dw_rows);
         s->dw_texel = dw_texel(cfg, cpu_tiles);
-        uint32_t spec[15] = {s->dw_lx, (uint32_t)a->kh, (uint32_t)a->kw, (uint32_t)a->sh, (uint32_t)a->sw,
-                             (uint32_t)a->dh, (uint32_t)a->dw, s->dw_outw, op->act, conv_float_bits(op->act_alpha),
-                             conv_float_bits(op->act_beta), (uint32_t)a->residual, s->has_bias, s->post_affine, 1};
+        uint32_t spec[15] = {s->dw_lx,
+                             (uint32_t)a->kh,
+                             (uint32_t)a->kw,
+                             (uint32_t)a->sh,
+                             (uint32_t)a->sw,
+                             (uint32_t)a->dh,
+                             (uint32_t)a->dw,
+                             s->dw_outw,
+                             op->act,
+                             conv_float_bits(op->act_alpha),
+                             conv_float_bits(op->act_beta),
+                             (uint32_t)a->residual,
+                             s->has_bias,
+                             s->post_affine,
+                             1};
         memcpy(s->dw_spec, spec, sizeof spec);
         if (!dw_pipeline(s, 1, s->dw_texel, &s->dw, err, err_len))
             goto fail;
     }
     if (s->kind == CONV_DIRECT || s->direct_gpu) {
         s->direct_flat = pointwise;
-        uint32_t spec[19] = {DIRECT_LX, (uint32_t)a->kh, (uint32_t)a->kw, (uint32_t)a->sh, (uint32_t)a->sw,
-                             (uint32_t)a->dh, (uint32_t)a->dw, s->direct_tm, s->direct_gpu ? DIRECT_GPU_TN : DIRECT_TN,
-                             op->act, conv_float_bits(op->act_alpha), conv_float_bits(op->act_beta),
-                             (uint32_t)a->residual, s->has_bias, s->post_affine, false, s->input_gate, 1,
+        uint32_t spec[19] = {DIRECT_LX,
+                             (uint32_t)a->kh,
+                             (uint32_t)a->kw,
+                             (uint32_t)a->sh,
+                             (uint32_t)a->sw,
+                             (uint32_t)a->dh,
+                             (uint32_t)a->dw,
+                             s->direct_tm,
+                             s->direct_gpu ? DIRECT_GPU_TN : DIRECT_TN,
+                             op->act,
+                             conv_float_bits(op->act_alpha),
+                             conv_float_bits(op->act_beta),
+                             (uint32_t)a->residual,
+                             s->has_bias,
+                             s->post_affine,
+                             false,
+                             s->input_gate,
+                             1,
                              s->direct_gpu};
         memcpy(s->direct_spec, spec, sizeof spec);
         /* the tiles read the weights as packed for GPU tiles, in blocks of DIRECT_GPU_TM (8) channels */
         const uint32_t blocks = ((uint32_t)s->oc + 7u) / 8u, nb = blocks < TILE_NB ? blocks : TILE_NB;
-        s->tile_ok = s->direct_gpu && cfg->act_dtype == NN_F32 && a->sh == 1 && a->sw == 1 && a->dh == 1 &&
-                     a->dw == 1 && !s->input_gate &&
-                     tile_shared_bytes((uint32_t)a->kh, (uint32_t)a->kw, nb) <=
-                         gpu_context_caps(cfg->ctx)->max_shared_memory;
-        const uint32_t tile_spec[13] = {TILE_TX, TILE_TH, nb, (uint32_t)a->kh,
-                                        (uint32_t)a->kw, TILE_R, TILE_ICC, op->act, conv_float_bits(op->act_alpha),
-                                        conv_float_bits(op->act_beta), (uint32_t)a->residual, s->has_bias,
+        s->tile_ok =
+            s->direct_gpu && cfg->act_dtype == NN_F32 && a->sh == 1 && a->sw == 1 && a->dh == 1 && a->dw == 1 &&
+            !s->input_gate &&
+            tile_shared_bytes((uint32_t)a->kh, (uint32_t)a->kw, nb) <= gpu_context_caps(cfg->ctx)->max_shared_memory;
+        const uint32_t tile_spec[13] = {TILE_TX,
+                                        TILE_TH,
+                                        nb,
+                                        (uint32_t)a->kh,
+                                        (uint32_t)a->kw,
+                                        TILE_R,
+                                        TILE_ICC,
+                                        op->act,
+                                        conv_float_bits(op->act_alpha),
+                                        conv_float_bits(op->act_beta),
+                                        (uint32_t)a->residual,
+                                        s->has_bias,
                                         s->post_affine};
         memcpy(s->tile_spec, tile_spec, sizeof tile_spec);
         /* One variant now, so that a device that cannot build the kernel fails here: without a
@@ -517,13 +559,21 @@ static int conv2d_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
         struct conv_gemm_desc d = {
             .mode = s->kind == CONV_POINTWISE ? CONV_GEMM_PLAIN : CONV_GEMM_IM2COL,
             .bias = s->has_bias ? CONV_GEMM_BIAS_ROW : CONV_GEMM_BIAS_NONE,
-            .act = op->act, .act_alpha = op->act_alpha, .act_beta = op->act_beta,
+            .act = op->act,
+            .act_alpha = op->act_alpha,
+            .act_beta = op->act_beta,
             .residual = (uint32_t)a->residual,
-            .kh = (uint32_t)a->kh, .kw = (uint32_t)a->kw, .sh = (uint32_t)a->sh, .sw = (uint32_t)a->sw,
-            .dh = (uint32_t)a->dh, .dw = (uint32_t)a->dw,
+            .kh = (uint32_t)a->kh,
+            .kw = (uint32_t)a->kw,
+            .sh = (uint32_t)a->sh,
+            .sw = (uint32_t)a->sw,
+            .dh = (uint32_t)a->dh,
+            .dw = (uint32_t)a->dw,
             .m_hint = (uint32_t)(s->oc / s->group),
             .allow_coopmat = true,
-            .post_affine = s->post_affine, .affine_c = (uint32_t)s->oc, .b_gate = s->input_gate,
+            .post_affine = s->post_affine,
+            .affine_c = (uint32_t)s->oc,
+            .b_gate = s->input_gate,
         };
         if (conv_gemm_create(cfg, &d, &s->gemm, err, err_len))
             goto fail;
@@ -559,8 +609,9 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     const int64_t n = x->shape.d[0], ic = x->shape.d[1], h = x->shape.d[2], wd = x->shape.d[3];
     int oh = 0, ow = 0;
     if (x->shape.ndim != 4 || h < 1 || wd < 1 || h > INT32_MAX || wd > INT32_MAX ||
-        pvk_conv2d_out_hw((int)h, (int)wd, a, &oh, &ow) || !dense_nchw(x) || ic != (int64_t)s->icg * s->group || y->shape.ndim != 4 || y->shape.d[0] != n ||
-        y->shape.d[1] != s->oc || y->shape.d[2] != oh || y->shape.d[3] != ow || oh < 1 || ow < 1) {
+        pvk_conv2d_out_hw((int)h, (int)wd, a, &oh, &ow) || !dense_nchw(x) || ic != (int64_t)s->icg * s->group ||
+        y->shape.ndim != 4 || y->shape.d[0] != n || y->shape.d[1] != s->oc || y->shape.d[2] != oh ||
+        y->shape.d[3] != ow || oh < 1 || ow < 1) {
         snprintf(err, err_len, "conv2d %s: shapes do not match the weights and attributes", op->name);
         return -1;
     }
@@ -585,8 +636,11 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     }
     const uint32_t hw = (uint32_t)(h * wd), ohw = (uint32_t)(oh * ow);
     struct gpu_binding bind[6] = {
-        gpu_bind(&s->weight), gpu_bind(x->buf), gpu_bind(y->buf),
-        gpu_bind(s->has_bias ? &s->bias : &s->weight), gpu_bind(r ? r->buf : &s->weight),
+        gpu_bind(&s->weight),
+        gpu_bind(x->buf),
+        gpu_bind(y->buf),
+        gpu_bind(s->has_bias ? &s->bias : &s->weight),
+        gpu_bind(r ? r->buf : &s->weight),
         gpu_bind(gate ? gate->buf : &s->weight),
     };
     const char *label = op->name[0] ? op->name : "conv2d";
@@ -595,11 +649,19 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
         bind[0] = gpu_bind(x->buf);
         bind[1] = gpu_bind(&s->weight);
         struct dw_push p = {
-            .C = (uint32_t)ic, .H = (uint32_t)h, .W = (uint32_t)wd, .OH = (uint32_t)oh, .OW = (uint32_t)ow,
-            .pad_t = (uint32_t)a->pad_t, .pad_l = (uint32_t)a->pad_l,
-            .x_off = x->elem_offset, .x_img = (uint32_t)ic * hw,
-            .y_off = y->elem_offset, .y_img = (uint32_t)dc * ohw,
-            .r_off = r ? r->elem_offset : 0, .r_img = (uint32_t)s->oc * ohw,
+            .C = (uint32_t)ic,
+            .H = (uint32_t)h,
+            .W = (uint32_t)wd,
+            .OH = (uint32_t)oh,
+            .OW = (uint32_t)ow,
+            .pad_t = (uint32_t)a->pad_t,
+            .pad_l = (uint32_t)a->pad_l,
+            .x_off = x->elem_offset,
+            .x_img = (uint32_t)ic * hw,
+            .y_off = y->elem_offset,
+            .y_img = (uint32_t)dc * ohw,
+            .r_off = r ? r->elem_offset : 0,
+            .r_img = (uint32_t)s->oc * ohw,
         };
         p.OWG = ((uint32_t)ow + s->dw_outw - 1) / s->dw_outw;
         uint64_t items = (uint64_t)n * ic * (uint32_t)oh * p.OWG;
@@ -633,23 +695,36 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     const bool has_direct = s->kind == CONV_DIRECT || s->direct_gpu;
     /* the push constants of the direct kernel and of the shared-memory tiles */
     const struct direct_push dense = {
-        .IC = (uint32_t)ic, .H = (uint32_t)h, .W = (uint32_t)wd, .OC = (uint32_t)s->oc, .OH = (uint32_t)oh,
-        .OW = (uint32_t)ow, .pad_t = (uint32_t)a->pad_t, .pad_l = (uint32_t)a->pad_l,
-        .x_off = x->elem_offset, .x_img = (uint32_t)ic * hw,
-        .y_off = y->elem_offset, .y_img = (uint32_t)dc * ohw,
-        .r_off = r ? r->elem_offset : 0, .r_img = (uint32_t)s->oc * ohw,
+        .IC = (uint32_t)ic,
+        .H = (uint32_t)h,
+        .W = (uint32_t)wd,
+        .OC = (uint32_t)s->oc,
+        .OH = (uint32_t)oh,
+        .OW = (uint32_t)ow,
+        .pad_t = (uint32_t)a->pad_t,
+        .pad_l = (uint32_t)a->pad_l,
+        .x_off = x->elem_offset,
+        .x_img = (uint32_t)ic * hw,
+        .y_off = y->elem_offset,
+        .y_img = (uint32_t)dc * ohw,
+        .r_off = r ? r->elem_offset : 0,
+        .r_img = (uint32_t)s->oc * ohw,
     };
     if (s->tile_ok) {
         const uint32_t tw = s->tile_spec[0] * s->tile_spec[5], th = s->tile_spec[1], nb = s->tile_spec[2];
         const uint32_t per_image = (((uint32_t)s->oc + 7u) / 8u + nb - 1u) / nb;
-        const uint64_t gx = ((uint32_t)ow + tw - 1) / tw, gy = ((uint32_t)oh + th - 1) / th, gz = (uint64_t)n * per_image;
+        const uint64_t gx = ((uint32_t)ow + tw - 1) / tw, gy = ((uint32_t)oh + th - 1) / th,
+                       gz = (uint64_t)n * per_image;
         if (gz <= UINT16_MAX && (force_tile(&s->cfg) || gx * gy * gz >= TILE_MIN_GROUPS)) {
             bind[0] = gpu_bind(x->buf);
             bind[1] = gpu_bind(s->kind == CONV_DIRECT ? &s->weight : &s->direct_weight);
             const struct gpu_pipeline *pipe = tile_pipeline(s, err, err_len);
             if (!pipe)
                 return -1;
-            struct gpu_dispatch d = {.pipeline = pipe, .buffers = bind, .push = &dense, .label = label,
+            struct gpu_dispatch d = {.pipeline = pipe,
+                                     .buffers = bind,
+                                     .push = &dense,
+                                     .label = label,
                                      .groups = {(uint32_t)gx, (uint32_t)gy, (uint32_t)gz}};
             if (gpu_cmd_dispatch(cmd, &d) != GPU_OK) {
                 snprintf(err, err_len, "conv2d %s: %s", op->name, gpu_last_error());
@@ -665,14 +740,33 @@ static int conv2d_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     const uint32_t ocg = (uint32_t)(s->oc / s->group), icg = (uint32_t)s->icg;
     const uint32_t k = icg * (uint32_t)(a->kh * a->kw);
     const struct conv_gemm_push gemm_push = {
-        .M = ocg, .N = ohw, .K = k, .zdiv = (uint32_t)s->group,
-        .a_off = 0, .a_sm = conv_gemm_row(k), .a_z1 = 0, .a_z2 = ocg * conv_gemm_row(k),
-        .b_off = x->elem_offset, .b_sk = hw, .b_sn = 1, .b_z1 = (uint32_t)ic * hw, .b_z2 = icg * hw,
-        .c_off = y->elem_offset, .c_sm = ohw, .c_z1 = (uint32_t)dc * ohw, .c_z2 = ocg * ohw,
-        .r_off = r ? r->elem_offset : 0, .r_sm = ohw, .r_z1 = (uint32_t)s->oc * ohw, .r_z2 = ocg * ohw,
+        .M = ocg,
+        .N = ohw,
+        .K = k,
+        .zdiv = (uint32_t)s->group,
+        .a_off = 0,
+        .a_sm = conv_gemm_row(k),
+        .a_z1 = 0,
+        .a_z2 = ocg * conv_gemm_row(k),
+        .b_off = x->elem_offset,
+        .b_sk = hw,
+        .b_sn = 1,
+        .b_z1 = (uint32_t)ic * hw,
+        .b_z2 = icg * hw,
+        .c_off = y->elem_offset,
+        .c_sm = ohw,
+        .c_z1 = (uint32_t)dc * ohw,
+        .c_z2 = ocg * ohw,
+        .r_off = r ? r->elem_offset : 0,
+        .r_sm = ohw,
+        .r_z1 = (uint32_t)s->oc * ohw,
+        .r_z2 = ocg * ohw,
         .bias_z2 = ocg,
-        .H = (uint32_t)h, .W = (uint32_t)wd, .OW = (uint32_t)ow,
-        .pad_t = (uint32_t)a->pad_t, .pad_l = (uint32_t)a->pad_l,
+        .H = (uint32_t)h,
+        .W = (uint32_t)wd,
+        .OW = (uint32_t)ow,
+        .pad_t = (uint32_t)a->pad_t,
+        .pad_l = (uint32_t)a->pad_l,
     };
     const uint32_t gemm_batches = (uint32_t)(n * s->group);
     /* cooperative matrices, where the GEMM takes them, before the direct kernel's GPU tiles */

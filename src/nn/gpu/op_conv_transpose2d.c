@@ -31,9 +31,9 @@ struct deconv_state {
     int ic, oc, ocg, group;
     struct gpu_buffer weight, bias;
     bool has_bias;
-    struct conv_gemm gemm;               /* one_tap */
-    const struct gpu_pipeline *scatter;  /* one_tap on GPUs, instead of the GEMM */
-    const struct gpu_pipeline *gather;   /* otherwise */
+    struct conv_gemm gemm;              /* one_tap */
+    const struct gpu_pipeline *scatter; /* one_tap on GPUs, instead of the GEMM */
+    const struct gpu_pipeline *gather;  /* otherwise */
 };
 
 struct scatter_push {
@@ -83,8 +83,8 @@ static int deconv_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
     }
     const struct pvk_shape *ws = &w->shape[0];
     if (!w->data[0] || ws->ndim != 4 || ws->d[2] != a.kh || ws->d[3] != a.kw || ws->d[0] % a.group) {
-        snprintf(err, err_len, "conv_transpose2d %s: weight must be [IC][OC/g][%d][%d], IC a multiple of %d",
-                 op->name, a.kh, a.kw, a.group);
+        snprintf(err, err_len, "conv_transpose2d %s: weight must be [IC][OC/g][%d][%d], IC a multiple of %d", op->name,
+                 a.kh, a.kw, a.group);
         return -1;
     }
     struct deconv_state *s = calloc(1, sizeof *s);
@@ -101,8 +101,8 @@ static int deconv_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
         snprintf(err, err_len, "conv_transpose2d %s: bias must be [OC]", op->name);
         goto fail;
     }
-    s->one_tap = s->group == 1 && a.kh == a.sh && a.kw == a.sw && a.dh == 1 && a.dw == 1 && !a.pad_t &&
-                 !a.pad_l && !a.pad_b && !a.pad_r;
+    s->one_tap = s->group == 1 && a.kh == a.sh && a.kw == a.sw && a.dh == 1 && a.dw == 1 && !a.pad_t && !a.pad_l &&
+                 !a.pad_b && !a.pad_r;
     const size_t taps = (size_t)a.kh * a.kw, wn = (size_t)s->ic * s->ocg * taps;
     const size_t m4 = ((size_t)s->oc * taps + 3) & ~(size_t)3;
     const bool scatter = s->one_tap && (size_t)s->oc * taps <= SCATTER_MAX_M && use_scatter(cfg);
@@ -142,24 +142,45 @@ static int deconv_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
         goto fail;
 
     if (scatter) {
-        const uint32_t spec[8] = {(uint32_t)m4, (uint32_t)s->oc, (uint32_t)a.kh, (uint32_t)a.kw, op->act,
-                                  conv_float_bits(op->act_alpha), conv_float_bits(op->act_beta), s->has_bias};
+        const uint32_t spec[8] = {(uint32_t)m4,
+                                  (uint32_t)s->oc,
+                                  (uint32_t)a.kh,
+                                  (uint32_t)a.kw,
+                                  op->act,
+                                  conv_float_bits(op->act_alpha),
+                                  conv_float_bits(op->act_beta),
+                                  s->has_bias};
         if (nnh_pipeline(cfg->ctx, NNH_SHADERS(deconv_scatter), false, cfg->act_dtype, SCATTER_LX, spec, 8, 4,
                          sizeof(struct scatter_push), &s->scatter, err, err_len))
             goto fail;
     } else if (s->one_tap) {
         struct conv_gemm_desc d = {
-            .mode = CONV_GEMM_DECONV, .bias = s->has_bias ? CONV_GEMM_BIAS_ROW : CONV_GEMM_BIAS_NONE,
-            .act = op->act, .act_alpha = op->act_alpha, .act_beta = op->act_beta,
-            .kh = (uint32_t)a.kh, .kw = (uint32_t)a.kw, .sh = (uint32_t)a.sh, .sw = (uint32_t)a.sw, .dh = 1,
-            .dw = 1, .m_hint = (uint32_t)(s->oc * taps),
+            .mode = CONV_GEMM_DECONV,
+            .bias = s->has_bias ? CONV_GEMM_BIAS_ROW : CONV_GEMM_BIAS_NONE,
+            .act = op->act,
+            .act_alpha = op->act_alpha,
+            .act_beta = op->act_beta,
+            .kh = (uint32_t)a.kh,
+            .kw = (uint32_t)a.kw,
+            .sh = (uint32_t)a.sh,
+            .sw = (uint32_t)a.sw,
+            .dh = 1,
+            .dw = 1,
+            .m_hint = (uint32_t)(s->oc * taps),
         };
         if (conv_gemm_create(cfg, &d, &s->gemm, err, err_len))
             goto fail;
     } else {
-        const uint32_t spec[10] = {(uint32_t)a.kh, (uint32_t)a.kw, (uint32_t)a.sh, (uint32_t)a.sw,
-                                   (uint32_t)a.dh, (uint32_t)a.dw, op->act, conv_float_bits(op->act_alpha),
-                                   conv_float_bits(op->act_beta), s->has_bias};
+        const uint32_t spec[10] = {(uint32_t)a.kh,
+                                   (uint32_t)a.kw,
+                                   (uint32_t)a.sh,
+                                   (uint32_t)a.sw,
+                                   (uint32_t)a.dh,
+                                   (uint32_t)a.dw,
+                                   op->act,
+                                   conv_float_bits(op->act_alpha),
+                                   conv_float_bits(op->act_beta),
+                                   s->has_bias};
         if (nnh_pipeline(cfg->ctx, NNH_SHADERS(deconv), false, cfg->act_dtype, GATHER_LX, spec, 10, 4,
                          sizeof(struct gather_push), &s->gather, err, err_len))
             goto fail;
@@ -184,8 +205,8 @@ static int deconv_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     const struct nn_gpu_tensor *x = &in[0], *y = &out[0];
     const int64_t n = x->shape.d[0], h = x->shape.d[2], wd = x->shape.d[3];
     int oh = 0, ow = 0;
-    if (x->shape.ndim != 4 || x->shape.d[1] != s->ic || (x->dst_channels && x->dst_channels != s->ic) ||
-        h < 1 || wd < 1 || h > INT32_MAX || wd > INT32_MAX || pvk_conv_transpose2d_out_hw((int)h, (int)wd, &a, &oh, &ow) ||
+    if (x->shape.ndim != 4 || x->shape.d[1] != s->ic || (x->dst_channels && x->dst_channels != s->ic) || h < 1 ||
+        wd < 1 || h > INT32_MAX || wd > INT32_MAX || pvk_conv_transpose2d_out_hw((int)h, (int)wd, &a, &oh, &ow) ||
         y->shape.ndim != 4 || y->shape.d[0] != n || y->shape.d[1] != s->oc || y->shape.d[2] != oh ||
         y->shape.d[3] != ow) {
         snprintf(err, err_len, "conv_transpose2d %s: shapes do not match the weights and attributes", op->name);
@@ -207,39 +228,64 @@ static int deconv_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     if (s->scatter) {
         const uint64_t items = (uint64_t)n * hw;
         if (items > UINT32_MAX / 2) {
-            snprintf(err, err_len, "conv_transpose2d %s: %lld images of %u pixels are too many", op->name,
-                     (long long)n, hw);
+            snprintf(err, err_len, "conv_transpose2d %s: %lld images of %u pixels are too many", op->name, (long long)n,
+                     hw);
             return -1;
         }
         struct gpu_binding bind[4] = {gpu_bind(x->buf), gpu_bind(&s->weight), gpu_bind(y->buf), gpu_bind(bias)};
         struct scatter_push p = {
-            .items = (uint32_t)items, .hw = hw, .w = (uint32_t)wd, .ic = (uint32_t)s->ic,
-            .x_off = x->elem_offset, .x_img = (uint32_t)s->ic * hw,
-            .y_off = y->elem_offset, .y_img = (uint32_t)dc * ohw, .ow = (uint32_t)ow, .ohw = ohw,
+            .items = (uint32_t)items,
+            .hw = hw,
+            .w = (uint32_t)wd,
+            .ic = (uint32_t)s->ic,
+            .x_off = x->elem_offset,
+            .x_img = (uint32_t)s->ic * hw,
+            .y_off = y->elem_offset,
+            .y_img = (uint32_t)dc * ohw,
+            .ow = (uint32_t)ow,
+            .ohw = ohw,
         };
         uint32_t groups[3];
         nnh_grid_1d(items, SCATTER_LX, groups);
         return nnh_dispatch(cmd, s->scatter, bind, &p, groups, label, err, err_len);
     }
     if (s->one_tap) {
-        struct gpu_binding bind[6] = {gpu_bind(&s->weight), gpu_bind(x->buf), gpu_bind(y->buf), gpu_bind(bias),
-                                      gpu_bind(&s->weight), gpu_bind(&s->weight)};
+        struct gpu_binding bind[6] = {gpu_bind(&s->weight), gpu_bind(x->buf),     gpu_bind(y->buf),
+                                      gpu_bind(bias),       gpu_bind(&s->weight), gpu_bind(&s->weight)};
         struct conv_gemm_push p = {
-            .M = (uint32_t)(s->oc * a.kh * a.kw), .N = hw, .K = (uint32_t)s->ic, .zdiv = 1,
+            .M = (uint32_t)(s->oc * a.kh * a.kw),
+            .N = hw,
+            .K = (uint32_t)s->ic,
+            .zdiv = 1,
             .a_sm = conv_gemm_row((uint32_t)s->ic),
-            .b_off = x->elem_offset, .b_sk = hw, .b_sn = 1, .b_z1 = (uint32_t)s->ic * hw,
-            .c_off = y->elem_offset, .c_sm = ohw, .c_z1 = (uint32_t)dc * ohw,
-            .H = (uint32_t)h, .W = (uint32_t)wd, .OW = (uint32_t)ow,
+            .b_off = x->elem_offset,
+            .b_sk = hw,
+            .b_sn = 1,
+            .b_z1 = (uint32_t)s->ic * hw,
+            .c_off = y->elem_offset,
+            .c_sm = ohw,
+            .c_z1 = (uint32_t)dc * ohw,
+            .H = (uint32_t)h,
+            .W = (uint32_t)wd,
+            .OW = (uint32_t)ow,
         };
         return conv_gemm_record(&s->gemm, cmd, bind, &p, (uint32_t)n, label, err, err_len) ? -1 : 0;
     }
     struct gpu_binding bind[4] = {gpu_bind(x->buf), gpu_bind(&s->weight), gpu_bind(y->buf), gpu_bind(bias)};
     struct gather_push p = {
-        .H = (uint32_t)h, .W = (uint32_t)wd, .OH = (uint32_t)oh, .OW = (uint32_t)ow,
-        .icg = (uint32_t)(s->ic / s->group), .ocg = (uint32_t)s->ocg, .OC = (uint32_t)s->oc,
-        .pad_t = (uint32_t)a.pad_t, .pad_l = (uint32_t)a.pad_l,
-        .x_off = x->elem_offset, .x_img = (uint32_t)s->ic * hw,
-        .y_off = y->elem_offset, .y_img = (uint32_t)dc * ohw,
+        .H = (uint32_t)h,
+        .W = (uint32_t)wd,
+        .OH = (uint32_t)oh,
+        .OW = (uint32_t)ow,
+        .icg = (uint32_t)(s->ic / s->group),
+        .ocg = (uint32_t)s->ocg,
+        .OC = (uint32_t)s->oc,
+        .pad_t = (uint32_t)a.pad_t,
+        .pad_l = (uint32_t)a.pad_l,
+        .x_off = x->elem_offset,
+        .x_img = (uint32_t)s->ic * hw,
+        .y_off = y->elem_offset,
+        .y_img = (uint32_t)dc * ohw,
     };
     const uint32_t groups[3] = {((uint32_t)ow + GATHER_LX - 1) / GATHER_LX, (uint32_t)oh, (uint32_t)(n * s->oc)};
     return nnh_dispatch(cmd, s->gather, bind, &p, groups, label, err, err_len);

@@ -42,8 +42,8 @@ static int named_pipeline(struct gpu_context *ctx, enum gpu_shader_id shader, ui
     spec[0] = local_x;
     for (unsigned i = 0; i < n_extra; i++)
         spec[1 + i] = extra[i];
-    struct gpu_pipeline_desc d = {.shader = shader, .spec = spec, .spec_count = n_extra + 1,
-                                  .buffer_count = buffers, .push_bytes = push_bytes};
+    struct gpu_pipeline_desc d = {
+        .shader = shader, .spec = spec, .spec_count = n_extra + 1, .buffer_count = buffers, .push_bytes = push_bytes};
     if (gpu_pipeline_get(ctx, &d, out) != GPU_OK)
         return nnh_fail(err, err_len, "pipeline %s: %s", name, gpu_last_error());
     return 0;
@@ -139,8 +139,8 @@ void nnh_grid_1d(uint64_t items, uint32_t local, uint32_t groups[3])
 int nnh_dispatch(struct gpu_cmd *cmd, const struct gpu_pipeline *p, const struct gpu_binding *b, const void *push,
                  const uint32_t groups[3], const char *label, char *err, size_t err_len)
 {
-    struct gpu_dispatch d = {.pipeline = p, .buffers = b, .push = push,
-                             .groups = {groups[0], groups[1], groups[2]}, .label = label};
+    struct gpu_dispatch d = {
+        .pipeline = p, .buffers = b, .push = push, .groups = {groups[0], groups[1], groups[2]}, .label = label};
     if (gpu_cmd_dispatch(cmd, &d) != GPU_OK)
         return nnh_fail(err, err_len, "%s: %s", label ? label : gpu_pipeline_shader(p), gpu_last_error());
     return 0;
@@ -167,8 +167,8 @@ int nnh_check_tensor(const struct nn_gpu_tensor *t, enum nn_dtype dtype, bool al
     size_t es = t->dtype == NN_F16 ? 2 : 4;
     int64_t span = n;
     if (t->dst_channels)
-        span = (t->shape.d[0] - 1) * t->dst_channels * nnh_prod(&t->shape, 2, t->shape.ndim) + nnh_prod(&t->shape, 1,
-                                                                                                      t->shape.ndim);
+        span = (t->shape.d[0] - 1) * t->dst_channels * nnh_prod(&t->shape, 2, t->shape.ndim) +
+               nnh_prod(&t->shape, 1, t->shape.ndim);
     if ((uint64_t)(t->elem_offset + span) * es > t->buf->size)
         return nnh_fail(err, err_len, "%s: %lld elements from offset %u overrun its %llu-byte buffer", what,
                         (long long)span, t->elem_offset, (unsigned long long)t->buf->size);

@@ -41,10 +41,12 @@ struct nnh_shaders {
 };
 #define NNH_SHADERS_F32(base) ((struct nnh_shaders){.f32 = GPU_SHADER_##base})
 #define NNH_SHADERS(base) ((struct nnh_shaders){.f32 = GPU_SHADER_##base, .f16 = GPU_SHADER_##base##_f16})
-#define NNH_SHADERS_F16A(base) \
+#define NNH_SHADERS_F16A(base)                                                                                         \
     ((struct nnh_shaders){.f32 = GPU_SHADER_##base, .f16 = GPU_SHADER_##base##_f16, .f16a = GPU_SHADER_##base##_f16a})
-#define NNH_SHADERS_SG(base)                                                                    \
-    ((struct nnh_shaders){.f32 = GPU_SHADER_##base, .f16 = GPU_SHADER_##base##_f16, .sg = GPU_SHADER_##base##_sg, \
+#define NNH_SHADERS_SG(base)                                                                                           \
+    ((struct nnh_shaders){.f32 = GPU_SHADER_##base,                                                                    \
+                          .f16 = GPU_SHADER_##base##_f16,                                                              \
+                          .sg = GPU_SHADER_##base##_sg,                                                                \
                           .sg_f16 = GPU_SHADER_##base##_sg_f16})
 
 /* The pipeline of v's variant for (subgroup, dtype) with spec constant 0 = local size x, then

@@ -59,8 +59,8 @@ static int layernorm_create(const struct nn_gpu_config *cfg, const struct pvk_op
     while (local < NNH_WG_REDUCE && (s->c == 0 || local < (uint32_t)s->c))
         local *= 2;
     if (!rc)
-        rc = nnh_pipeline(cfg->ctx, NNH_SHADERS_SG(layernorm), nnh_use_subgroups(cfg), cfg->act_dtype, local, NULL, 0, 4,
-                          sizeof(struct layernorm_push), &s->p, err, err_len);
+        rc = nnh_pipeline(cfg->ctx, NNH_SHADERS_SG(layernorm), nnh_use_subgroups(cfg), cfg->act_dtype, local, NULL, 0,
+                          4, sizeof(struct layernorm_push), &s->p, err, err_len);
     if (rc) {
         layernorm_destroy(s);
         return -1;
@@ -82,9 +82,14 @@ static int layernorm_record(void *state, const struct pvk_op *op, struct gpu_cmd
     int64_t c = xs->d[xs->ndim - 1];
     if (!pvk_shape_equal(xs, &out[0].shape) || (s->c && c != s->c))
         return nnh_fail(err, err_len, "%s: layernorm over %lld channels got another shape", op->name, (long long)s->c);
-    struct layernorm_push pc = {.rows = (uint32_t)(pvk_shape_numel(xs) / c), .c = (uint32_t)c,
-                                .has_affine = s->c != 0, .act = op->act, .alpha = op->act_alpha,
-                                .beta = op->act_beta, .eps = op->attr.norm.eps, .x_off = in[0].elem_offset,
+    struct layernorm_push pc = {.rows = (uint32_t)(pvk_shape_numel(xs) / c),
+                                .c = (uint32_t)c,
+                                .has_affine = s->c != 0,
+                                .act = op->act,
+                                .alpha = op->act_alpha,
+                                .beta = op->act_beta,
+                                .eps = op->attr.norm.eps,
+                                .x_off = in[0].elem_offset,
                                 .y_off = out[0].elem_offset};
     uint32_t groups[3];
     nnh_grid_1d(pc.rows, 1, groups);

@@ -95,9 +95,18 @@ static int matmul_create(const struct nn_gpu_config *cfg, const struct pvk_op *o
             goto fail;
     }
     struct conv_gemm_desc d = {
-        .mode = CONV_GEMM_PLAIN, .bias = s->has_bias ? CONV_GEMM_BIAS_COL : CONV_GEMM_BIAS_NONE,
-        .act = op->act, .act_alpha = op->act_alpha, .act_beta = op->act_beta,
-        .kh = 1, .kw = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .allow_coopmat = true,
+        .mode = CONV_GEMM_PLAIN,
+        .bias = s->has_bias ? CONV_GEMM_BIAS_COL : CONV_GEMM_BIAS_NONE,
+        .act = op->act,
+        .act_alpha = op->act_alpha,
+        .act_beta = op->act_beta,
+        .kh = 1,
+        .kw = 1,
+        .sh = 1,
+        .sw = 1,
+        .dh = 1,
+        .dw = 1,
+        .allow_coopmat = true,
     };
     if (conv_gemm_create(cfg, &d, &s->gemm, err, err_len))
         goto fail;
@@ -172,13 +181,20 @@ static int matmul_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     }
     const char *label = op->name[0] ? op->name : "matmul";
     const struct gpu_buffer *own = s->const_b ? &s->weight : a->buf;
-    struct gpu_binding bind[6] = {gpu_bind(a->buf), gpu_bind(s->const_b ? &s->weight : b->buf), gpu_bind(y->buf),
-                                  gpu_bind(s->has_bias ? &s->bias : own), gpu_bind(own), gpu_bind(own)};
+    struct gpu_binding bind[6] = {gpu_bind(a->buf), gpu_bind(s->const_b ? &s->weight : b->buf),
+                                  gpu_bind(y->buf), gpu_bind(s->has_bias ? &s->bias : own),
+                                  gpu_bind(own),    gpu_bind(own)};
     struct conv_gemm_push p = {
-        .N = (uint32_t)n, .K = (uint32_t)k, .zdiv = 1,
-        .a_off = a->elem_offset, .a_sm = (uint32_t)k,
-        .b_off = b ? b->elem_offset : 0, .b_sk = trans_b && b ? 1 : (uint32_t)n, .b_sn = trans_b && b ? (uint32_t)k : 1,
-        .c_off = y->elem_offset, .c_sm = (uint32_t)n,
+        .N = (uint32_t)n,
+        .K = (uint32_t)k,
+        .zdiv = 1,
+        .a_off = a->elem_offset,
+        .a_sm = (uint32_t)k,
+        .b_off = b ? b->elem_offset : 0,
+        .b_sk = trans_b && b ? 1 : (uint32_t)n,
+        .b_sn = trans_b && b ? (uint32_t)k : 1,
+        .c_off = y->elem_offset,
+        .c_sm = (uint32_t)n,
     };
     if (s->const_b) {
         p.M = (uint32_t)(pvk_shape_numel(&a->shape) / k);

@@ -46,8 +46,8 @@ static int pool_create(const struct nn_gpu_config *cfg, const struct pvk_op *op,
         s->serial = nnh_serial_reductions(cfg);
         s->small_serial = !nnh_workgroup_reductions_forced(cfg);
         bool sg = !s->serial && nnh_use_subgroups(cfg);
-        rc = nnh_pipeline(cfg->ctx, NNH_SHADERS(pool_global_serial), false, cfg->act_dtype, NNH_WG_ELEMENTWISE, NULL, 0, 2,
-                          sizeof(struct global_push), &s->serial_p, err, err_len);
+        rc = nnh_pipeline(cfg->ctx, NNH_SHADERS(pool_global_serial), false, cfg->act_dtype, NNH_WG_ELEMENTWISE, NULL, 0,
+                          2, sizeof(struct global_push), &s->serial_p, err, err_len);
         if (!rc && !s->serial)
             rc = nnh_pipeline(cfg->ctx, NNH_SHADERS_SG(pool_global), sg, cfg->act_dtype, NNH_WG_REDUCE, NULL, 0, 2,
                               sizeof(struct global_push), &s->p, err, err_len);
@@ -85,9 +85,13 @@ static int pool_record(void *state, const struct pvk_op *op, struct gpu_cmd *cmd
     struct gpu_binding b[2] = {gpu_bind(in[0].buf), gpu_bind(out[0].buf)};
     uint32_t groups[3];
     if (s->prm.kind == PVK_POOL_GLOBAL_AVG) {
-        struct global_push pc = {.planes = (uint32_t)(is->d[0] * is->d[1]), .plane_size = (uint32_t)(is->d[2] * is->d[3]),
-                                 .act = op->act, .alpha = op->act_alpha, .beta = op->act_beta,
-                                 .x_off = in[0].elem_offset, .y_off = out[0].elem_offset};
+        struct global_push pc = {.planes = (uint32_t)(is->d[0] * is->d[1]),
+                                 .plane_size = (uint32_t)(is->d[2] * is->d[3]),
+                                 .act = op->act,
+                                 .alpha = op->act_alpha,
+                                 .beta = op->act_beta,
+                                 .x_off = in[0].elem_offset,
+                                 .y_off = out[0].elem_offset};
         nnh_out_blocks(&out[0], &pc.y_block, &pc.y_block_stride);
         if (s->serial || (s->small_serial && pc.plane_size <= POOL_SERIAL_PLANE)) {
             nnh_grid_1d(pc.planes, NNH_WG_ELEMENTWISE, groups);
@@ -96,19 +100,35 @@ static int pool_record(void *state, const struct pvk_op *op, struct gpu_cmd *cmd
         nnh_grid_1d((uint64_t)pc.planes * NNH_WG_REDUCE, NNH_WG_REDUCE, groups);
         return nnh_dispatch(cmd, s->p, b, &pc, groups, op->name, err, err_len);
     }
-    struct pool_push pc = {.n = (uint32_t)pvk_shape_numel(os), .h = (uint32_t)is->d[2], .w = (uint32_t)is->d[3],
-                           .oh = (uint32_t)oh, .ow = (uint32_t)ow, .kh = s->prm.kh, .kw = s->prm.kw,
-                           .sh = s->prm.sh, .sw = s->prm.sw, .pad_t = s->prm.pad_t, .pad_l = s->prm.pad_l,
-                           .pad_b = s->prm.pad_b, .pad_r = s->prm.pad_r, .is_max = s->prm.kind == PVK_POOL_MAX,
-                           .count_include_pad = s->prm.count_include_pad != 0, .act = op->act,
-                           .alpha = op->act_alpha, .beta = op->act_beta, .x_off = in[0].elem_offset,
+    struct pool_push pc = {.n = (uint32_t)pvk_shape_numel(os),
+                           .h = (uint32_t)is->d[2],
+                           .w = (uint32_t)is->d[3],
+                           .oh = (uint32_t)oh,
+                           .ow = (uint32_t)ow,
+                           .kh = s->prm.kh,
+                           .kw = s->prm.kw,
+                           .sh = s->prm.sh,
+                           .sw = s->prm.sw,
+                           .pad_t = s->prm.pad_t,
+                           .pad_l = s->prm.pad_l,
+                           .pad_b = s->prm.pad_b,
+                           .pad_r = s->prm.pad_r,
+                           .is_max = s->prm.kind == PVK_POOL_MAX,
+                           .count_include_pad = s->prm.count_include_pad != 0,
+                           .act = op->act,
+                           .alpha = op->act_alpha,
+                           .beta = op->act_beta,
+                           .x_off = in[0].elem_offset,
                            .y_off = out[0].elem_offset};
     nnh_out_blocks(&out[0], &pc.y_block, &pc.y_block_stride);
     nnh_grid_1d(pc.n, NNH_WG_ELEMENTWISE, groups);
     return nnh_dispatch(cmd, s->p, b, &pc, groups, op->name, err, err_len);
 }
 
-static void pool_destroy(void *state) { free(state); }
+static void pool_destroy(void *state)
+{
+    free(state);
+}
 
 const struct nn_gpu_op_impl nn_gpu_pool2d_impl = {
     .create = pool_create, .record = pool_record, .destroy = pool_destroy};

@@ -88,11 +88,22 @@ static int resize_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
             b++;
         ih = a, iw = b;
     }
-    struct resize_push pc = {.h = (uint32_t)is->d[2], .w = (uint32_t)is->d[3], .oh = (uint32_t)os->d[2],
-                             .ow = (uint32_t)os->d[3], .mode = (uint32_t)op->attr.resize.mode, .int_mode = int_mode,
-                             .int_h = ih, .int_w = iw, .scale_h = sh, .scale_w = sw, .act = op->act,
-                             .alpha = op->act_alpha, .beta = op->act_beta, .x_off = in[0].elem_offset,
-                             .y_off = out[0].elem_offset, .c = (uint32_t)is->d[1],
+    struct resize_push pc = {.h = (uint32_t)is->d[2],
+                             .w = (uint32_t)is->d[3],
+                             .oh = (uint32_t)os->d[2],
+                             .ow = (uint32_t)os->d[3],
+                             .mode = (uint32_t)op->attr.resize.mode,
+                             .int_mode = int_mode,
+                             .int_h = ih,
+                             .int_w = iw,
+                             .scale_h = sh,
+                             .scale_w = sw,
+                             .act = op->act,
+                             .alpha = op->act_alpha,
+                             .beta = op->act_beta,
+                             .x_off = in[0].elem_offset,
+                             .y_off = out[0].elem_offset,
+                             .c = (uint32_t)is->d[1],
                              .residual = s->gate_residual};
     nnh_out_blocks(&out[0], &pc.y_block, &pc.y_block_stride);
     uint64_t planes = (uint64_t)is->d[0] * is->d[1];
@@ -104,7 +115,10 @@ static int resize_record(void *state, const struct pvk_op *op, struct gpu_cmd *c
     return nnh_dispatch(cmd, s->p, b, &pc, groups, op->name, err, err_len);
 }
 
-static void resize_destroy(void *state) { free(state); }
+static void resize_destroy(void *state)
+{
+    free(state);
+}
 
 const struct nn_gpu_op_impl nn_gpu_resize_impl = {
     .create = resize_create, .record = resize_record, .destroy = resize_destroy};

@@ -113,8 +113,8 @@ static int se_create(const struct nn_gpu_config *cfg, const struct pvk_op *op, c
         rc = nnh_pipeline(cfg->ctx, NNH_SHADERS(se_mean), false, cfg->act_dtype, SE_WG, wide_spec, 1, 2,
                           sizeof(struct se_mean_push), &s->mean_wide_p, err, err_len);
     if (!rc)
-        rc = nnh_pipeline(cfg->ctx, NNH_SHADERS_F32(se_fc), false, NN_F32, SE_WG, fc_spec, 3, 3, sizeof(struct se_fc_push),
-                          &s->fc_p, err, err_len);
+        rc = nnh_pipeline(cfg->ctx, NNH_SHADERS_F32(se_fc), false, NN_F32, SE_WG, fc_spec, 3, 3,
+                          sizeof(struct se_fc_push), &s->fc_p, err, err_len);
     if (!rc)
         rc = nnh_affine_pipeline(cfg, &s->apply_p, err, err_len);
     if (rc) {
@@ -155,7 +155,10 @@ int nn_gpu_se_record_gate_phase(void *state, const struct pvk_op *op, struct gpu
         return -1;
     const uint32_t c = (uint32_t)s->c, n = (uint32_t)xs->d[0];
     const bool wide = plane >= SE_MEAN_WIDE_PLANE;
-    struct se_mean_push mp = {.c = c, .plane = (uint32_t)plane, .x_off = x->elem_offset, .parts = (uint32_t)parts,
+    struct se_mean_push mp = {.c = c,
+                              .plane = (uint32_t)plane,
+                              .x_off = x->elem_offset,
+                              .parts = (uint32_t)parts,
                               .part_len = parts > 1 ? SE_MEAN_PART : (uint32_t)plane};
     if (phase == 0) {
         const uint32_t cpw = wide ? 1 : SE_MEAN_CHANNELS;
@@ -163,8 +166,11 @@ int nn_gpu_se_record_gate_phase(void *state, const struct pvk_op *op, struct gpu
         struct gpu_binding mb[2] = {gpu_bind(x->buf), gpu_bind(sums->buf)};
         return nnh_dispatch(cmd, wide ? s->mean_wide_p : s->mean_p, mb, &mp, mean_groups, "se_mean", err, err_len);
     }
-    struct se_fc_push fp = {.gate_act = (uint32_t)op->attr.se.gate_act, .gate_alpha = op->attr.se.gate_alpha,
-                            .gate_beta = op->attr.se.gate_beta, .parts = mp.parts, .plane = mp.plane};
+    struct se_fc_push fp = {.gate_act = (uint32_t)op->attr.se.gate_act,
+                            .gate_alpha = op->attr.se.gate_alpha,
+                            .gate_beta = op->attr.se.gate_beta,
+                            .parts = mp.parts,
+                            .plane = mp.plane};
     uint32_t fc_groups[3] = {(c + s->fc_rows - 1) / s->fc_rows, n, 1};
     struct gpu_binding fb[3] = {gpu_bind(&s->weights), gpu_bind(sums->buf), gpu_bind(gate->buf)};
     return nnh_dispatch(cmd, s->fc_p, fb, &fp, fc_groups, "se_fc", err, err_len);

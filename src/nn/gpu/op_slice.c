@@ -40,8 +40,7 @@ static int slice_record(void *state, const struct pvk_op *op, struct gpu_cmd *cm
         v.stride[1][d] = yst[d];
     }
     uint32_t x_off = in[0].elem_offset + (uint32_t)(first * xst[axis]);
-    return nnh_record_copy(cmd, s->p, in[0].buf, x_off, out[0].buf, out[0].elem_offset, &v, op, op->name, err,
-                           err_len);
+    return nnh_record_copy(cmd, s->p, in[0].buf, x_off, out[0].buf, out[0].elem_offset, &v, op, op->name, err, err_len);
 }
 
 const struct nn_gpu_op_impl nn_gpu_slice_impl = {

@@ -21,8 +21,8 @@ static int softmax_create(const struct nn_gpu_config *cfg, const struct pvk_op *
     if (!s)
         return nnh_fail(err, err_len, "out of memory");
     s->cfg = *cfg;
-    if (nnh_pipeline(cfg->ctx, NNH_SHADERS_SG(softmax), nnh_use_subgroups(cfg), cfg->act_dtype, NNH_WG_REDUCE, NULL, 0, 2,
-                     sizeof(struct softmax_push), &s->p, err, err_len)) {
+    if (nnh_pipeline(cfg->ctx, NNH_SHADERS_SG(softmax), nnh_use_subgroups(cfg), cfg->act_dtype, NNH_WG_REDUCE, NULL, 0,
+                     2, sizeof(struct softmax_push), &s->p, err, err_len)) {
         free(s);
         return -1;
     }
@@ -44,16 +44,24 @@ static int softmax_record(void *state, const struct pvk_op *op, struct gpu_cmd *
     if (axis < 0 || axis >= xs->ndim || !pvk_shape_equal(xs, &out[0].shape))
         return nnh_fail(err, err_len, "%s: softmax axis %d or output shape does not fit", op->name, axis);
     int64_t outer = nnh_prod(xs, 0, axis), inner = nnh_prod(xs, axis + 1, xs->ndim);
-    struct softmax_push pc = {.rows = (uint32_t)(outer * inner), .len = (uint32_t)xs->d[axis],
-                              .inner = (uint32_t)inner, .act = op->act, .alpha = op->act_alpha,
-                              .beta = op->act_beta, .x_off = in[0].elem_offset, .y_off = out[0].elem_offset};
+    struct softmax_push pc = {.rows = (uint32_t)(outer * inner),
+                              .len = (uint32_t)xs->d[axis],
+                              .inner = (uint32_t)inner,
+                              .act = op->act,
+                              .alpha = op->act_alpha,
+                              .beta = op->act_beta,
+                              .x_off = in[0].elem_offset,
+                              .y_off = out[0].elem_offset};
     uint32_t groups[3];
     nnh_grid_1d((uint64_t)pc.rows * NNH_WG_REDUCE, NNH_WG_REDUCE, groups);
     struct gpu_binding b[2] = {gpu_bind(in[0].buf), gpu_bind(out[0].buf)};
     return nnh_dispatch(cmd, s->p, b, &pc, groups, op->name, err, err_len);
 }
 
-static void softmax_destroy(void *state) { free(state); }
+static void softmax_destroy(void *state)
+{
+    free(state);
+}
 
 const struct nn_gpu_op_impl nn_gpu_softmax_impl = {
     .create = softmax_create, .record = softmax_record, .destroy = softmax_destroy};

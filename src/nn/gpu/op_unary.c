@@ -40,7 +40,10 @@ static int unary_record(void *state, const struct pvk_op *op, struct gpu_cmd *cm
     return nnh_record_binary(cmd, &s->p, NNH_BINARY_COPY, &in[0], NULL, 0, NULL, &out[0], op, err, err_len);
 }
 
-static void unary_destroy(void *state) { free(state); }
+static void unary_destroy(void *state)
+{
+    free(state);
+}
 
 const struct nn_gpu_op_impl nn_gpu_unary_impl = {
     .create = unary_create, .record = unary_record, .destroy = unary_destroy};

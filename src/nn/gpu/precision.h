@@ -21,7 +21,9 @@
 static inline struct nn_gpu_config nn_line_nets_config(struct gpu_context *ctx, bool fp16_math)
 {
     const bool fp16 = gpu_prefers_fp16(ctx);
-    return (struct nn_gpu_config){.ctx = ctx, .act_dtype = fp16 ? NN_F16 : NN_F32, .fp16_math = fp16 && fp16_math,
+    return (struct nn_gpu_config){.ctx = ctx,
+                                  .act_dtype = fp16 ? NN_F16 : NN_F32,
+                                  .fp16_math = fp16 && fp16_math,
                                   .force = nn_gpu_overrides_from_env()};
 }
 

@@ -178,8 +178,8 @@ static int create_argmax(struct nn_session *s, char *err, size_t err_len)
     return 0;
 }
 
-int nn_session_create(struct nn_device *dev, const struct nn_session_options *opt, struct nn_session **out,
-                      char *err, size_t err_len)
+int nn_session_create(struct nn_device *dev, const struct nn_session_options *opt, struct nn_session **out, char *err,
+                      size_t err_len)
 {
     *out = NULL;
     struct nn_session *s = calloc(1, sizeof(*s));
@@ -619,8 +619,8 @@ static int part_end(int steps, int part)
 
 /* Records the nets into *cmd: in one go, or (in_parts) in parts, each but the last submitted as it
  * is recorded; *cmd is then the last part's, still open, and running[] the submitted ones. */
-static int record_nets(struct nn_session *s, const struct nn_run *run, struct gpu_cmd **cmd,
-                       struct gpu_cmd **running, int *n_running, char *err, size_t err_len)
+static int record_nets(struct nn_session *s, const struct nn_run *run, struct gpu_cmd **cmd, struct gpu_cmd **running,
+                       int *n_running, char *err, size_t err_len)
 {
     struct nn_gpu_plan *const *plans = s->run_plans;
     const int n = run->n_plans;
@@ -669,8 +669,7 @@ static int record_run(struct nn_session *s, const struct nn_run *run, struct gpu
     for (int k = 0; k < run->n_plans; k++)
         if (run->output[k] == NN_OUTPUT_ARGMAX && record_argmax(s, *cmd, k, err, err_len))
             return -1;
-    if (s->run_read >= 0 &&
-        record_readback(s, *cmd, rb, nn_gpu_plan_output(s->run_plans[s->run_read]), err, err_len))
+    if (s->run_read >= 0 && record_readback(s, *cmd, rb, nn_gpu_plan_output(s->run_plans[s->run_read]), err, err_len))
         return -1;
     return finish_recording(*cmd, err, err_len);
 }

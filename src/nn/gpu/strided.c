@@ -80,15 +80,22 @@ int nnh_copy_state_create(const struct nn_gpu_config *cfg, void **state, char *e
     return 0;
 }
 
-void nnh_copy_state_destroy(void *state) { free(state); }
+void nnh_copy_state_destroy(void *state)
+{
+    free(state);
+}
 
 int nnh_record_copy(struct gpu_cmd *cmd, const struct gpu_pipeline *p, const struct gpu_buffer *x, uint32_t x_off,
                     const struct gpu_buffer *y, uint32_t y_off, struct nnh_view *v, const struct pvk_op *op,
                     const char *label, char *err, size_t err_len)
 {
     nnh_view_collapse(v);
-    struct copy_push pc = {.ndim = (uint32_t)v->ndim, .act = op->act, .alpha = op->act_alpha,
-                           .beta = op->act_beta, .x_off = x_off, .y_off = y_off};
+    struct copy_push pc = {.ndim = (uint32_t)v->ndim,
+                           .act = op->act,
+                           .alpha = op->act_alpha,
+                           .beta = op->act_beta,
+                           .x_off = x_off,
+                           .y_off = y_off};
     int64_t n = 1;
     for (int d = 0; d < v->ndim; d++) {
         pc.dims[d] = (uint32_t)v->dims[d];

@@ -60,7 +60,7 @@ struct image_ops {
     enum nn_dtype det_dtype, crop_dtype;
     const struct gpu_pipeline *det, *warp, *crop_resize;
     const struct gpu_pipeline *fix; /* NULL without 64-bit integers: ties keep float-float's rounding */
-    struct gpu_buffer cubic; /* 1024 sets of 16 int16 weights */
+    struct gpu_buffer cubic;        /* 1024 sets of 16 int16 weights */
 };
 
 struct image_det_job {
@@ -127,7 +127,10 @@ static int round_coef(float v)
     return (int)((x + 12582912.0f) - 12582912.0f);
 }
 #else
-static int round_coef(float v) { return (int)lrintf(v * 2048.0f); }
+static int round_coef(float v)
+{
+    return (int)lrintf(v * 2048.0f);
+}
 #endif
 
 /* v within int range */
@@ -148,7 +151,10 @@ static uint32_t linear_mode(int src_w, int src_h, int dst_w, int dst_h)
     return RESIZE_TABLE;
 }
 
-static uint32_t pack_weights(int w0, int w1) { return (uint32_t)w0 | ((uint32_t)w1 << 16); }
+static uint32_t pack_weights(int w0, int w1)
+{
+    return (uint32_t)w0 | ((uint32_t)w1 << 16);
+}
 
 /* dst_w x-entries then dst_h y-entries of 3 words: index0, index1, weight0 | weight1 << 16. */
 static void linear_table(int src_w, int src_h, int dst_w, int dst_h, uint32_t *t)
@@ -187,7 +193,10 @@ static void cubic_coeffs(float x, float c[4])
     c[3] = 1.f - c[0] - c[1] - c[2];
 }
 
-static int sat_short(int v) { return v < -32768 ? -32768 : v > 32767 ? 32767 : v; }
+static int sat_short(int v)
+{
+    return v < -32768 ? -32768 : v > 32767 ? 32767 : v;
+}
 
 /* initInterTab2D(INTER_CUBIC): 15-bit 4x4 weights per 1/32-pixel offset saturated to short (1.0
  * becomes 32767), each set nudged to sum to exactly 1 << 15 at the largest or smallest of the
@@ -234,8 +243,8 @@ void image_ops_destroy(struct image_ops *ops)
     free(ops);
 }
 
-int image_ops_create(struct gpu_context *ctx, enum nn_dtype det_dtype, enum nn_dtype crop_dtype,
-                     struct image_ops **out, char *err, size_t err_len)
+int image_ops_create(struct gpu_context *ctx, enum nn_dtype det_dtype, enum nn_dtype crop_dtype, struct image_ops **out,
+                     char *err, size_t err_len)
 {
     *out = NULL;
     struct image_ops *ops = calloc(1, sizeof *ops);
@@ -251,17 +260,19 @@ int image_ops_create(struct gpu_context *ctx, enum nn_dtype det_dtype, enum nn_d
         return nnh_fail(err, err_len, "out of memory");
     }
     cubic_table(tab);
-    int rc = nnh_pipeline(ctx, NNH_SHADERS(det_preprocess), false, det_dtype, DET_WG, NULL, 0, 3, sizeof(struct det_push), &ops->det,
-                          err, err_len) ||
-             /* with 64-bit integers: the twin that lists near-tie pixels, and the pass that settles them
+    int rc =
+        nnh_pipeline(ctx, NNH_SHADERS(det_preprocess), false, det_dtype, DET_WG, NULL, 0, 3, sizeof(struct det_push),
+                     &ops->det, err, err_len) ||
+        /* with 64-bit integers: the twin that lists near-tie pixels, and the pass that settles them
               * in emulated double */
-             nnh_pipeline(ctx, gpu_context_caps(ctx)->shader_int64 ? NNH_SHADERS_F32(crop_warp_ties) : NNH_SHADERS_F32(crop_warp), false, NN_F32,
-                          IMAGE_WG, NULL, 0, 5, sizeof(struct warp_push), &ops->warp, err, err_len) ||
-             (gpu_context_caps(ctx)->shader_int64 &&
-              nnh_pipeline(ctx, NNH_SHADERS_F32(crop_fix), false, NN_F32, IMAGE_WG, NULL, 0, 5, sizeof(struct warp_push), &ops->fix,
-                           err, err_len)) ||
-             nnh_pipeline(ctx, NNH_SHADERS(crop_resize), false, crop_dtype, IMAGE_WG, NULL, 0, 3,
-                          sizeof(struct crop_resize_push), &ops->crop_resize, err, err_len);
+        nnh_pipeline(ctx,
+                     gpu_context_caps(ctx)->shader_int64 ? NNH_SHADERS_F32(crop_warp_ties) : NNH_SHADERS_F32(crop_warp),
+                     false, NN_F32, IMAGE_WG, NULL, 0, 5, sizeof(struct warp_push), &ops->warp, err, err_len) ||
+        (gpu_context_caps(ctx)->shader_int64 &&
+         nnh_pipeline(ctx, NNH_SHADERS_F32(crop_fix), false, NN_F32, IMAGE_WG, NULL, 0, 5, sizeof(struct warp_push),
+                      &ops->fix, err, err_len)) ||
+        nnh_pipeline(ctx, NNH_SHADERS(crop_resize), false, crop_dtype, IMAGE_WG, NULL, 0, 3,
+                     sizeof(struct crop_resize_push), &ops->crop_resize, err, err_len);
     const size_t tab_bytes = sizeof(int16_t[CUBIC_TAB * CUBIC_TAB][16]);
     if (!rc && gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, tab_bytes, &ops->cubic) != GPU_OK)
         rc = nnh_fail(err, err_len, "cubic table: %s", gpu_last_error());
@@ -286,8 +297,8 @@ void image_det_job_destroy(struct image_det_job *job)
     free(job);
 }
 
-int image_det_job_create(struct image_ops *ops, int src_w, int src_h, int dst_w, int dst_h,
-                         struct image_det_job **out, char *err, size_t err_len)
+int image_det_job_create(struct image_ops *ops, int src_w, int src_h, int dst_w, int dst_h, struct image_det_job **out,
+                         char *err, size_t err_len)
 {
     *out = NULL;
     if (src_w < 1 || src_h < 1 || dst_w < 1 || dst_h < 1 || src_w > 65535 || src_h > 65535)
@@ -328,9 +339,16 @@ int image_det_record(struct image_ops *ops, const struct image_det_job *job, str
     uint32_t fill_word;
     if (frame_words(bgr, job->src_w, job->src_h, margin, &fill_word, "det", err, err_len))
         return -1;
-    struct det_push pc = {(uint32_t)job->src_w, (uint32_t)job->src_h, (uint32_t)margin, fill_word,
-                          (uint32_t)job->dst_w, (uint32_t)job->dst_h, job->mode, dst->elem_offset,
-                          {0}, {0}};
+    struct det_push pc = {(uint32_t)job->src_w,
+                          (uint32_t)job->src_h,
+                          (uint32_t)margin,
+                          fill_word,
+                          (uint32_t)job->dst_w,
+                          (uint32_t)job->dst_h,
+                          job->mode,
+                          dst->elem_offset,
+                          {0},
+                          {0}};
     memcpy(pc.mean, ocr_det_mean, sizeof(pc.mean));
     memcpy(pc.std, ocr_det_std, sizeof(pc.std));
     struct gpu_binding b[3] = {gpu_bind(bgr), gpu_bind(&job->table), gpu_bind(dst->buf)};
@@ -384,8 +402,8 @@ static uint32_t float_bits(float f)
     return u;
 }
 
-int image_crop_batch_set(struct image_ops *ops, struct image_crop_batch *batch, const struct image_crop *crops,
-                         int n, int target_h, int target_w, char *err, size_t err_len)
+int image_crop_batch_set(struct image_ops *ops, struct image_crop_batch *batch, const struct image_crop *crops, int n,
+                         int target_h, int target_w, char *err, size_t err_len)
 {
     if (n < 1 || target_h < 1 || target_w < 1)
         return nnh_fail(err, err_len, "crop batch: %d crops into %dx%d", n, target_h, target_w);
@@ -532,8 +550,8 @@ int image_crop_record_many(struct image_ops *ops, struct image_crop_batch *const
     if (ops->fix) {
         const uint32_t fg[3] = {gpu_context_caps(ops->ctx)->is_cpu ? FIX_GROUPS_CPU : FIX_GROUPS, 1, 1};
         for (int i = 0; i < n_batches; i++)
-            if (dispatch_warp_pass(ops, ops->fix, batches[i], cmd, bgr, src_w, src_h, margin, fill_word, fg,
-                                   "crop_fix", err, err_len))
+            if (dispatch_warp_pass(ops, ops->fix, batches[i], cmd, bgr, src_w, src_h, margin, fill_word, fg, "crop_fix",
+                                   err, err_len))
                 return -1;
         gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
     }
@@ -554,8 +572,8 @@ int image_crop_record_many(struct image_ops *ops, struct image_crop_batch *const
 }
 
 int image_crop_record(struct image_ops *ops, struct image_crop_batch *batch, struct gpu_cmd *cmd,
-                      const struct gpu_buffer *bgr, int src_w, int src_h, int margin,
-                      const struct nn_gpu_tensor *dst, char *err, size_t err_len)
+                      const struct gpu_buffer *bgr, int src_w, int src_h, int margin, const struct nn_gpu_tensor *dst,
+                      char *err, size_t err_len)
 {
     return image_crop_record_many(ops, &batch, &dst, 1, cmd, bgr, src_w, src_h, margin, err, err_len);
 }

@@ -46,16 +46,16 @@ size_t image_framed_buffer_bytes(int width, int height, int margin);
 
 /* Pipelines writing the det input in `det_dtype` and crops in `crop_dtype` (NN_F32 / NN_F16: the
  * storage precision of the nets that read them), and the cubic weight table. */
-int image_ops_create(struct gpu_context *ctx, enum nn_dtype det_dtype, enum nn_dtype crop_dtype,
-                     struct image_ops **out, char *err, size_t err_len);
+int image_ops_create(struct gpu_context *ctx, enum nn_dtype det_dtype, enum nn_dtype crop_dtype, struct image_ops **out,
+                     char *err, size_t err_len);
 void image_ops_destroy(struct image_ops *ops);
 
 /* ---- detection input ------------------------------------------------------------------------ */
 
 /* The resize of a src_w x src_h image to dst_w x dst_h: OpenCV's per-column and per-row
  * coefficients, computed on the host in double as cv::resize does, uploaded once. */
-int image_det_job_create(struct image_ops *ops, int src_w, int src_h, int dst_w, int dst_h,
-                         struct image_det_job **out, char *err, size_t err_len);
+int image_det_job_create(struct image_ops *ops, int src_w, int src_h, int dst_w, int dst_h, struct image_det_job **out,
+                         char *err, size_t err_len);
 void image_det_job_destroy(struct image_det_job *job);
 
 /* Records one dispatch: bgr (the job's source size, framed by `margin`) -> dst [1][3][dst_h][dst_w]
@@ -66,7 +66,6 @@ int image_det_record(struct image_ops *ops, const struct image_det_job *job, str
 
 /* ---- text-box crops -------------------------------------------------------------------------- */
 
-
 int image_crop_batch_create(struct image_ops *ops, struct image_crop_batch **out, char *err, size_t err_len);
 void image_crop_batch_destroy(struct image_crop_batch *batch);
 
@@ -74,16 +73,16 @@ void image_crop_batch_destroy(struct image_crop_batch *batch);
  * width ceil(target_h w/h) capped at target_w as PaddleOCR's resize_norm_img) into the batch's
  * parameter buffer and sizes its scratch. No recording that uses the batch may be in flight; the
  * buffers may be reallocated, so record again after every set. */
-int image_crop_batch_set(struct image_ops *ops, struct image_crop_batch *batch, const struct image_crop *crops,
-                         int n, int target_h, int target_w, char *err, size_t err_len);
+int image_crop_batch_set(struct image_ops *ops, struct image_crop_batch *batch, const struct image_crop *crops, int n,
+                         int target_h, int target_w, char *err, size_t err_len);
 
 /* Records the dispatches (warp + turn into scratch, the tie fix-up where the device has 64-bit
  * integers (after zeroing its list with a transfer), resize + normalise into dst) for
  * the crops of the last set: bgr is the src_w x src_h image framed by `margin`, dst
  * [N][3][target_h][target_w] with every crop's slot < N. Slots without a crop are left as they were. */
 int image_crop_record(struct image_ops *ops, struct image_crop_batch *batch, struct gpu_cmd *cmd,
-                      const struct gpu_buffer *bgr, int src_w, int src_h, int margin,
-                      const struct nn_gpu_tensor *dst, char *err, size_t err_len);
+                      const struct gpu_buffer *bgr, int src_w, int src_h, int margin, const struct nn_gpu_tensor *dst,
+                      char *err, size_t err_len);
 
 /* image_crop_record for n_batches batches (each set, each with its own destination) side by side:
  * each pass for every batch, then one barrier, so that the batches' passes do not wait on each

@@ -10,8 +10,8 @@
 #include "gpu/pool.h"
 #include "gpu/transfer.h"
 #include "img/image.h"
-#include "nn/gpu/session_gpu.h"
 #include "nn/gpu/precision.h"
+#include "nn/gpu/session_gpu.h"
 #include "ocr/gpu/db_bitmap.h"
 #include "ocr/gpu/image_ops.h"
 #include "ocr/pad.h"
@@ -122,8 +122,7 @@ int ocr_gpu_upload(struct ocr_gpu *g, const struct ppocr_image *src, int margin,
     if (margin)
         ocr_border_colour(src, fill);
     const size_t packed = (size_t)src->width * src->height * 3;
-    const int pieces =
-        helpers && gpu_buffer_is_mapped(&g->image) && packed >= UPLOAD_SPLIT_BYTES ? UPLOAD_PIECES : 1;
+    const int pieces = helpers && gpu_buffer_is_mapped(&g->image) && packed >= UPLOAD_SPLIT_BYTES ? UPLOAD_PIECES : 1;
     struct upload_job job = {g, src->bgr, packed, 0, pieces};
     ocr_workers_run(helpers, pieces, upload_piece, &job);
     if (atomic_load(&job.failed) || (margin && gpu_upload(g->ctx, &g->image, bytes - 4, fill, 4)))
@@ -179,8 +178,8 @@ int ocr_gpu_record_db_bitmap(void *ctx, struct nn_recorder *rec, struct nn_plan 
                              size_t err_len)
 {
     struct ocr_gpu *g = ctx;
-    return db_bitmap_record(g->db_bitmap, nn_gpu_recorder_cmd(rec), nn_gpu_plan_output_tensor(plans[0]),
-                            g->db_thresh, &g->db_work, err, err_len);
+    return db_bitmap_record(g->db_bitmap, nn_gpu_recorder_cmd(rec), nn_gpu_plan_output_tensor(plans[0]), g->db_thresh,
+                            &g->db_work, err, err_len);
 }
 
 int8_t *ocr_gpu_db_work(struct ocr_gpu *g)
@@ -190,8 +189,8 @@ int8_t *ocr_gpu_db_work(struct ocr_gpu *g)
 
 /* ---- crops ---------------------------------------------------------------------------------- */
 
-int ocr_gpu_set_crops(struct ocr_gpu *g, int batch, const struct image_crop *crops, int n, int target_h,
-                      int target_w, char *err, size_t err_len)
+int ocr_gpu_set_crops(struct ocr_gpu *g, int batch, const struct image_crop *crops, int n, int target_h, int target_w,
+                      char *err, size_t err_len)
 {
     if (batch < 0 || batch >= OCR_GPU_CROP_BATCHES)
         return fail(err, err_len, "%s", "no such crop batch");

@@ -54,8 +54,8 @@ int8_t *ocr_gpu_db_work(struct ocr_gpu *g);
 /* ---- crops ---------------------------------------------------------------------------------- */
 
 /* Packs n crops (slots 0..n-1) at target_h x target_w into batch `batch`. */
-int ocr_gpu_set_crops(struct ocr_gpu *g, int batch, const struct image_crop *crops, int n, int target_h,
-                      int target_w, char *err, size_t err_len);
+int ocr_gpu_set_crops(struct ocr_gpu *g, int batch, const struct image_crop *crops, int n, int target_h, int target_w,
+                      char *err, size_t err_len);
 
 /* The ctx of ocr_gpu_record_crops: batch batch[k] into the input of plan plan[k] of the run, for k
  * below n, all of the uploaded image (its framed size img_w x img_h). */
