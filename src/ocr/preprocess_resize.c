@@ -11,11 +11,6 @@
 #define COEF_BITS 11 /* INTER_RESIZE_COEF_BITS */
 #define COEF_ONE (1 << COEF_BITS)
 
-static inline uint8_t clamp_u8(int v)
-{
-    return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
-}
-
 /* saturate_cast<short>(float): round half to even, as cvRound */
 static inline int round_coef(float v)
 {
