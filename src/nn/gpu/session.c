@@ -89,7 +89,8 @@ struct nn_session {
     float *value;
     /* the last run */
     struct nn_gpu_plan *run_plans[NN_RUN_MAX_PLANS];
-    size_t run_row0[NN_RUN_MAX_PLANS];
+    enum nn_output_use run_output[NN_RUN_MAX_PLANS];
+    size_t run_row0[NN_RUN_MAX_PLANS]; /* the first argmax row of each NN_OUTPUT_ARGMAX plan */
     int run_n_plans, run_read; /* run_read: the NN_OUTPUT_READ plan, -1 for none */
     bool run_replayed;
     double gpu_ms;
@@ -590,7 +591,7 @@ static int read_argmax(struct nn_session *s, size_t rows, char *err, size_t err_
 
 int nn_session_argmax(const struct nn_session *s, int k, const int32_t **index, const float **value)
 {
-    if (k < 0 || k >= s->run_n_plans || !s->index)
+    if (k < 0 || k >= s->run_n_plans || s->run_output[k] != NN_OUTPUT_ARGMAX || !s->index)
         return -1;
     *index = s->index + s->run_row0[k];
     *value = s->value + s->run_row0[k];
@@ -735,13 +736,13 @@ int nn_session_run(struct nn_session *s, const struct nn_run *run, char *err, si
         return fail(err, err_len, "%s", "a run the session cannot make");
     for (int k = 0; k < run->n_plans; k++) {
         s->run_plans[k] = gpu_plan(run->plans[k]);
+        s->run_output[k] = run->output[k];
         if (run->output[k] == NN_OUTPUT_READ) {
             if (s->run_read >= 0)
                 return fail(err, err_len, "%s", "a run reads back one output at most");
             s->run_read = k;
         }
     }
-    s->run_n_plans = run->n_plans;
     const size_t rows = place_argmax_rows(s, run);
     if (bind_plans(s, run->plans, run->n_plans, err, err_len) || reserve_argmax(s, rows, err, err_len))
         return -1;
@@ -769,6 +770,8 @@ int nn_session_run(struct nn_session *s, const struct nn_run *run, char *err, si
     }
     if (rc == 0 && rows)
         rc = read_argmax(s, rows, err, err_len);
+    if (rc == 0)
+        s->run_n_plans = run->n_plans; /* the outputs are readable from here on */
     return rc;
 }
 
