@@ -4,10 +4,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static char *dup_str(const char *s)
 {
@@ -75,24 +78,44 @@ static const char *base_name(const char *path)
     return slash && slash[1] ? slash + 1 : path;
 }
 
+/* dir + "/" + name, with no doubled slash when dir ends in some ("scans/" gives "scans/x.png");
+ * "" + name is name. NULL when memory runs out. */
+static char *join_path(const char *dir, const char *name)
+{
+    size_t dir_len = strlen(dir);
+    while (dir_len > 1 && dir[dir_len - 1] == '/')
+        dir_len--;
+    int slash = dir_len > 0 && dir[dir_len - 1] != '/';
+    size_t len = dir_len + (size_t)slash + strlen(name) + 1;
+    char *path = malloc(len);
+    if (path)
+        snprintf(path, len, "%.*s%s%s", (int)dir_len, dir, slash ? "/" : "", name);
+    return path;
+}
+
+/* What a file that is neither a folder nor a regular file is, for messages. */
+static const char *special_kind(mode_t mode)
+{
+    return S_ISFIFO(mode)   ? "a FIFO"
+           : S_ISCHR(mode)  ? "a character device"
+           : S_ISBLK(mode)  ? "a block device"
+           : S_ISSOCK(mode) ? "a socket"
+                            : "a special file";
+}
+
 static int compare_names(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Appends the images under dir (recursively, sorted by name at each level). `rel` is the path
- * relative to the input directory, "" at the top. Returns the number of images added or -1. */
-static int scan_dir(const char *dir, const char *rel, struct cli_item_list *list, int depth)
+static int is_document_name(const char *name)
 {
-    if (depth > 64)
-        return 0; /* a deeper tree is almost surely a link cycle */
-    DIR *d = opendir(dir);
-    if (!d) {
-        /* an unreadable folder is a failed input, not one skipped in silence */
-        char msg[512];
-        snprintf(msg, sizeof(msg), "cannot open directory: %s", strerror(errno));
-        return push_item(list, dir, *rel ? rel : base_name(dir), msg) ? -1 : 1;
-    }
+    return ppocr_image_has_known_extension(name) || cli_pdf_is_pdf_name(name);
+}
+
+/* The visible entries of d, sorted by name. Returns the count, or -1 when memory runs out. */
+static long read_names(DIR *d, char ***out)
+{
     char **names = NULL;
     size_t n = 0, cap = 0;
     struct dirent *e;
@@ -103,53 +126,98 @@ static int scan_dir(const char *dir, const char *rel, struct cli_item_list *list
             cap = cap ? cap * 2 : 64;
             char **grown = realloc(names, cap * sizeof(*grown));
             if (!grown)
-                break;
+                goto oom;
             names = grown;
         }
         if (!(names[n] = dup_str(e->d_name)))
-            break;
+            goto oom;
         n++;
     }
-    closedir(d);
     if (n)
         qsort(names, n, sizeof(*names), compare_names);
+    *out = names;
+    return (long)n;
+oom:
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return -1;
+}
 
-    int added = 0;
-    for (size_t i = 0; i < n && added >= 0; i++) {
-        size_t plen = strlen(dir) + strlen(names[i]) + 2, rlen = strlen(rel) + strlen(names[i]) + 2;
-        char *path = malloc(plen), *relpath = malloc(rlen);
-        if (!path || !relpath) {
-            free(path);
-            free(relpath);
-            added = -1;
-            break;
+/* An entry the walk passes over: an item of its own, reported in its place. */
+static int push_skipped(struct cli_item_list *list, const char *path, const char *relpath, const char *reason)
+{
+    char msg[600];
+    snprintf(msg, sizeof(msg), "skipped (%s)", reason);
+    return push_item(list, path, relpath, msg) ? -1 : 1;
+}
+
+static int scan_dir(const char *dir, const char *rel, struct cli_item_list *list, int depth);
+
+/* One entry `name` of the open folder d: an image or PDF is added, a folder walked; what cannot
+ * be read is reported. Returns the number of items added or -1. */
+static int scan_entry(DIR *d, const char *path, const char *relpath, const char *name, struct cli_item_list *list,
+                      int depth)
+{
+    char msg[512];
+    struct stat st, lst;
+    /* looked at from the folder, so that a path too long to open is still told apart */
+    if (fstatat(dirfd(d), name, &st, 0) != 0) {
+        if (!is_document_name(name))
+            return 0;
+        /* an image name that cannot be looked at (a dangling link): reported, not skipped */
+        snprintf(msg, sizeof(msg), "%s", errno == ENOENT ? "no such file (a dangling link?)" : strerror(errno));
+        return push_item(list, path, relpath, msg) ? -1 : 1;
+    }
+    char too_long[64] = "";
+    if (strlen(path) > CLI_PATH_MAX_BYTES)
+        snprintf(too_long, sizeof(too_long), "path longer than %d bytes", CLI_PATH_MAX_BYTES);
+    if (S_ISDIR(st.st_mode)) {
+        /* not followed: a link may lead back up the tree, or to images read already */
+        if (fstatat(dirfd(d), name, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode))
+            return push_skipped(list, path, relpath, "a link to a folder: give the folder itself to read it");
+        if (*too_long)
+            return push_skipped(list, path, relpath, too_long);
+        if (depth + 1 > CLI_WALK_MAX_DEPTH) {
+            snprintf(msg, sizeof(msg), "more than %d folder levels deep", CLI_WALK_MAX_DEPTH);
+            return push_skipped(list, path, relpath, msg);
         }
-        snprintf(path, plen, "%s/%s", dir, names[i]);
-        snprintf(relpath, rlen, "%s%s%s", rel, *rel ? "/" : "", names[i]);
-        struct stat st;
-        if (stat(path, &st) == 0) {
-            if (S_ISDIR(st.st_mode)) {
-                struct stat lst;
-                int is_link = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
-                if (!is_link) {
-                    int sub = scan_dir(path, relpath, list, depth + 1);
-                    added = sub < 0 ? -1 : added + sub;
-                }
-            } else if (S_ISREG(st.st_mode) &&
-                       (ppocr_image_has_known_extension(names[i]) || cli_pdf_is_pdf_name(names[i]))) {
-                int sub = push_file(list, path, relpath);
-                added = sub < 0 ? -1 : added + sub;
-            }
-        } else if (ppocr_image_has_known_extension(names[i]) || cli_pdf_is_pdf_name(names[i])) {
-            /* an image name that cannot be looked at (a dangling link): reported, not skipped */
-            char msg[512];
-            snprintf(msg, sizeof(msg), "%s", errno == ENOENT ? "no such file (a dangling link?)" : strerror(errno));
-            added = push_item(list, path, relpath, msg) ? -1 : added + 1;
-        }
+        return scan_dir(path, relpath, list, depth + 1);
+    }
+    if (!is_document_name(name))
+        return 0;
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(msg, sizeof(msg), "%s, not a regular file", special_kind(st.st_mode));
+        return push_skipped(list, path, relpath, msg);
+    }
+    if (*too_long)
+        return push_skipped(list, path, relpath, too_long);
+    return push_file(list, path, relpath);
+}
+
+/* Appends the images under dir (recursively, sorted by name at each level). `rel` is the path
+ * relative to the input directory, "" at the top. Returns the number of items added or -1. */
+static int scan_dir(const char *dir, const char *rel, struct cli_item_list *list, int depth)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        /* an unreadable folder is a failed input, not one skipped in silence */
+        char msg[512];
+        snprintf(msg, sizeof(msg), "cannot open directory: %s", strerror(errno));
+        return push_item(list, dir, *rel ? rel : base_name(dir), msg) ? -1 : 1;
+    }
+    char **names = NULL;
+    long n = read_names(d, &names);
+    int added = n < 0 ? -1 : 0;
+    for (long i = 0; i < n && added >= 0; i++) {
+        char *path = join_path(dir, names[i]), *relpath = join_path(rel, names[i]);
+        int sub = path && relpath ? scan_entry(d, path, relpath, names[i], list, depth) : -1;
+        added = sub < 0 ? -1 : added + sub;
         free(path);
         free(relpath);
     }
-    for (size_t i = 0; i < n; i++)
+    closedir(d);
+    for (long i = 0; i < n; i++)
         free(names[i]);
     free(names);
     return added;
@@ -157,42 +225,149 @@ static int scan_dir(const char *dir, const char *rel, struct cli_item_list *list
 
 static int expand_one(const char *input, struct cli_item_list *list, int from_list, const atomic_int *stop);
 
+/* Reads an @list's bytes from fd, at most CLI_LIST_MAX_BYTES, refusing binary data as soon as it
+ * shows. Waits in slices of 100 ms with the stop flag checked between them (as cli_read_stream):
+ * a pipe whose writer never closes, or a FIFO nobody opens, holds the run only until SIGINT.
+ * Returns 0 with *text (NUL-terminated, free it), 1 when stopped, -1 with a reason in msg. */
+static int read_list_text(int fd, const atomic_int *stop, char **text, size_t *len, char *msg, size_t msg_len)
+{
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    *text = NULL;
+    if (!buf)
+        goto oom;
+    for (;;) {
+        if (*stop) {
+            free(buf);
+            return 1;
+        }
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        int ready = poll(&pfd, 1, 100);
+        if (ready == 0 || (ready < 0 && errno == EINTR))
+            continue;
+        if (n + 1 == cap) {
+            if (n > CLI_LIST_MAX_BYTES) {
+                free(buf);
+                snprintf(msg, msg_len, "list too large (more than %d bytes)", CLI_LIST_MAX_BYTES);
+                return -1;
+            }
+            size_t grown_cap = cap * 2 > CLI_LIST_MAX_BYTES + 2 ? CLI_LIST_MAX_BYTES + 2 : cap * 2;
+            char *grown = realloc(buf, grown_cap);
+            if (!grown)
+                goto oom;
+            buf = grown;
+            cap = grown_cap;
+        }
+        ssize_t got = read(fd, buf + n, cap - 1 - n);
+        if (got < 0 && (errno == EINTR || errno == EAGAIN))
+            continue; /* the stop check above decides; a FIFO opened without waiting has no data yet */
+        if (got < 0) {
+            int e = errno;
+            free(buf);
+            snprintf(msg, msg_len, "cannot read list: %s", strerror(e));
+            return -1;
+        }
+        if (got == 0)
+            break;
+        const char *nul = memchr(buf + n, 0, (size_t)got);
+        if (nul) {
+            snprintf(msg, msg_len, "not a list of paths: binary data (a NUL byte at offset %zu)", (size_t)(nul - buf));
+            free(buf);
+            return -1;
+        }
+        n += (size_t)got;
+    }
+    if (n > CLI_LIST_MAX_BYTES) {
+        free(buf);
+        snprintf(msg, msg_len, "list too large (more than %d bytes)", CLI_LIST_MAX_BYTES);
+        return -1;
+    }
+    buf[n] = 0;
+    *text = buf;
+    *len = n;
+    return 0;
+oom:
+    free(buf);
+    snprintf(msg, msg_len, "out of memory reading the list");
+    return -1;
+}
+
+/* Opens an @list: stdin for "@-", else a regular file or a pipe (a FIFO, /dev/stdin, the
+ * /dev/fd/N of a shell's <(...)); a device would be read for ever. Opened without waiting, so that
+ * a FIFO with no writer yet is waited for by read_list_text, stoppably. Returns the fd or -1. */
+static int open_list(const char *path, char *msg, size_t msg_len)
+{
+    if (strcmp(path, "-") == 0)
+        return STDIN_FILENO;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(msg, msg_len, "cannot open list: %s", strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(msg, msg_len, "cannot read list: %s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+        snprintf(msg, msg_len, "cannot read list: %s, not a regular file or a pipe",
+                 S_ISDIR(st.st_mode) ? "a folder" : special_kind(st.st_mode));
+        close(fd);
+        return -1;
+    }
+    if (S_ISREG(st.st_mode) && st.st_size > CLI_LIST_MAX_BYTES) {
+        snprintf(msg, msg_len, "list too large (%lld bytes, the limit is %d)", (long long)st.st_size,
+                 CLI_LIST_MAX_BYTES);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 static int expand_list_file(const char *spec, struct cli_item_list *list, const atomic_int *stop)
 {
-    const char *path = spec + 1;
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
-    if (!f) {
-        char msg[512];
-        snprintf(msg, sizeof(msg), "cannot open list: %s", strerror(errno));
+    char msg[512];
+    int fd = open_list(spec + 1, msg, sizeof(msg));
+    if (fd < 0)
         return push_item(list, spec, spec, msg);
-    }
-    char *line = NULL;
-    size_t cap = 0;
-    int rc = 0;
-    while (rc == 0 && !*stop) {
-        ssize_t len = getline(&line, &cap, f);
-        int e = errno;
-        /* the signal handlers leave reads interruptible (no SA_RESTART): a stop ends getline with
-         * an error, or with the part of a line read so far, which is no path */
-        if (*stop)
-            break;
-        if (len < 0) {
-            /* getline ends on a read error as on the end of the list: an unread rest is a failure */
-            if (ferror(f)) {
-                char msg[512];
-                snprintf(msg, sizeof(msg), "cannot read list: %s", strerror(e));
-                rc = push_item(list, spec, spec, msg);
-            }
-            break;
+    char *text;
+    size_t len;
+    int rc = read_list_text(fd, stop, &text, &len, msg, sizeof(msg));
+    if (fd != STDIN_FILENO)
+        close(fd);
+    if (rc == 1)
+        return 0; /* stopped: the caller sees *stop */
+    if (rc < 0)
+        return push_item(list, spec, spec, msg);
+    /* every line checked before any is expanded: a list is used whole or refused */
+    size_t line_no = 1;
+    for (char *line = text; line < text + len; line_no++) {
+        char *end = memchr(line, '\n', (size_t)(text + len - line));
+        size_t line_len = end ? (size_t)(end - line) : (size_t)(text + len - line);
+        if (line_len > CLI_PATH_MAX_BYTES + 1 ||
+            (line_len == CLI_PATH_MAX_BYTES + 1 && line[CLI_PATH_MAX_BYTES] != '\r')) {
+            snprintf(msg, sizeof(msg), "line %zu is longer than the longest path (%d bytes)", line_no,
+                     CLI_PATH_MAX_BYTES);
+            free(text);
+            return push_item(list, spec, spec, msg);
         }
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-            line[--len] = 0;
-        if (len > 0)
-            rc = expand_one(line, list, 1, stop);
+        line += line_len + 1;
     }
-    free(line);
-    if (f != stdin)
-        fclose(f);
+    rc = 0;
+    for (char *line = text; rc == 0 && line < text + len;) {
+        char *end = memchr(line, '\n', (size_t)(text + len - line));
+        char *next = end ? end + 1 : text + len;
+        if (end)
+            *end = 0;
+        size_t line_len = strlen(line);
+        while (line_len > 0 && line[line_len - 1] == '\r')
+            line[--line_len] = 0;
+        if (line_len > 0)
+            rc = expand_one(line, list, 1, stop);
+        line = next;
+    }
+    free(text);
     return rc;
 }
 
@@ -204,8 +379,8 @@ static int expand_one(const char *input, struct cli_item_list *list, int from_li
         return expand_list_file(input, list, stop);
 
     struct stat st;
+    char msg[512];
     if (stat(input, &st) != 0) {
-        char msg[512];
         snprintf(msg, sizeof(msg), "%s", errno == ENOENT ? "no such file or directory" : strerror(errno));
         return push_item(list, input, base_name(input), msg);
     }
@@ -217,8 +392,12 @@ static int expand_one(const char *input, struct cli_item_list *list, int from_li
             return push_item(list, input, base_name(input), "directory holds no images");
         return 0;
     }
-    if (!S_ISREG(st.st_mode)) /* a pipe (<(...)) is not sniffed: its bytes would be gone */
-        return push_item(list, input, base_name(input), NULL);
+    if (!S_ISREG(st.st_mode)) {
+        /* never opened: a FIFO would wait for a writer, a device would be read for ever */
+        snprintf(msg, sizeof(msg), "not a regular file (%s; image bytes from a pipe go on stdin, as -)",
+                 special_kind(st.st_mode));
+        return push_item(list, input, base_name(input), msg);
+    }
     return push_file(list, input, base_name(input)) < 0 ? -1 : 0;
 }
 

@@ -6,6 +6,14 @@
 
 #include <stdatomic.h>
 
+/* The bounds of what is listed (README, "Input limits and failures"): an @list is at most
+ * CLI_LIST_MAX_BYTES, each of its lines a path of at most CLI_PATH_MAX_BYTES (Linux's PATH_MAX less
+ * its NUL), and a folder walk goes CLI_WALK_MAX_DEPTH folders down and keeps to paths of
+ * CLI_PATH_MAX_BYTES. What a walk passes over is an item of its own: `skipped (reason)`. */
+#define CLI_LIST_MAX_BYTES (64 << 20)
+#define CLI_PATH_MAX_BYTES 4095
+#define CLI_WALK_MAX_DEPTH 64
+
 struct cli_item {
     char *path;  /* "-" for image bytes on stdin */
     char *name;  /* relative name for per-image output files */

@@ -482,10 +482,14 @@ static int pick_device(VkInstance instance, uint32_t instance_api, int wanted, V
     if (wanted >= 0) {
         if ((uint32_t)wanted >= n) {
             free(pds);
+            if (n == 1)
+                return gpu_fail(GPU_ERR_NO_DEVICE,
+                                "choosing Vulkan device %d: there is only 1 device, number 0 (see --list-devices)",
+                                wanted);
             return gpu_fail(GPU_ERR_NO_DEVICE,
-                            "choosing Vulkan device %d: there are only %u "
+                            "choosing Vulkan device %d: there are only %u devices, numbered 0 to %u "
                             "(see --list-devices)",
-                            wanted, n);
+                            wanted, n, n - 1);
         }
         *out = pds[wanted];
         free(pds);

@@ -97,12 +97,34 @@ enum ppocr_status ppocr_image_load_file(const char *path, enum ppocr_alpha_mode 
                                         char *err, size_t err_len)
 {
     memset(img, 0, sizeof *img);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO is refused below instead of waiting for a writer (and a regular file
+     * reads the same either way) */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return fail_errno(errno, path, "open", err, err_len);
-    enum ppocr_status st = ppocr_image_load_fd(fd, path, alpha, img, err, err_len);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return fail_errno(e, path, "read", err, err_len);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        /* a device would be read for ever (/dev/zero) or not at all; bytes from a pipe go
+         * through ppocr_image_load_fd */
+        close(fd);
+        if (S_ISDIR(st.st_mode))
+            return fail_errno(EISDIR, path, "read", err, err_len);
+        snprintf(err, err_len, "%s: not a regular file (%s)", path,
+                 S_ISFIFO(st.st_mode)   ? "a FIFO"
+                 : S_ISCHR(st.st_mode)  ? "a character device"
+                 : S_ISBLK(st.st_mode)  ? "a block device"
+                 : S_ISSOCK(st.st_mode) ? "a socket"
+                                        : "a special file");
+        return PPOCR_ERR_IO;
+    }
+    enum ppocr_status status = ppocr_image_load_fd(fd, path, alpha, img, err, err_len);
     close(fd);
-    return st;
+    return status;
 }
 
 enum ppocr_status ppocr_image_load_fd(int fd, const char *name, enum ppocr_alpha_mode alpha, struct ppocr_image *img,

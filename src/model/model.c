@@ -1,4 +1,4 @@
-/* Maps a .pvk file and checks every byte that the rest of the program will trust: a corrupt
+/* Reads a .pvk file into memory and checks every byte that the rest of the program will trust: a corrupt
  * or truncated file gives a one-line error, never an out-of-bounds read. */
 #include "model/model.h"
 
@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,7 +20,6 @@ _Static_assert(sizeof(struct pvk_file_header) % 8 == 0, "header keeps 8-byte ali
 struct model_impl {
     void *base;
     size_t size;
-    int mapped; /* 1: munmap; 0: free */
     const char **dict;
 };
 
@@ -370,29 +368,68 @@ static int finish(struct pvk_model *m, struct model_impl *impl, char *err, size_
     return 0;
 }
 
+/* Reads all of fd into a PVK_FILE_ALIGN-aligned allocation. Returns 0, or -1 with errno set. */
+static int read_whole(int fd, size_t size, void **out)
+{
+    size_t alloc = (size + PVK_FILE_ALIGN - 1) / PVK_FILE_ALIGN * PVK_FILE_ALIGN;
+    uint8_t *buf = aligned_alloc(PVK_FILE_ALIGN, alloc);
+    if (!buf)
+        return -1;
+    size_t got = 0;
+    while (got < size) {
+        ssize_t n = read(fd, buf + got, size - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int e = n < 0 ? errno : 0;
+            free(buf);
+            errno = e;
+            return -1; /* errno 0: the file shrank while it was read */
+        }
+        got += (size_t)n;
+    }
+    *out = buf;
+    return 0;
+}
+
 int pvk_model_load(const char *path, struct pvk_model *model, char *err, size_t err_len)
 {
     memset(model, 0, sizeof *model);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO named det.pvk is refused below instead of waiting for a writer */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return fail(err, err_len, "%s: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) || st.st_size <= 0) {
+    if (fstat(fd, &st)) {
+        int e = errno;
         close(fd);
+        return fail(err, err_len, "%s: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size <= 0 || st.st_size > PVK_MODEL_MAX_FILE_BYTES) {
+        close(fd);
+        if (!S_ISREG(st.st_mode))
+            return fail(err, err_len, "%s: not a regular file", path);
+        if (st.st_size > PVK_MODEL_MAX_FILE_BYTES)
+            return fail(err, err_len, "%s: file too large (%lld bytes, the limit is %lld)", path, (long long)st.st_size,
+                        PVK_MODEL_MAX_FILE_BYTES);
         return fail(err, err_len, "%s: empty or unreadable", path);
     }
-    void *base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    /* read, not mapped: the file may be overwritten in place while the engine runs (cp truncates
+     * and rewrites), and a mapping would then fault (SIGBUS) or change under the loaded nets */
+    void *base;
+    int read_rc = read_whole(fd, (size_t)st.st_size, &base);
+    int read_errno = errno;
     close(fd);
-    if (base == MAP_FAILED)
-        return fail(err, err_len, "%s: cannot map: %s", path, strerror(errno));
+    if (read_rc)
+        return fail(err, err_len, "%s: cannot read: %s", path,
+                    read_errno ? strerror(read_errno) : "the file changed while it was read");
     struct model_impl *impl = calloc(1, sizeof *impl);
     if (!impl) {
-        munmap(base, (size_t)st.st_size);
+        free(base);
         return fail(err, err_len, "out of memory");
     }
     impl->base = base;
     impl->size = (size_t)st.st_size;
-    impl->mapped = 1;
     char inner[256];
     if (finish(model, impl, inner, sizeof inner))
         return fail(err, err_len, "%s: %s", path, inner);
@@ -420,10 +457,7 @@ void pvk_model_free(struct pvk_model *model)
 {
     struct model_impl *impl = model->impl_;
     if (impl) {
-        if (impl->mapped)
-            munmap(impl->base, impl->size);
-        else
-            free(impl->base);
+        free(impl->base);
         free(impl->dict);
         free(impl);
     }

@@ -1,4 +1,4 @@
-/* A converted PP-OCR net (.pvk file, see models/FORMAT.md), mapped read-only into memory.
+/* A converted PP-OCR net (.pvk file, see models/FORMAT.md), read whole into memory.
  * The op list is in execution order; tensor ids index `tensors`. */
 #ifndef PPOCR_MODEL_MODEL_H
 #define PPOCR_MODEL_MODEL_H
@@ -37,17 +37,20 @@ struct pvk_model {
     uint32_t n_dict;
     const char *const *dict;
     const char *source; /* the ONNX file it was converted from (base name) */
-    void *impl_;        /* mapping and owned storage */
+    void *impl_;        /* the file's bytes and owned storage */
 };
 
-/* Maps and validates `path` (magic, version, checksum, every offset and id in range).
+/* The largest model file read (PP-OCR's largest nets are about 100 MB). */
+#define PVK_MODEL_MAX_FILE_BYTES (1ll << 30)
+
+/* Reads and validates `path` (magic, version, checksum, every offset and id in range).
  * Returns 0, or -1 with a one-line reason in err. */
 int pvk_model_load(const char *path, struct pvk_model *model, char *err, size_t err_len);
 /* The same from bytes in memory (copied; the caller may free `data` at once), e.g. for fuzzing. */
 int pvk_model_load_memory(const void *data, size_t size, struct pvk_model *model, char *err, size_t err_len);
 void pvk_model_free(struct pvk_model *model);
 
-/* Pointer to a constant's data inside the mapping (NULL for activations). */
+/* Pointer to a constant's data inside the file's bytes (NULL for activations). */
 const void *pvk_tensor_data(const struct pvk_model *model, int32_t tensor_id);
 /* Product of the dims; meaningless while a dim is -1 (a run-time size). */
 int64_t pvk_tensor_numel(const struct pvk_tensor *t);

@@ -1,6 +1,6 @@
-/* Where the converted models are when no --models folder is given: $PPOCR_MODELS, next to the
- * executable (and ../share/ppocr-vk/models from it, for an installed tree), the build's source
- * tree, then the configured install folder. */
+/* Where the converted models are: the --models folder, else $PPOCR_MODELS (either, when set, is
+ * the only place looked at), else next to the executable (and ../share/ppocr-vk/models from it, for
+ * an installed tree), the build's source tree, then the configured install folder. */
 #include "ocr/models_path.h"
 
 #include <stdio.h>
@@ -17,15 +17,13 @@ static int has_models(const char *dir)
 
 int ocr_find_models_dir(const char *given, char *out, size_t out_len)
 {
-    if (given && *given) {
-        snprintf(out, out_len, "%s", given);
-        return has_models(out) ? 0 : -1;
-    }
+    /* a folder named by the user, on the command line or in the environment, is the one used:
+     * a wrong one is an error, not a reason to take models from somewhere else */
     const char *env = getenv("PPOCR_MODELS");
-    if (env && *env) {
-        snprintf(out, out_len, "%s", env);
-        if (has_models(out))
-            return 0;
+    const char *named = given && *given ? given : env && *env ? env : NULL;
+    if (named) {
+        snprintf(out, out_len, "%s", named);
+        return has_models(out) ? 0 : -1;
     }
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);

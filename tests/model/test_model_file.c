@@ -1,5 +1,7 @@
-/* The .pvk file: write, map, read back identical tensors and ops; truncated and corrupted
- * files give a clean one-line error and never a crash (run this under ASan too). */
+/* The .pvk file: write, load, read back identical tensors and ops; truncated and corrupted
+ * files give a clean one-line error and never a crash (run this under ASan too); a loaded model
+ * outlives its file being rewritten; what is not a regular file is refused without blocking. */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -96,9 +99,10 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    const char *names[] = {"tiny_rec.onnx", "dict.txt", "dict3.txt", "dict_bad.txt", "a.pvk", "b.pvk"};
+    const char *names[] = {"tiny_rec.onnx", "dict.txt", "dict3.txt",    "dict_bad.txt", "a.pvk",
+                           "b.pvk",         "c.pvk",    "cls_copy.pvk", "fifo.pvk",     "huge.pvk"};
     char path[128];
-    for (int k = 0; k < 6; k++) {
+    for (int k = 0; k < (int)(sizeof names / sizeof names[0]); k++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[k]);
         remove(path);
     }
@@ -133,41 +137,41 @@ static void test_round_trip(void **state)
     assert_memory_equal(a, b, la);
     free(b);
 
-    struct pvk_model mapped, mem;
-    assert_int_equal(pvk_model_load(pa, &mapped, err, sizeof err), 0);
+    struct pvk_model from_file, mem;
+    assert_int_equal(pvk_model_load(pa, &from_file, err, sizeof err), 0);
     assert_int_equal(pvk_model_load_memory(a, la, &mem, err, sizeof err), 0);
     free(a);
-    assert_int_equal(mapped.net_kind, PVK_NET_REC);
-    assert_string_equal(mapped.source, "tiny_rec.onnx");
-    assert_int_equal(mapped.n_ops, mem.n_ops);
-    assert_int_equal(mapped.n_tensors, mem.n_tensors);
-    assert_memory_equal(mapped.ops, mem.ops, mapped.n_ops * sizeof *mapped.ops);
-    assert_memory_equal(mapped.tensors, mem.tensors, mapped.n_tensors * sizeof *mapped.tensors);
-    for (uint32_t t = 0; t < mapped.n_tensors; t++) {
-        if (mapped.tensors[t].kind != PVK_TENSOR_CONSTANT) {
-            assert_null(pvk_tensor_data(&mapped, (int32_t)t));
+    assert_int_equal(from_file.net_kind, PVK_NET_REC);
+    assert_string_equal(from_file.source, "tiny_rec.onnx");
+    assert_int_equal(from_file.n_ops, mem.n_ops);
+    assert_int_equal(from_file.n_tensors, mem.n_tensors);
+    assert_memory_equal(from_file.ops, mem.ops, from_file.n_ops * sizeof *from_file.ops);
+    assert_memory_equal(from_file.tensors, mem.tensors, from_file.n_tensors * sizeof *from_file.tensors);
+    for (uint32_t t = 0; t < from_file.n_tensors; t++) {
+        if (from_file.tensors[t].kind != PVK_TENSOR_CONSTANT) {
+            assert_null(pvk_tensor_data(&from_file, (int32_t)t));
             continue;
         }
-        assert_int_equal((uintptr_t)pvk_tensor_data(&mapped, (int32_t)t) % 64, 0);
-        assert_memory_equal(pvk_tensor_data(&mapped, (int32_t)t), pvk_tensor_data(&mem, (int32_t)t),
-                            mapped.tensors[t].nbytes);
+        assert_int_equal((uintptr_t)pvk_tensor_data(&from_file, (int32_t)t) % 64, 0);
+        assert_memory_equal(pvk_tensor_data(&from_file, (int32_t)t), pvk_tensor_data(&mem, (int32_t)t),
+                            from_file.tensors[t].nbytes);
     }
     /* conv -> relu -> reshape -> transpose -> matmul(+bias) -> softmax */
     const enum pvk_op_type want[] = {PVK_OP_CONV2D, PVK_OP_RESHAPE, PVK_OP_TRANSPOSE, PVK_OP_MATMUL, PVK_OP_SOFTMAX};
-    assert_int_equal(mapped.n_ops, 5);
+    assert_int_equal(from_file.n_ops, 5);
     for (int k = 0; k < 5; k++)
-        assert_int_equal(mapped.ops[k].type, want[k]);
-    assert_int_equal(mapped.ops[0].act, PVK_ACT_RELU);
-    assert_memory_equal(pvk_tensor_data(&mapped, mapped.ops[0].weights[0]), conv_w, sizeof conv_w);
-    assert_memory_equal(pvk_tensor_data(&mapped, mapped.ops[3].weights[0]), fc_w, sizeof fc_w);
-    assert_memory_equal(pvk_tensor_data(&mapped, mapped.ops[3].weights[1]), fc_b, sizeof fc_b);
-    assert_int_equal(mapped.input, 0);
-    assert_int_equal(mapped.tensors[mapped.input].shape[3], -1);
-    assert_int_equal(mapped.n_dict, 3);
-    assert_string_equal(mapped.dict[0], "a");
-    assert_string_equal(mapped.dict[1], "\xc3\xa9");
-    assert_string_equal(mapped.dict[2], " ");
-    pvk_model_free(&mapped);
+        assert_int_equal(from_file.ops[k].type, want[k]);
+    assert_int_equal(from_file.ops[0].act, PVK_ACT_RELU);
+    assert_memory_equal(pvk_tensor_data(&from_file, from_file.ops[0].weights[0]), conv_w, sizeof conv_w);
+    assert_memory_equal(pvk_tensor_data(&from_file, from_file.ops[3].weights[0]), fc_w, sizeof fc_w);
+    assert_memory_equal(pvk_tensor_data(&from_file, from_file.ops[3].weights[1]), fc_b, sizeof fc_b);
+    assert_int_equal(from_file.input, 0);
+    assert_int_equal(from_file.tensors[from_file.input].shape[3], -1);
+    assert_int_equal(from_file.n_dict, 3);
+    assert_string_equal(from_file.dict[0], "a");
+    assert_string_equal(from_file.dict[1], "\xc3\xa9");
+    assert_string_equal(from_file.dict[2], " ");
+    pvk_model_free(&from_file);
     pvk_model_free(&mem);
 }
 
@@ -284,13 +288,96 @@ static void test_corrupt_files(void **state)
     free(good);
 }
 
+/* `cp other.pvk rec.pvk` during a run truncates the file the engine loaded and writes it anew:
+ * the model loaded from `path` must keep its own bytes. A mapping of the file would read zeros
+ * past the new end in its last page and fault (SIGBUS) in the pages after it. */
+static void expect_survives_rewrite(const char *path)
+{
+    char err[512];
+    size_t len;
+    uint8_t *original = read_file(path, &len);
+    struct pvk_model loaded, expected;
+    assert_int_equal(pvk_model_load(path, &loaded, err, sizeof err), 0);
+    assert_int_equal(pvk_model_load_memory(original, len, &expected, err, sizeof err), 0);
+    write_file(path, "another file", 12); /* as cp does: truncate, then write something else */
+    assert_int_equal(loaded.n_tensors, expected.n_tensors);
+    assert_memory_equal(loaded.tensors, expected.tensors, loaded.n_tensors * sizeof *loaded.tensors);
+    assert_memory_equal(loaded.ops, expected.ops, loaded.n_ops * sizeof *loaded.ops);
+    for (uint32_t t = 0; t < loaded.n_tensors; t++)
+        if (loaded.tensors[t].kind == PVK_TENSOR_CONSTANT)
+            assert_memory_equal(pvk_tensor_data(&loaded, (int32_t)t), pvk_tensor_data(&expected, (int32_t)t),
+                                loaded.tensors[t].nbytes);
+    assert_int_equal(loaded.n_dict, expected.n_dict);
+    for (uint32_t k = 0; k < loaded.n_dict; k++)
+        assert_string_equal(loaded.dict[k], expected.dict[k]);
+    assert_string_equal(loaded.source, expected.source);
+    pvk_model_free(&loaded);
+    pvk_model_free(&expected);
+    free(original);
+}
+
+static void test_file_rewritten_while_loaded(void **state)
+{
+    (void)state;
+    /* the real classifier, many pages long: a copy of it */
+    char cls[4096], path[128];
+    snprintf(cls, sizeof cls, "%s/cls.pvk", test_models_dir());
+    if (access(cls, R_OK) != 0)
+        fail_msg("%s is missing: run tools/fetch-models.sh (or set PPOCR_MODELS)", cls);
+    size_t len;
+    uint8_t *bytes = read_file(cls, &len);
+    snprintf(path, sizeof path, "%s/cls_copy.pvk", dir);
+    write_file(path, bytes, len);
+    free(bytes);
+    expect_survives_rewrite(path);
+    /* the tiny recogniser, one page: its dictionary too */
+    convert_to("c.pvk");
+    snprintf(path, sizeof path, "%s/c.pvk", dir);
+    expect_survives_rewrite(path);
+}
+
+static void expect_load_error(const char *path, const char *reason)
+{
+    struct pvk_model m;
+    char err[512] = "";
+    assert_int_equal(pvk_model_load(path, &m, err, sizeof err), -1);
+    if (!strstr(err, reason) || !strstr(err, path))
+        fail_msg("%s: '%s' does not name the file and '%s'", path, err, reason);
+    assert_null(strchr(err, '\n'));
+    assert_null(m.impl_);
+}
+
+/* A FIFO, a device or an oversized file as a model: refused at once, never read or waited on. */
+static void test_not_a_model_file(void **state)
+{
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/fifo.pvk", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    /* first with a writer holding it open, so that a loader that waits for data still returns */
+    int writer = open(path, O_RDWR | O_NONBLOCK);
+    assert_true(writer >= 0);
+    expect_load_error(path, "not a regular file");
+    close(writer);
+    /* then as a user leaves it: nobody writing, where a blocking open would wait for ever */
+    expect_load_error(path, "not a regular file");
+    expect_load_error("/dev/zero", "not a regular file");
+    /* over the size limit: a sparse file, refused from its size before anything is read */
+    snprintf(path, sizeof path, "%s/huge.pvk", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, (off_t)PVK_MODEL_MAX_FILE_BYTES + 1), 0);
+    close(fd);
+    expect_load_error(path, "too large");
+}
+
 int main(void)
 {
     test_seed();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_dictionary_mismatch),
-        cmocka_unit_test(test_corrupt_files),
+        cmocka_unit_test(test_round_trip),       cmocka_unit_test(test_dictionary_mismatch),
+        cmocka_unit_test(test_corrupt_files),    cmocka_unit_test(test_file_rewritten_while_loaded),
+        cmocka_unit_test(test_not_a_model_file),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
