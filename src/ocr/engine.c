@@ -35,7 +35,7 @@ static int load_model(struct ppocr_engine *e, enum nn_net_id net, const char *di
 {
     char path[4096 + 64], why[512];
     snprintf(path, sizeof(path), "%s/%s", dir, model_files[net]);
-    if (pvk_model_load(path, &e->models[net], why, sizeof(why)))
+    if (pvk_model_load(path, &e->own_models[net], why, sizeof(why)))
         return ocr_fail(err, err_len, "%s", why);
     return 0;
 }
@@ -60,6 +60,7 @@ static int rec_classes(const struct pvk_model *m, int64_t *classes, char *err, s
 static int load_models(struct ppocr_engine *e, const struct ppocr_options *opt, const char *dir, char *err,
                        size_t err_len)
 {
+    e->models = e->own_models;
     if (load_model(e, NN_NET_DET, dir, err, err_len) || load_model(e, NN_NET_REC, dir, err, err_len) ||
         (opt->use_cls && load_model(e, NN_NET_CLS, dir, err, err_len)))
         return -1;
@@ -96,7 +97,7 @@ static void *device_job_run(void *arg)
     return NULL;
 }
 
-static enum ppocr_status engine_create(const struct ppocr_options *opt, struct nn_device *shared,
+static enum ppocr_status engine_create(const struct ppocr_options *opt, const struct ppocr_engine *first,
                                        struct ppocr_engine **out, char *err, size_t err_len)
 {
     *out = NULL;
@@ -107,10 +108,11 @@ static enum ppocr_status engine_create(const struct ppocr_options *opt, struct n
         return status;
     }
     e->opt = *opt;
+    struct nn_device *shared = first ? first->dev : NULL;
     double t0 = ocr_now_ms();
 
     char dir[4096];
-    if (ocr_find_models_dir(opt->models_dir, dir, sizeof(dir))) {
+    if (!first && ocr_find_models_dir(opt->models_dir, dir, sizeof(dir))) {
         snprintf(err, err_len, "no models in %s (run tools/fetch-models.sh, or give --models DIR)", dir);
         status = PPOCR_ERR_MODELS;
         goto fail;
@@ -118,7 +120,11 @@ static enum ppocr_status engine_create(const struct ppocr_options *opt, struct n
     struct device_job dj = {.opt = {.index = opt->device_index, .force_fp32 = opt->force_fp32}};
     if (!shared)
         dj.thread_started = pthread_create(&dj.thread, NULL, device_job_run, &dj) == 0;
-    int models_rc = load_models(e, opt, dir, err, err_len);
+    int models_rc = 0;
+    if (first)
+        e->models = first->models;
+    else
+        models_rc = load_models(e, opt, dir, err, err_len);
     double t1 = ocr_now_ms();
     if (dj.thread_started)
         pthread_join(dj.thread, NULL);
@@ -179,8 +185,8 @@ void ppocr_engine_destroy(struct ppocr_engine *e)
     ocr_gpu_destroy(e->gpu);
     nn_session_destroy(e->nets);
     for (int n = 0; n < NN_NET_COUNT; n++)
-        if (e->models[n].impl_)
-            pvk_model_free(&e->models[n]);
+        if (e->own_models[n].impl_)
+            pvk_model_free(&e->own_models[n]);
     if (!e->shares_dev)
         nn_device_close(e->dev);
     free(e);
@@ -195,7 +201,7 @@ enum ppocr_status ppocr_engine_create(const struct ppocr_options *opt, struct pp
 enum ppocr_status ppocr_engine_create_sibling(const struct ppocr_engine *first, struct ppocr_engine **out, char *err,
                                               size_t err_len)
 {
-    return engine_create(&first->opt, first->dev, out, err, err_len);
+    return engine_create(&first->opt, first, out, err, err_len);
 }
 
 const char *ppocr_status_name(enum ppocr_status status)

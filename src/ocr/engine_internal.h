@@ -69,7 +69,9 @@ struct ppocr_engine {
     struct nn_device *dev;
     bool shares_dev; /* a sibling's: the first engine owns and closes it */
     struct nn_device_info device;
-    struct pvk_model models[NN_NET_COUNT];
+    /* The models are read once, by the first engine; its siblings use them (destroyed before it). */
+    struct pvk_model own_models[NN_NET_COUNT];
+    const struct pvk_model *models; /* own_models, or the first engine's */
     struct nn_session *nets;
     struct ocr_gpu *gpu;
     struct ocr_workers *helpers; /* threads beside this one for the host's larger loops (HELPERS) */
