@@ -1,4 +1,6 @@
 #include "cli/args.h"
+#include "cli/messages.h"
+#include "cli/output.h"
 #include "cli/pdf.h"
 
 #include <errno.h>
@@ -66,9 +68,13 @@ void cli_print_help(const char *prog)
 
 static int usage_error(const char *fmt, const char *a, const char *b)
 {
-    fprintf(stderr, "ppocr-vk: ");
-    fprintf(stderr, fmt, a, b);
-    fprintf(stderr, " (see --help)\n");
+    struct cli_buf line = {0};
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    cli_buf_printf(&line, fmt, a, b);
+#pragma GCC diagnostic pop
+    cli_error("%s (see --help)", line.data ? line.data : "");
+    cli_buf_free(&line);
     return -1;
 }
 
@@ -248,10 +254,13 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
                 args->format = CLI_FORMAT_ALTO;
             else
                 rc = usage_error("--format: '%s' is not text, json, tsv, hocr or alto%s", value, "");
-        } else if (!strcmp(name, "-o") || !strcmp(name, "--output")) {
-            args->output_dir = value;
-        } else if (!strcmp(name, "--draw")) {
-            args->draw_dir = value;
+        } else if (!strcmp(name, "-o") || !strcmp(name, "--output") || !strcmp(name, "--draw")) {
+            if (!*value) /* "" would put every file at the root: "/NAME.EXT" */
+                rc = usage_error("%s: the folder name is empty%s", name, "");
+            else if (name[2] == 'd')
+                args->draw_dir = value;
+            else
+                args->output_dir = value;
         } else if (!strcmp(name, "--shard")) {
             rc = parse_shard(value, &args->shard_index, &args->shard_count);
         } else if (!strcmp(name, "--det-limit-side-len")) {
