@@ -23,8 +23,9 @@ void cli_print_help(const char *prog)
            "  --format text|json|tsv   text (default), JSON Lines (one object per image), or TSV\n"
            "  --format hocr|alto       hOCR (Tesseract's form) or ALTO 4.4 XML: one document per image\n"
            "                           (with -o, one .hocr or .xml file each)\n"
-           "  -o, --output DIR         write one output file per image into DIR\n"
-           "  --draw DIR               write a PNG of each image with its boxes drawn into DIR\n"
+           "  -o, --output DIR         write one output file per image into DIR: DIR/NAME.EXT, NAME the\n"
+           "                           file's name (its path below a folder given), NAME-pN for PDF pages\n"
+           "  --draw DIR               write a PNG of each image with its boxes drawn: DIR/NAME.png\n"
            "  --profile                per-stage timings (stderr; in JSON output too)\n"
            "  --shard K/N              process only the K-th (1..N) of N contiguous slices of the inputs\n"
            "  -j, --jobs N             images in flight at once, one engine each (default: one\n"
@@ -60,7 +61,8 @@ void cli_print_help(const char *prog)
            "  --version, --help\n"
            "\n"
            "Exit status: 0 all inputs processed; 1 some inputs failed (the rest are still processed);\n"
-           "2 usage error; 3 no usable Vulkan device or unusable models.\n"
+           "2 usage error (an output folder that cannot be made too); 3 no usable Vulkan device or\n"
+           "unusable models. SIGINT/SIGTERM stop after the images in progress; a second stops at once.\n"
            "Environment: PPOCR_VK_VALIDATE=1 enables the Vulkan validation layer.\n"
            "Input limits and failure handling are described in README.md.\n",
            prog);

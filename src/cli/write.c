@@ -36,14 +36,13 @@ int cli_make_dirs(const char *dir)
         if (*p != '/' || p[-1] == '/')
             continue;
         *p = 0;
-        int rc = mkdir(path, 0777);
-        int e = errno;
-        *p = '/';
         struct stat st;
-        if (rc != 0 && e != EEXIST)
-            return -1;
-        if (rc != 0 && stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
-            errno = ENOTDIR;
+        int rc = mkdir(path, 0777), e = errno;
+        /* an existing name must be a folder (stat before the '/' is put back) */
+        int not_folder = rc != 0 && e == EEXIST && stat(path, &st) == 0 && !S_ISDIR(st.st_mode);
+        *p = '/';
+        if (rc != 0 && (e != EEXIST || not_folder)) {
+            errno = not_folder ? ENOTDIR : e;
             return -1;
         }
     }

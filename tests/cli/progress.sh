@@ -18,6 +18,6 @@ tr '\r' '\n' <"$TMP/tty" >"$TMP/bar"
 expect_grep '0/2 ETA ?.*en_word_1\.png' "$TMP/bar" "before the first result: the file in progress"
 expect_grep '1/2 ETA [0-9][0-9]*s.*en_word_2\.png' "$TMP/bar" "after the first: the time left and the next file"
 expect_grep '2/2 in [0-9][0-9]*s' "$TMP/bar" "at the end: the time taken"
-expect_lines 4 "$TMP/out" "the results on stdout: two headers, two lines (and a blank one)"
+expect_lines 5 "$TMP/out" "the results on stdout: two headers, two lines, a blank line between"
 
 finish
