@@ -143,6 +143,8 @@ static int emit_item(struct run *run, int i)
     const struct cli_item *item = &run->items.items[i];
     struct outcome *o = &run->outcomes[i];
     char err[1024];
+    if (run->show_progress && o->errs.len) /* the bar's line cleared, so that an error line stands alone */
+        (void)cli_write_all(STDERR_FILENO, "\r\033[K", 4);
     cli_stderr_write(&o->errs);
     run->failed += o->failed;
     if (o->out.len) {

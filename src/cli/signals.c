@@ -1,4 +1,5 @@
 #include "cli/signals.h"
+#include "cli/pdf.h"
 #include "cli/write.h"
 
 #include <signal.h>
@@ -26,6 +27,7 @@ static void on_stop_signal(int sig)
     }
     say("ppocr-vk: stopped at once by a second signal; the images in progress are not written\n");
     cli_write_abandon();
+    cli_pdf_abandon();
     /* ended by the signal itself, as a shell expects of Ctrl-C (status 128 + sig) */
     struct sigaction dfl;
     memset(&dfl, 0, sizeof(dfl));

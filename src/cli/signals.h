@@ -1,6 +1,6 @@
 /* SIGINT and SIGTERM: the first asks the run to stop after the images in progress (a flag the
  * loops read); a second ends the process at once, by that signal, after removing the temporary
- * files of -o and --draw in flight (cli/write.h). */
+ * files of -o and --draw in flight (cli/write.h) and the PDF pages being rendered (cli/pdf.h). */
 #ifndef PPOCR_CLI_SIGNALS_H
 #define PPOCR_CLI_SIGNALS_H
 

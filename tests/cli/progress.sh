@@ -10,14 +10,17 @@ export PPOCR_MODELS="${PPOCR_MODELS:-$SRC/models}"
 command -v script >/dev/null 2>&1 || { fail "needs script(1) (util-linux)"; finish; exit 1; }
 
 # stdout to a file, stderr the terminal whose bytes script(1) keeps in $TMP/tty
+# a bad file in the middle: its error line stands alone, the bar's line cleared before it
+printf 'not an image' >"$TMP/bad.png"
 export BIN WORDS TMP
-script -qec 'exec "$BIN" "$WORDS/en_word_1.png" "$WORDS/en_word_2.png" >"$TMP/out"' "$TMP/tty" >/dev/null 2>&1
+script -qec 'exec "$BIN" "$WORDS/en_word_1.png" "$TMP/bad.png" "$WORDS/en_word_2.png" >"$TMP/out"' "$TMP/tty" >/dev/null 2>&1
 rc=$?
-[ "$rc" -eq 0 ] && pass || fail "exit $rc under a terminal: $(cat "$TMP/tty")"
+[ "$rc" -eq 1 ] && pass || fail "exit $rc under a terminal, expected 1: $(cat "$TMP/tty")"
 tr '\r' '\n' <"$TMP/tty" >"$TMP/bar"
-expect_grep '0/2 ETA ?.*en_word_1\.png' "$TMP/bar" "before the first result: the file in progress"
-expect_grep '1/2 ETA [0-9][0-9]*s.*en_word_2\.png' "$TMP/bar" "after the first: the time left and the next file"
-expect_grep '2/2 in [0-9][0-9]*s' "$TMP/bar" "at the end: the time taken"
+expect_grep '0/3 ETA ?.*en_word_1\.png' "$TMP/bar" "before the first result: the file in progress"
+expect_grep '1/3 ETA [0-9][0-9]*s.*bad\.png' "$TMP/bar" "after the first: the time left and the next file"
+expect_grep "^$(printf '\033')\\[Kppocr-vk: $TMP/bad.png: " "$TMP/bar" "an error line on a line of its own"
+expect_grep '3/3 in [0-9][0-9]*s' "$TMP/bar" "at the end: the time taken"
 expect_lines 5 "$TMP/out" "the results on stdout: two headers, two lines, a blank line between"
 
 finish
