@@ -77,6 +77,10 @@ static int open_listed(const char *path, int *slot)
         errno = EINTR;
         goto done;
     }
+    if (strlen(path) >= sizeof(temp_slots[0].path)) { /* listed cut short, a handler would remove another name */
+        errno = ENAMETOOLONG;
+        goto done;
+    }
     for (int i = 0; i < TEMP_SLOTS && s < 0; i++) {
         int free_state = SLOT_FREE;
         if (atomic_compare_exchange_strong(&temp_slots[i].state, &free_state, SLOT_FILLING))
