@@ -1,4 +1,6 @@
 #include "cli/args.h"
+#include "cli/messages.h"
+#include "cli/output.h"
 #include "cli/pdf.h"
 
 #include <errno.h>
@@ -21,8 +23,9 @@ void cli_print_help(const char *prog)
            "  --format text|json|tsv   text (default), JSON Lines (one object per image), or TSV\n"
            "  --format hocr|alto       hOCR (Tesseract's form) or ALTO 4.4 XML: one document per image\n"
            "                           (with -o, one .hocr or .xml file each)\n"
-           "  -o, --output DIR         write one output file per image into DIR\n"
-           "  --draw DIR               write a PNG of each image with its boxes drawn into DIR\n"
+           "  -o, --output DIR         write one output file per image into DIR: DIR/NAME.EXT, NAME the\n"
+           "                           file's name (its path below a folder given), NAME-pN for PDF pages\n"
+           "  --draw DIR               write a PNG of each image with its boxes drawn: DIR/NAME.png\n"
            "  --profile                per-stage timings (stderr; in JSON output too)\n"
            "  --shard K/N              process only the K-th (1..N) of N contiguous slices of the inputs\n"
            "  -j, --jobs N             images in flight at once, one engine each (default: one\n"
@@ -58,7 +61,8 @@ void cli_print_help(const char *prog)
            "  --version, --help\n"
            "\n"
            "Exit status: 0 all inputs processed; 1 some inputs failed (the rest are still processed);\n"
-           "2 usage error; 3 no usable Vulkan device or unusable models.\n"
+           "2 usage error (an output folder that cannot be made too); 3 no usable Vulkan device or\n"
+           "unusable models. SIGINT/SIGTERM stop after the images in progress; a second stops at once.\n"
            "Environment: PPOCR_VK_VALIDATE=1 enables the Vulkan validation layer.\n"
            "Input limits and failure handling are described in README.md.\n",
            prog);
@@ -66,9 +70,13 @@ void cli_print_help(const char *prog)
 
 static int usage_error(const char *fmt, const char *a, const char *b)
 {
-    fprintf(stderr, "ppocr-vk: ");
-    fprintf(stderr, fmt, a, b);
-    fprintf(stderr, " (see --help)\n");
+    struct cli_buf line = {0};
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    cli_buf_printf(&line, fmt, a, b);
+#pragma GCC diagnostic pop
+    cli_error("%s (see --help)", line.data ? line.data : "");
+    cli_buf_free(&line);
     return -1;
 }
 
@@ -248,10 +256,13 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
                 args->format = CLI_FORMAT_ALTO;
             else
                 rc = usage_error("--format: '%s' is not text, json, tsv, hocr or alto%s", value, "");
-        } else if (!strcmp(name, "-o") || !strcmp(name, "--output")) {
-            args->output_dir = value;
-        } else if (!strcmp(name, "--draw")) {
-            args->draw_dir = value;
+        } else if (!strcmp(name, "-o") || !strcmp(name, "--output") || !strcmp(name, "--draw")) {
+            if (!*value) /* "" would put every file at the root: "/NAME.EXT" */
+                rc = usage_error("%s: the folder name is empty%s", name, "");
+            else if (name[2] == 'd')
+                args->draw_dir = value;
+            else
+                args->output_dir = value;
         } else if (!strcmp(name, "--shard")) {
             rc = parse_shard(value, &args->shard_index, &args->shard_count);
         } else if (!strcmp(name, "--det-limit-side-len")) {

@@ -2,6 +2,7 @@
  * throughput over the set, memory peaks, and cold start with and without the pipeline cache.
  * Speed is shown by this table, never asserted by a test. */
 #include "cli/bench.h"
+#include "cli/messages.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -185,7 +186,7 @@ static int run_to_result(struct ppocr_engine *engine, const struct cli_args *arg
     char err[1024];
     double t0 = now_ms();
     if (ppocr_engine_run(engine, &image->img, res, err, sizeof(err))) {
-        fprintf(stderr, "ppocr-vk: %s: %s\n", image->name, err);
+        cli_error("%s: %s", image->name, err);
         return 1;
     }
     struct cli_buf buf = {0};
@@ -283,7 +284,7 @@ static void print_cold_start(const struct cli_args *args, const char *image, FIL
     char cmd[sizeof(dir) + 16];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     if (system(cmd) != 0)
-        fprintf(stderr, "ppocr-vk: could not remove %s\n", dir);
+        cli_error("could not remove %s", dir);
     if (rc) {
         fprintf(out, "cold start: unknown (the command failed on %s)\n", image);
         return;
@@ -300,7 +301,7 @@ int cli_bench(const struct cli_args *args, FILE *out)
     char err[1024];
     if (args->action == CLI_BENCH_OPS) {
         if (ppocr_bench_ops(&args->ocr, runs, out, err, sizeof(err))) {
-            fprintf(stderr, "ppocr-vk: %s\n", err);
+            cli_error("%s", err);
             return 3;
         }
         return 0;
@@ -322,7 +323,7 @@ int cli_bench(const struct cli_args *args, FILE *out)
             struct ppocr_image tmp;
             double t0 = now_ms();
             if (ppocr_image_load_file(path, PPOCR_ALPHA_IGNORE, &tmp, err, sizeof(err)) != PPOCR_OK) {
-                fprintf(stderr, "ppocr-vk: %s\n", err);
+                cli_error("%s", err);
                 rc = 1;
                 break;
             }
@@ -338,12 +339,12 @@ int cli_bench(const struct cli_args *args, FILE *out)
     }
     if (rc == 0 && !args->n_inputs) {
         if (make_page(&images[0].img, &images[1].img)) {
-            fprintf(stderr, "ppocr-vk: out of memory\n");
+            cli_error("out of memory");
             rc = 1;
         }
         snprintf(images[1].name, sizeof(images[1].name), "generated 960x960 page");
         if (rc == 0 && make_document(&images[0].img, &images[2].img)) {
-            fprintf(stderr, "ppocr-vk: cannot make a document page from the sample\n");
+            cli_error("cannot make a document page from the sample");
             rc = 1;
         }
         snprintf(images[2].name, sizeof(images[2].name), "generated 960x960 document");
@@ -355,7 +356,7 @@ int cli_bench(const struct cli_args *args, FILE *out)
     if (!rc)
         ppocr_engine_create(&opt, &engine, err, sizeof(err));
     if (!rc && !engine) {
-        fprintf(stderr, "ppocr-vk: %s\n", err);
+        cli_error("%s", err);
         rc = 3;
     }
     if (engine)
@@ -364,7 +365,7 @@ int cli_bench(const struct cli_args *args, FILE *out)
     if (engine) {
         opt.profile = 0;
         if (ppocr_engine_create(&opt, &plain, err, sizeof(err))) {
-            fprintf(stderr, "ppocr-vk: %s\n", err);
+            cli_error("%s", err);
             rc = 3;
         }
     }

@@ -1,12 +1,11 @@
 #include "cli/draw.h"
 
 #include "cli/output.h"
+#include "cli/write.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
@@ -54,15 +53,37 @@ static void line(uint8_t *rgb, int w, int h, int x0, int y0, int x1, int y1, int
     }
 }
 
+/* stb's PNG writer hands its bytes here, into memory: its file writer ignores write errors, and
+ * the file is written by the same atomic writer as -o's. */
+static void append_png(void *ctx, void *data, int size)
+{
+    struct cli_buf *png = ctx;
+    if (png->failed || size <= 0)
+        return;
+    if (png->cap - png->len < (size_t)size) {
+        size_t cap = png->cap ? png->cap : 1 << 16;
+        while (cap - png->len < (size_t)size)
+            cap *= 2;
+        char *grown = realloc(png->data, cap);
+        if (!grown) {
+            png->failed = 1;
+            return;
+        }
+        png->data = grown;
+        png->cap = cap;
+    }
+    memcpy(png->data + png->len, data, (size_t)size);
+    png->len += (size_t)size;
+}
+
 int cli_draw_boxes(const char *dir, const char *name, const struct ppocr_image *img, const struct ppocr_result *r,
                    char *err, size_t err_len)
 {
     size_t n = (size_t)img->width * img->height;
     uint8_t *rgb = malloc(n * 3);
-    size_t plen = strlen(dir) + strlen(name) + 32;
-    char *path = malloc(plen), *tmp = malloc(plen);
+    struct cli_buf png = {0};
     int rc = -1;
-    if (!rgb || !path || !tmp) {
+    if (!rgb) {
         snprintf(err, err_len, "out of memory drawing the boxes");
         goto done;
     }
@@ -83,26 +104,13 @@ int cli_draw_boxes(const char *dir, const char *name, const struct ppocr_image *
             const int *a = r->lines[i].box[k], *b = r->lines[i].box[(k + 1) % 4];
             line(rgb, img->width, img->height, a[0], a[1], b[0], b[1], thickness, line_colour);
         }
-    snprintf(path, plen, "%s/%s.png", dir, name);
-    snprintf(tmp, plen, "%s.tmp%ld", path, (long)getpid());
-    if (cli_make_parents(path)) {
-        snprintf(err, err_len, "cannot create the folder for %s: %s", path, strerror(errno));
+    if (!stbi_write_png_to_func(append_png, &png, img->width, img->height, 3, rgb, img->width * 3) || png.failed) {
+        snprintf(err, err_len, "out of memory encoding the drawn PNG");
         goto done;
     }
-    if (!stbi_write_png(tmp, img->width, img->height, 3, rgb, img->width * 3)) {
-        snprintf(err, err_len, "cannot write %s", tmp);
-        unlink(tmp);
-        goto done;
-    }
-    if (rename(tmp, path) != 0) {
-        snprintf(err, err_len, "cannot rename %s: %s", tmp, strerror(errno));
-        unlink(tmp);
-        goto done;
-    }
-    rc = 0;
+    rc = cli_write_file_atomic(dir, name, "png", png.data, png.len, err, err_len);
 done:
     free(rgb);
-    free(path);
-    free(tmp);
+    cli_buf_free(&png);
     return rc;
 }

@@ -6,8 +6,8 @@
 
 #include "ppocr.h"
 
-/* Writes DIR/NAME.png (through a temporary file and a rename, creating sub-folders): img with
- * every line's box outlined. Returns 0, or -1 with a one-line reason. */
+/* Writes DIR/NAME.png (cli_write_file_atomic: whole or not at all, creating sub-folders): img
+ * with every line's and word's box outlined. Returns 0, or -1 with a one-line reason. */
 int cli_draw_boxes(const char *dir, const char *name, const struct ppocr_image *img, const struct ppocr_result *r,
                    char *err, size_t err_len);
 

@@ -1,49 +1,10 @@
 #include "cli/format_xml.h"
+#include "cli/text_escape.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The length of the well-formed UTF-8 sequence at p (its code point in *c), or 0. */
-static size_t utf8_next(const unsigned char *p, const unsigned char *end, uint32_t *c)
-{
-    unsigned char b = p[0];
-    if (b < 0x80) {
-        *c = b;
-        return 1;
-    }
-    size_t n;
-    unsigned char lo = 0x80, hi = 0xBF; /* range of the second byte */
-    if (b >= 0xC2 && b <= 0xDF) {
-        n = 2;
-        *c = b & 0x1F;
-    } else if (b >= 0xE0 && b <= 0xEF) {
-        n = 3;
-        *c = b & 0x0F;
-        if (b == 0xE0)
-            lo = 0xA0; /* overlong */
-        if (b == 0xED)
-            hi = 0x9F; /* surrogates */
-    } else if (b >= 0xF0 && b <= 0xF4) {
-        n = 4;
-        *c = b & 0x07;
-        if (b == 0xF0)
-            lo = 0x90;
-        if (b == 0xF4)
-            hi = 0x8F; /* beyond U+10FFFF */
-    } else {
-        return 0;
-    }
-    if ((size_t)(end - p) < n || p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t k = 1; k < n; k++) {
-        if ((p[k] & 0xC0) != 0x80)
-            return 0;
-        *c = (*c << 6) | (p[k] & 0x3F);
-    }
-    return n;
-}
 
 static int xml_char_allowed(uint32_t c)
 {
@@ -56,7 +17,7 @@ void xml_put_text(struct cli_buf *b, const char *s, size_t len)
     const unsigned char *p = (const unsigned char *)s, *end = p + len, *run = p;
     while (p < end) {
         uint32_t c = 0;
-        size_t n = utf8_next(p, end, &c);
+        size_t n = cli_utf8_next(p, end, &c);
         const char *ref = NULL;
         if (n == 0 || !xml_char_allowed(c)) {
             ref = "\xEF\xBF\xBD";
@@ -165,7 +126,7 @@ enum xml_dir xml_text_dir(const char *s, size_t len)
     const unsigned char *p = (const unsigned char *)s, *end = p + len;
     while (p < end) {
         uint32_t c;
-        size_t n = utf8_next(p, end, &c);
+        size_t n = cli_utf8_next(p, end, &c);
         if (n == 0) {
             p++;
             continue;
@@ -199,7 +160,7 @@ static long text_weight(const char *s, size_t len)
     long w = 0;
     while (p < end) {
         uint32_t c;
-        size_t n = utf8_next(p, end, &c);
+        size_t n = cli_utf8_next(p, end, &c);
         w += n ? char_weight(c) : 1;
         p += n ? n : 1;
     }

@@ -1,7 +1,5 @@
 /* ppocr-vk: the command. Owns arguments, input discovery and output; the OCR itself is the
  * engine's (src/ocr/engine.h). */
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,48 +9,19 @@
 #include "cli/bench.h"
 #include "cli/draw.h"
 #include "cli/inputs.h"
+#include "cli/messages.h"
 #include "cli/output.h"
+#include "cli/output_names.h"
 #include "cli/pdf.h"
+#include "cli/progress.h"
+#include "cli/signals.h"
 #include "cli/stream.h"
+#include "cli/text_escape.h"
 #include "cli/workers.h"
+#include "cli/write.h"
 #include "ppocr.h"
 
 enum { EXIT_ALL_OK = 0, EXIT_SOME_FAILED = 1, EXIT_USAGE = 2, EXIT_NO_DEVICE_OR_MODELS = 3 };
-
-/* Read by the worker threads too, so an atomic rather than a volatile sig_atomic_t: a handler may
- * store to a lock-free one. */
-_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the stop flag is set from a signal handler");
-static atomic_int stop_requested;
-
-static void on_stop_signal(int sig)
-{
-    (void)sig;
-    stop_requested = 1;
-}
-
-static void install_signal_handlers(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    /* no SA_RESTART: getline blocked on an @- list from a pipe whose writer never closes must
-     * return EINTR, so that the stop is seen and the wait ends (inputs.c) */
-    sa.sa_flags = 0;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    /* A closed stdout must come back as a write error we report, not kill us silently. */
-    signal(SIGPIPE, SIG_IGN);
-}
-
-static void progress(int done, int total)
-{
-    int width = 30, filled = total ? done * width / total : width;
-    fprintf(stderr, "\r[%.*s%*s] %d/%d", filled, "##############################", width - filled, "", done, total);
-    if (done == total)
-        fputc('\n', stderr);
-    fflush(stderr);
-}
 
 /* Decodes one item: a file, or image bytes on stdin. Alpha is flattened so that text drawn only
  * in the alpha channel stays visible, except in --paddle-parity, which drops it as cv2.imread.
@@ -65,8 +34,8 @@ static int load_item(const struct cli_item *item, int parity, struct ppocr_image
     /* read here, not by ppocr_image_load_fd, which reads on through signals until the end of input */
     char *data;
     size_t size;
-    int rc = cli_read_stream(STDIN_FILENO, "stdin", (size_t)PPOCR_IMAGE_MAX_FILE_BYTES, &stop_requested, &data, &size,
-                             err, err_len);
+    int rc = cli_read_stream(STDIN_FILENO, "stdin", (size_t)PPOCR_IMAGE_MAX_FILE_BYTES, &cli_stop_requested, &data,
+                             &size, err, err_len);
     if (rc)
         return rc;
     if (size >= 5 && memcmp(data, "%PDF-", 5) == 0) { /* pdftoppm reads its pages from a file */
@@ -81,7 +50,7 @@ static int load_item(const struct cli_item *item, int parity, struct ppocr_image
 
 static int interrupted(void)
 {
-    fprintf(stderr, "ppocr-vk: interrupted; the remaining inputs were not processed\n");
+    cli_error("interrupted; the remaining inputs were not processed");
     return EXIT_SOME_FAILED;
 }
 
@@ -99,6 +68,7 @@ struct run {
     struct ppocr_engine **engines; /* one per worker */
     struct outcome *outcomes;
     int text_headers, show_progress;
+    struct cli_progress progress;
     int failed, output_broken;
 };
 
@@ -115,7 +85,7 @@ static void process_item(struct run *run, struct ppocr_engine *engine, int i)
         file = page_label;
     }
     if (item->error) {
-        cli_buf_printf(&o->errs, "ppocr-vk: %s: %s\n", file, item->error);
+        cli_buf_line(&o->errs, "ppocr-vk: %s: %s", file, item->error);
         o->failed = 1;
         return;
     }
@@ -127,36 +97,40 @@ static void process_item(struct run *run, struct ppocr_engine *engine, int i)
         return;
     }
     if (loaded) {
-        cli_buf_printf(&o->errs, "ppocr-vk: %s\n", err);
+        cli_buf_line(&o->errs, "ppocr-vk: %s", err);
         o->failed = 1;
         return;
     }
     struct ppocr_result result;
     int rc = ppocr_engine_run(engine, &img, &result, err, sizeof(err));
     if (rc == 0 && args->draw_dir && cli_draw_boxes(args->draw_dir, item->name, &img, &result, err, sizeof(err))) {
-        cli_buf_printf(&o->errs, "ppocr-vk: %s: %s\n", file, err);
+        cli_buf_line(&o->errs, "ppocr-vk: %s: %s", file, err);
         o->failed = 1;
     }
     ppocr_image_free(&img);
     if (rc) {
-        cli_buf_printf(&o->errs, "ppocr-vk: %s: %s\n", file, err);
+        cli_buf_line(&o->errs, "ppocr-vk: %s: %s", file, err);
         o->failed = 1;
         return;
     }
     if (args->ocr.profile) {
-        cli_buf_printf(&o->errs, "profile %s:", file);
+        struct cli_buf stages = {0};
         for (int s = 0; s < PPOCR_STAGE_COUNT; s++)
-            cli_buf_printf(&o->errs, " %s %.2f/%.2f ms", ppocr_stage_name(s), result.wall_ms[s], result.gpu_ms[s]);
-        cli_buf_printf(&o->errs, " (wall/gpu)\n");
+            cli_buf_printf(&stages, " %s %.2f/%.2f ms", ppocr_stage_name(s), result.wall_ms[s], result.gpu_ms[s]);
+        cli_buf_line(&o->errs, "profile %s:%s (wall/gpu)", file, stages.data ? stages.data : "");
+        cli_buf_free(&stages);
     }
     if (args->format == CLI_FORMAT_TSV && args->output_dir)
         cli_format_tsv_header(&o->out);
-    if (run->text_headers)
-        cli_buf_printf(&o->out, "%s==> %s <==\n", i ? "\n" : "", file);
+    if (run->text_headers) { /* one line, whatever the name holds */
+        cli_buf_printf(&o->out, "%s==> ", i ? "\n" : "");
+        cli_put_line_text(&o->out, file);
+        cli_buf_printf(&o->out, " <==\n");
+    }
     cli_format_result(&o->out, args, item->path, item->page, &result);
     ppocr_result_free(&result);
     if (o->out.failed) {
-        cli_buf_printf(&o->errs, "ppocr-vk: %s: out of memory formatting the result\n", file);
+        cli_buf_line(&o->errs, "ppocr-vk: %s: out of memory formatting the result", file);
         o->failed = 1;
         cli_buf_free(&o->out);
     }
@@ -169,25 +143,26 @@ static int emit_item(struct run *run, int i)
     const struct cli_item *item = &run->items.items[i];
     struct outcome *o = &run->outcomes[i];
     char err[1024];
-    if (o->errs.len)
-        fwrite(o->errs.data, 1, o->errs.len, stderr);
+    if (run->show_progress && o->errs.len) /* the bar's line cleared, so that an error line stands alone */
+        (void)cli_write_all(STDERR_FILENO, "\r\033[K", 4);
+    cli_stderr_write(&o->errs);
     run->failed += o->failed;
     if (o->out.len) {
         if (args->output_dir) {
             if (cli_write_file_atomic(args->output_dir, item->name, cli_format_extension(args->format), o->out.data,
                                       o->out.len, err, sizeof(err))) {
-                fprintf(stderr, "ppocr-vk: %s: %s\n", item->path, err);
+                cli_error("%s: %s", item->path, err);
                 run->failed++;
             }
         } else if (cli_write_stdout(o->out.data, o->out.len, err, sizeof(err))) {
-            fprintf(stderr, "ppocr-vk: %s\n", err);
+            cli_error("%s", err);
             run->output_broken = 1;
         }
     }
     cli_buf_free(&o->out);
     cli_buf_free(&o->errs);
     if (run->show_progress && !o->stopped)
-        progress(i + 1, run->items.n);
+        cli_progress_show(&run->progress, i + 1, i + 1 < run->items.n ? run->items.items[i + 1].path : NULL);
     return run->output_broken || o->stopped;
 }
 
@@ -199,7 +174,7 @@ static int worker_init(void *ctx, int worker)
     char err[1024];
     ppocr_engine_create_sibling(run->engines[0], &run->engines[worker], err, sizeof(err));
     if (!run->engines[worker]) {
-        fprintf(stderr, "ppocr-vk: worker %d goes without an engine: %s\n", worker + 1, err);
+        cli_error("worker %d goes without an engine: %s", worker + 1, err);
         return -1;
     }
     return 0;
@@ -242,21 +217,34 @@ static int job_count(const struct run *run)
 static int run_ocr(const struct cli_args *args)
 {
     struct run run = {.args = args};
-    if (cli_expand_inputs(args->inputs, args->n_inputs, &stop_requested, &run.items))
+    char err[1024];
+    /* a folder that cannot be made fails every image: said once, before any is read */
+    const char *const dir_options[2][2] = {{"-o", args->output_dir}, {"--draw", args->draw_dir}};
+    for (int k = 0; k < 2; k++)
+        if (dir_options[k][1] && cli_prepare_output_dir(dir_options[k][0], dir_options[k][1], err, sizeof(err))) {
+            cli_error("%s", err);
+            return EXIT_USAGE;
+        }
+    if (cli_expand_inputs(args->inputs, args->n_inputs, &cli_stop_requested, &run.items))
         return EXIT_SOME_FAILED;
-    if (stop_requested) {
+    if (cli_stop_requested) {
         /* stopped while listing (an @- list from a pipe): no image was begun, so none is finished,
          * and the nets are not even built */
         cli_free_items(&run.items);
         return interrupted();
     }
+    /* over all the inputs, so that the same input is refused whatever the sharding */
+    if ((args->output_dir || args->draw_dir) && cli_refuse_shared_names(&run.items)) {
+        cli_error("out of memory while listing inputs");
+        cli_free_items(&run.items);
+        return EXIT_SOME_FAILED;
+    }
     cli_keep_shard(&run.items, args->shard_index, args->shard_count);
 
-    char err[1024];
     struct ppocr_engine *first;
     const enum ppocr_status status = ppocr_engine_create(&args->ocr, &first, err, sizeof(err));
     if (!first) {
-        fprintf(stderr, "ppocr-vk: %s\n", err);
+        cli_error("%s", err);
         cli_free_items(&run.items);
         return status == PPOCR_ERR_NO_DEVICE || status == PPOCR_ERR_MODELS ? EXIT_NO_DEVICE_OR_MODELS
                                                                            : EXIT_SOME_FAILED;
@@ -272,7 +260,7 @@ static int run_ocr(const struct cli_args *args)
     struct ppocr_engine **engines = calloc((size_t)jobs, sizeof(*engines));
     run.outcomes = calloc((size_t)run.items.n + 1, sizeof(*run.outcomes));
     if (!engines || !run.outcomes) {
-        fprintf(stderr, "ppocr-vk: out of memory\n");
+        cli_error("out of memory");
         ppocr_engine_destroy(first);
         free(engines);
         free(run.outcomes);
@@ -287,14 +275,18 @@ static int run_ocr(const struct cli_args *args)
         struct cli_buf header = {0};
         cli_format_tsv_header(&header);
         if (cli_write_stdout(header.data, header.len, err, sizeof(err))) {
-            fprintf(stderr, "ppocr-vk: %s\n", err);
+            cli_error("%s", err);
             run.output_broken = 1;
         }
         cli_buf_free(&header);
     }
+    if (run.show_progress) {
+        cli_progress_start(&run.progress, run.items.n);
+        cli_progress_show(&run.progress, 0, run.items.items[0].path);
+    }
 
     if (jobs == 1) {
-        for (int i = 0; i < run.items.n && !stop_requested && !run.output_broken; i++) {
+        for (int i = 0; i < run.items.n && !cli_stop_requested && !run.output_broken; i++) {
             process_item(&run, first, i);
             if (emit_item(&run, i))
                 break;
@@ -307,13 +299,13 @@ static int run_ocr(const struct cli_args *args)
                                 .init = worker_init,
                                 .work = worker_work,
                                 .emit = worker_emit,
-                                .stop = &stop_requested};
+                                .stop = &cli_stop_requested};
         if (cli_workers_run(&w) < 0) {
-            fprintf(stderr, "ppocr-vk: cannot start worker threads\n");
+            cli_error("cannot start worker threads");
             run.failed++;
         }
     }
-    if (stop_requested)
+    if (cli_stop_requested)
         interrupted();
 
     for (int i = jobs; i-- > 0;) /* the siblings before the first, whose device they share */
@@ -326,10 +318,10 @@ static int run_ocr(const struct cli_args *args)
     free(run.outcomes);
     cli_free_items(&run.items);
     if (fflush(stdout) != 0 && !run.output_broken) {
-        fprintf(stderr, "ppocr-vk: cannot write to standard output\n");
+        cli_error("cannot write to standard output");
         run.output_broken = 1;
     }
-    return run.failed || run.output_broken || stop_requested ? EXIT_SOME_FAILED : EXIT_ALL_OK;
+    return run.failed || run.output_broken || cli_stop_requested ? EXIT_SOME_FAILED : EXIT_ALL_OK;
 }
 
 int main(int argc, char **argv)
@@ -339,7 +331,7 @@ int main(int argc, char **argv)
         free(args.inputs);
         return EXIT_USAGE;
     }
-    install_signal_handlers();
+    cli_signals_install();
     int rc = EXIT_ALL_OK;
     char err[1024];
     switch (args.action) {
@@ -347,13 +339,13 @@ int main(int argc, char **argv)
     case CLI_VERSION: printf("ppocr-vk %s\n", PPOCR_VERSION); break;
     case CLI_LIST_DEVICES:
         if (ppocr_list_devices(stdout, err, sizeof(err)) < 0) {
-            fprintf(stderr, "ppocr-vk: %s\n", err);
+            cli_error("%s", err);
             rc = EXIT_NO_DEVICE_OR_MODELS;
         }
         break;
     case CLI_SELF_CHECK:
         if (ppocr_self_check(&args.ocr, stdout, err, sizeof(err))) {
-            fprintf(stderr, "ppocr-vk: self-check failed: %s\n", err);
+            cli_error("self-check failed: %s", err);
             rc = EXIT_NO_DEVICE_OR_MODELS;
         }
         break;
@@ -363,7 +355,7 @@ int main(int argc, char **argv)
     }
     free(args.inputs);
     if (fflush(stdout) != 0) {
-        fprintf(stderr, "ppocr-vk: cannot write to standard output\n");
+        cli_error("cannot write to standard output");
         if (rc == EXIT_ALL_OK)
             rc = EXIT_SOME_FAILED;
     }

@@ -1,12 +1,13 @@
 #include "cli/output.h"
 #include "cli/format_xml.h"
+#include "cli/text_escape.h"
+#include "cli/write.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 void cli_buf_printf(struct cli_buf *b, const char *fmt, ...)
@@ -46,27 +47,6 @@ void cli_buf_free(struct cli_buf *b)
     memset(b, 0, sizeof(*b));
 }
 
-/* JSON string body: escapes quotes, backslashes and control characters; UTF-8 passes through. */
-static void put_json_string(struct cli_buf *b, const char *s)
-{
-    cli_buf_printf(b, "\"");
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': cli_buf_printf(b, "\\\""); break;
-        case '\\': cli_buf_printf(b, "\\\\"); break;
-        case '\n': cli_buf_printf(b, "\\n"); break;
-        case '\r': cli_buf_printf(b, "\\r"); break;
-        case '\t': cli_buf_printf(b, "\\t"); break;
-        default:
-            if (*p < 0x20)
-                cli_buf_printf(b, "\\u%04x", *p);
-            else
-                cli_buf_printf(b, "%c", *p);
-        }
-    }
-    cli_buf_printf(b, "\"");
-}
-
 /* TSV field: tabs, newlines and backslashes escaped so that one record stays one line. */
 static void put_tsv_field(struct cli_buf *b, const char *s)
 {
@@ -96,20 +76,20 @@ static void format_json(struct cli_buf *b, const struct cli_args *args, const ch
                         const struct ppocr_result *r)
 {
     cli_buf_printf(b, "{\"file\":");
-    put_json_string(b, file);
+    cli_put_json_string(b, file);
     if (page)
         cli_buf_printf(b, ",\"page\":%d", page);
     cli_buf_printf(b, ",\"width\":%d,\"height\":%d,\"lines\":[", r->width, r->height);
     for (int i = 0; i < r->n_lines; i++) {
         const struct ppocr_line *l = &r->lines[i];
         cli_buf_printf(b, "%s{\"text\":", i ? "," : "");
-        put_json_string(b, l->text);
+        cli_put_json_string(b, l->text);
         cli_buf_printf(b, ",\"score\":%.5f,\"box\":", l->score);
         put_json_quad(b, l->box);
         cli_buf_printf(b, ",\"words\":[");
         for (int w = 0; w < l->n_words; w++) {
             cli_buf_printf(b, "%s{\"text\":", w ? "," : "");
-            put_json_string(b, l->words[w].text);
+            cli_put_json_string(b, l->words[w].text);
             cli_buf_printf(b, ",\"score\":%.5f,\"box\":", l->words[w].score);
             put_json_quad(b, l->words[w].box);
             cli_buf_printf(b, "}");
@@ -192,68 +172,11 @@ const char *cli_format_extension(enum cli_format format)
     return "txt";
 }
 
-int cli_make_parents(char *path)
-{
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        int rc = mkdir(path, 0777);
-        *p = '/';
-        if (rc != 0 && errno != EEXIST)
-            return -1;
-    }
-    return 0;
-}
-
-int cli_write_file_atomic(const char *dir, const char *name, const char *ext, const char *data, size_t len, char *err,
-                          size_t err_len)
-{
-    size_t n = strlen(dir) + strlen(name) + strlen(ext) + 32;
-    char *final_path = malloc(n), *tmp_path = malloc(n);
-    int rc = -1;
-    FILE *f = NULL;
-    if (!final_path || !tmp_path) {
-        snprintf(err, err_len, "out of memory");
-        goto done;
-    }
-    snprintf(final_path, n, "%s/%s.%s", dir, name, ext);
-    snprintf(tmp_path, n, "%s.tmp%ld", final_path, (long)getpid());
-    if (cli_make_parents(final_path)) {
-        snprintf(err, err_len, "cannot create the folder for %s: %s", final_path, strerror(errno));
-        goto done;
-    }
-    f = fopen(tmp_path, "wb");
-    if (!f) {
-        snprintf(err, err_len, "cannot write %s: %s", tmp_path, strerror(errno));
-        goto done;
-    }
-    if ((len && fwrite(data, 1, len, f) != len) || fflush(f) != 0 || fsync(fileno(f)) != 0) {
-        snprintf(err, err_len, "cannot write %s: %s", tmp_path, strerror(errno));
-        fclose(f);
-        unlink(tmp_path);
-        goto done;
-    }
-    if (fclose(f) != 0) {
-        snprintf(err, err_len, "cannot write %s: %s", tmp_path, strerror(errno));
-        unlink(tmp_path);
-        goto done;
-    }
-    if (rename(tmp_path, final_path) != 0) {
-        snprintf(err, err_len, "cannot rename %s: %s", tmp_path, strerror(errno));
-        unlink(tmp_path);
-        goto done;
-    }
-    rc = 0;
-done:
-    free(final_path);
-    free(tmp_path);
-    return rc;
-}
-
 int cli_write_stdout(const char *data, size_t len, char *err, size_t err_len)
 {
-    if ((len && fwrite(data, 1, len, stdout) != len) || fflush(stdout) != 0) {
+    /* past stdio, whose fwrite gives up on EINTR: a stop signal that lands while a slow reader
+     * holds the pipe full must not lose the result being delivered */
+    if (fflush(stdout) != 0 || cli_write_all(STDOUT_FILENO, data, len) != 0) {
         snprintf(err, err_len, "cannot write to standard output: %s", strerror(errno));
         return -1;
     }

@@ -1,5 +1,5 @@
 /* Result formats (text, JSON Lines, TSV; hOCR and ALTO in format_xml.h) rendered into memory,
- * and the writers that put them on stdout or, atomically, into per-image files. */
+ * and the writer that puts them on stdout (per-image files: cli/write.h). */
 #ifndef PPOCR_CLI_OUTPUT_H
 #define PPOCR_CLI_OUTPUT_H
 
@@ -26,12 +26,6 @@ void cli_format_result(struct cli_buf *b, const struct cli_args *args, const cha
 /* File extension of the format: "txt", "json", "tsv", "hocr" or "xml" (ALTO). */
 const char *cli_format_extension(enum cli_format format);
 
-/* Writes data to DIR/NAME.EXT through a temporary file and a rename, creating sub-folders.
- * Returns 0, or -1 with a one-line reason. */
-int cli_write_file_atomic(const char *dir, const char *name, const char *ext, const char *data, size_t len, char *err,
-                          size_t err_len);
-/* Creates the folders on the way to `path` (its last component is a file). Returns 0 or -1. */
-int cli_make_parents(char *path);
 /* Writes all of data to stdout and flushes. Returns 0, or -1 with a reason (closed pipe, full disk). */
 int cli_write_stdout(const char *data, size_t len, char *err, size_t err_len);
 

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,28 @@ static int need_tools(char *err, size_t err_len)
     return 0;
 }
 
+/* The scratch folders in use and the tool each runs, for a handler that ends the process
+ * (cli_pdf_abandon): a slot is free, live, or claimed by the handler, which alone takes a live one
+ * from its thread; the folder's path is copied in, so the handler reads no freed memory. */
+enum { SLOT_FREE, SLOT_FILLING, SLOT_LIVE, SLOT_CLAIMED };
+enum { SCRATCH_SLOTS = 72 }; /* the listing thread and one page per engine (-j at most 64) */
+static struct {
+    atomic_int state;
+    atomic_int child; /* the tool's pid (its own process group), 0 when none runs */
+    char dir[SCRATCH_LEN];
+} scratch_slots[SCRATCH_SLOTS];
+
+/* The files a tool run leaves in its folder, all of them: the handler cannot list a folder. */
+static const char *const scratch_files[] = {"out", "err", "page.ppm"};
+
+static int scratch_slot(const char *dir)
+{
+    for (int i = 0; i < SCRATCH_SLOTS; i++)
+        if (atomic_load(&scratch_slots[i].state) == SLOT_LIVE && !strcmp(scratch_slots[i].dir, dir))
+            return i;
+    return -1;
+}
+
 /* A private folder for one tool run's files, removed with everything in it by scratch_remove. */
 static int scratch_make(char *dir, size_t len, char *err, size_t err_len)
 {
@@ -85,11 +108,47 @@ static int scratch_make(char *dir, size_t len, char *err, size_t err_len)
         snprintf(err, err_len, "cannot create a temporary folder in %s: %s", tmp, strerror(errno));
         return -1;
     }
+    for (int i = 0; i < SCRATCH_SLOTS; i++) { /* none free (cannot happen): not listed, still removed */
+        int free_state = SLOT_FREE;
+        if (atomic_compare_exchange_strong(&scratch_slots[i].state, &free_state, SLOT_FILLING)) {
+            snprintf(scratch_slots[i].dir, sizeof(scratch_slots[i].dir), "%s", dir);
+            atomic_store(&scratch_slots[i].child, 0);
+            atomic_store(&scratch_slots[i].state, SLOT_LIVE);
+            break;
+        }
+    }
     return 0;
+}
+
+void cli_pdf_abandon(void)
+{
+    for (int i = 0; i < SCRATCH_SLOTS; i++) {
+        int live = SLOT_LIVE;
+        if (!atomic_compare_exchange_strong(&scratch_slots[i].state, &live, SLOT_CLAIMED))
+            continue;
+        pid_t child = atomic_load(&scratch_slots[i].child);
+        if (child > 0) { /* gone before its files are, so that it makes no new one */
+            kill(-child, SIGKILL);
+            waitpid(child, NULL, 0);
+        }
+        char path[PATH_MAX];
+        for (size_t k = 0; k < sizeof(scratch_files) / sizeof(scratch_files[0]); k++) {
+            /* snprintf is not async-signal-safe: the path is put together by hand */
+            size_t n = strlen(scratch_slots[i].dir), m = strlen(scratch_files[k]);
+            if (n + 1 + m >= sizeof(path))
+                continue;
+            memcpy(path, scratch_slots[i].dir, n);
+            path[n] = '/';
+            memcpy(path + n + 1, scratch_files[k], m + 1);
+            unlink(path);
+        }
+        rmdir(scratch_slots[i].dir);
+    }
 }
 
 static void scratch_remove(const char *dir)
 {
+    int slot = scratch_slot(dir);
     DIR *d = opendir(dir);
     if (d) {
         struct dirent *e;
@@ -103,6 +162,10 @@ static void scratch_remove(const char *dir)
         closedir(d);
     }
     rmdir(dir);
+    if (slot >= 0) {
+        int live = SLOT_LIVE;
+        atomic_compare_exchange_strong(&scratch_slots[slot].state, &live, SLOT_FREE); /* claimed: left so */
+    }
 }
 
 /* Runs argv (argv[0] found on $PATH) with no shell, stdin from /dev/null, stdout into DIR/out and
@@ -135,18 +198,23 @@ static int run_tool(char *const argv[], const char *dir)
     rc =
         rc ? rc : posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     pid_t pid = 0;
+    int slot = scratch_slot(dir);
     rc = rc ? rc : posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
+    if (!rc && slot >= 0)
+        atomic_store(&scratch_slots[slot].child, pid);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     if (rc) {
         errno = rc;
         return -1;
     }
-    int status;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR)
-            return -1; /* a stop signal interrupts the wait, not the child */
-    }
+    int status, waited;
+    while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+        ; /* a stop signal interrupts the wait, not the child */
+    if (slot >= 0)
+        atomic_store(&scratch_slots[slot].child, 0);
+    if (waited < 0)
+        return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

@@ -24,5 +24,8 @@ int cli_pdf_page_count(const char *path, int *pages, char *err, size_t err_len);
  * with a one-line reason that begins with the label. */
 int cli_pdf_load_page(const char *path, int page, double dpi, const char *label, struct ppocr_image *img, char *err,
                       size_t err_len);
+/* Kills the poppler tools running and removes their scratch folders: for a signal handler about
+ * to end the process (async-signal-safe). */
+void cli_pdf_abandon(void);
 
 #endif

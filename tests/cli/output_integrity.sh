@@ -1,8 +1,9 @@
 #!/bin/sh
-# Output integrity: -o writes each file under a temporary name and renames it (a reader never sees
-# half a file); SIGTERM and SIGINT finish the current image, keep what was written, and exit
-# non-zero; a full disk, a full or closed stdout and a reader that went away are reported, not
-# ignored. Needs the models ($PPOCR_MODELS, else SRC/models).
+# Output integrity: -o and --draw write each file under a temporary name and rename it (a reader
+# never sees half a file); SIGTERM and SIGINT finish the current image, keep what was written, and
+# exit non-zero, even when they land in a write blocked on a slow reader; a second SIGINT stops at
+# once and leaves no temporary file; a full disk, a full or closed stdout and a reader that went
+# away are reported, not ignored. Needs the models ($PPOCR_MODELS, else SRC/models).
 . "$(dirname "$0")/lib/common.sh"
 
 WORDS=$SRC/tests/data/corpus/paddleocr
@@ -73,6 +74,83 @@ whole=$(grep -c '^{"file":.*"lines":\[.*\]}$' "$TMP/o3.jsonl")
 [ "$lines" -ge 1 ] && [ "$lines" -lt 20 ] && [ "$whole" -eq "$lines" ] && [ "$(tail -c 1 "$TMP/o3.jsonl" | od -An -c | tr -d ' ')" = '\n' ] &&
     pass || fail "SIGINT: $lines lines, $whole of them whole JSON objects (expected 1-19, all whole)"
 
+# ---- a stop signal while stdout is blocked on a slow reader: the result is still delivered --------
+# A pipe of one page, filled before the command writes: its write blocks until the pipe is read.
+# SIGTERM lands in that write (EINTR); the result must come whole once the reader reads, then the
+# run stops as for any signal.
+python3 - "$BIN" "$WORDS/en_word_1.png" "$WORDS/en_word_2.png" >"$TMP/eintr.out" 2>"$TMP/err" <<'PY'
+import fcntl, os, signal, subprocess, sys, time
+r, w = os.pipe()
+fcntl.fcntl(w, 1031, 4096)  # F_SETPIPE_SZ: one page
+os.set_blocking(w, False)
+filler = 0
+try:
+    while True:
+        filler += os.write(w, b"#" * 4096)
+except BlockingIOError:
+    pass
+os.set_blocking(w, True)
+p = subprocess.Popen(sys.argv[1:], stdout=w)
+os.close(w)
+def blocked_in_write():  # its main thread in write(1, ...)
+    try:
+        return open("/proc/%d/syscall" % p.pid).read().startswith("1 0x1 ")
+    except OSError:
+        return False
+for _ in range(3000):
+    if blocked_in_write() or p.poll() is not None:
+        break
+    time.sleep(0.1)
+print("blocked" if blocked_in_write() else "never blocked", file=sys.stderr)
+p.send_signal(signal.SIGTERM)
+def pending():
+    for line in open("/proc/%d/status" % p.pid):
+        if line.startswith(("SigPnd:", "ShdPnd:")) and int(line.split()[1], 16):
+            return True
+    return False
+for _ in range(100):  # handled, so that the reader does not unblock the write before it lands
+    try:
+        if not pending():
+            break
+    except OSError:
+        break
+    time.sleep(0.05)
+time.sleep(0.2)
+data = b""
+while True:
+    chunk = os.read(r, 65536)
+    if not chunk:
+        break
+    data += chunk
+sys.stdout.buffer.write(data[filler:])
+sys.exit(p.wait())
+PY
+rc=$?
+[ "$rc" -eq 1 ] && pass || fail "SIGTERM in a blocked write: exit $rc, expected 1"
+expect_grep "^blocked" "$TMP/err" "SIGTERM in a blocked write: the write was blocked"
+grep -q "Interrupted system call" "$TMP/err" && fail "SIGTERM in a blocked write: the result was lost: $(cat "$TMP/err")" || pass
+expect_grep "^JOINT$" "$TMP/eintr.out" "SIGTERM in a blocked write: the first result delivered"
+expect_grep "interrupted" "$TMP/err" "SIGTERM in a blocked write: then the run stops"
+
+# ---- a second SIGINT stops at once, by the signal, with no temporary file left ----------------------
+"$BIN" --format json -o "$TMP/o5" --draw "$TMP/d5" "$TMP/in" >"$TMP/out" 2>"$TMP/err" &
+pid=$!
+wait_for_file "$TMP/o5"
+kill -INT $pid
+# until the first is taken (two at once would be one)
+n=0
+while [ $n -lt 100 ] && grep -Eq '^(SigPnd|ShdPnd):.*[1-9a-f]' /proc/$pid/status 2>/dev/null; do sleep 0.05; n=$((n + 1)); done
+kill -INT $pid
+n=0
+while kill -0 $pid 2>/dev/null && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+kill -0 $pid 2>/dev/null && fail "second SIGINT: still running 5 s later" || pass
+wait $pid
+rc=$?
+[ "$rc" -eq 130 ] && pass || fail "second SIGINT: exit $rc, expected 130 (ended by SIGINT)"
+expect_grep "stopped at once" "$TMP/err" "second SIGINT: says so"
+[ -z "$(find "$TMP/o5" "$TMP/d5" -name '.ppocr-vk-*')" ] && pass || fail "second SIGINT: temporary files left: $(ls -a "$TMP/o5" "$TMP/d5")"
+expect_complete_json "$TMP/o5" "second SIGINT with -o"
+
 # ---- stdout that cannot be written --------------------------------------------------------------
 expect_exit 1 "stdout is /dev/full" -- sh -c 'exec "$0" "$1" >/dev/full' "$BIN" "$WORDS/en_word_1.png"
 expect_grep "cannot write to standard output" "$TMP/err" "stdout is /dev/full: reported"
@@ -89,19 +167,25 @@ expect_grep "cannot write to standard output" "$TMP/err" "closed pipe: reported"
 
 # ---- -o where files cannot be written ------------------------------------------------------------
 : >"$TMP/a_file"
-expect_exit 1 "-o is a file" -- "$BIN" --format json -o "$TMP/a_file" "$WORDS/en_word_1.png" "$WORDS/en_word_2.png"
-expect_lines 2 "$TMP/err" "-o is a file: one line per image"
-expect_grep "en_word_2.png: cannot write" "$TMP/err" "-o is a file: the second image tried too"
+# a usage-class error, said once before any image is read (tests/cli/output_names.sh has more)
+expect_exit 2 "-o is a file" -- "$BIN" --format json -o "$TMP/a_file" "$WORDS/en_word_1.png" "$WORDS/en_word_2.png"
+expect_lines 1 "$TMP/err" "-o is a file: one line"
+expect_grep "a_file: cannot create the folder" "$TMP/err" "-o is a file: names the folder"
 
 # A full disk: a 64 KB tmpfs, filled. Needs mount rights (root with CAP_SYS_ADMIN).
 mkdir "$TMP/full"
 if mount -t tmpfs -o size=64k tmpfs "$TMP/full" 2>/dev/null; then
-    mkdir "$TMP/full/o"
+    mkdir "$TMP/full/o" "$TMP/full/d"
     dd if=/dev/zero of="$TMP/full/fill" bs=1024 2>/dev/null
     expect_exit 1 "full disk" -- "$BIN" --format json -o "$TMP/full/o" "$WORDS/en_word_1.png" "$WORDS/en_word_2.png"
     expect_grep "No space left on device" "$TMP/err" "full disk: reported"
     expect_lines 2 "$TMP/err" "full disk: one line per image"
     [ "$(count_files "$TMP/full/o")" -eq 0 ] && pass || fail "full disk: files left behind: $(ls "$TMP/full/o")"
+    # --draw as atomic and as loud as -o
+    expect_exit 1 "--draw, full disk" -- "$BIN" --draw "$TMP/full/d" "$WORDS/en_word_1.png" "$WORDS/en_word_2.png"
+    expect_grep "en_word_2.png: cannot write $TMP/full/d/en_word_2.png.png: No space left on device" "$TMP/err" "--draw, full disk: reported"
+    expect_lines 2 "$TMP/err" "--draw, full disk: one line per image"
+    [ "$(count_files "$TMP/full/d")" -eq 0 ] && pass || fail "--draw, full disk: files left behind: $(ls -a "$TMP/full/d")"
     umount "$TMP/full"
 else
     echo "SKIP: full disk (cannot mount a tmpfs here)" >&2

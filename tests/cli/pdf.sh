@@ -3,7 +3,8 @@
 # TSV "FILE#N", text headers, -o NAME-pN files), PDFs found in a folder walk and kept in order with
 # -j, --shard over pages, --pdf-dpi, a file name that looks like an option; poppler-utils missing,
 # a damaged PDF, an encrypted one, a page pdftoppm fails on and a PDF on stdin are one line each
-# while the other inputs are still read; no temporary folder is left behind. The PDFs are made here from the
+# while the other inputs are still read; no temporary folder is left behind, also after a second
+# SIGINT in the middle of a page. The PDFs are made here from the
 # project's images with img2pdf (python3-img2pdf, which ocrmypdf brings; tools/setup.sh installs
 # both): without them the test fails rather than passing unchecked. Small pages keep it quick.
 . "$(dirname "$0")/lib/common.sh"
@@ -88,6 +89,33 @@ expect_grep "^ppocr-vk: $TMP/locked.pdf: cannot read the PDF: it is encrypted an
 expect_grep "^ppocr-vk: $TMP/small.pdf page 2: cannot rasterise the page: Syntax Error: stand-in failure$" "$TMP/err" "page pdftoppm fails on"
 expect_lines 4 "$TMP/err" "one line each"
 expect_grep "^154$" "$TMP/out" "the image after them"
+
+# A second SIGINT while a page is being rendered (a stand-in pdftoppm that has begun its page and
+# then waits): the tool is killed and its scratch folder removed, the process ends by the signal.
+printf '#!/bin/sh\nfor a; do root=$a; done\nprintf P6 >"$root.ppm"\nexec sleep 600\n' > "$TMP/bin/pdftoppm"
+env PATH="$TMP/bin:$PATH" "$BIN" "$TMP/small.pdf" >"$TMP/out" 2>"$TMP/err" &
+pid=$!
+n=0
+child=""
+while [ -z "$child" ] && [ $n -lt 1200 ]; do
+    child=$(ps -o pid= -o args= --ppid $pid 2>/dev/null | awk '/sleep 600/ {print $1}')
+    [ -z "$child" ] && sleep 0.1
+    n=$((n + 1))
+done
+[ -n "$child" ] && pass || fail "second SIGINT while rendering: the stand-in pdftoppm never ran"
+kill -INT $pid
+n=0 # until the first is taken (two at once would be one)
+while [ $n -lt 100 ] && grep -Eq '^(SigPnd|ShdPnd):.*[1-9a-f]' /proc/$pid/status 2>/dev/null; do sleep 0.05; n=$((n + 1)); done
+kill -INT $pid
+wait $pid
+rc=$?
+[ "$rc" -eq 130 ] && pass || fail "second SIGINT while rendering: exit $rc, expected 130"
+if [ -n "$child" ] && kill -0 "$child" 2>/dev/null; then
+    fail "second SIGINT while rendering: pdftoppm still runs"
+    kill "$child"
+else
+    pass
+fi
 
 [ -z "$(ls -A "$TMPDIR")" ] && pass || fail "temporary folders left: $(ls -A "$TMPDIR")"
 finish
