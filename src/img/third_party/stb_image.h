@@ -126,6 +126,9 @@ RECENT REVISION HISTORY:
 #ifndef STBI_INCLUDE_STB_IMAGE_H
 #define STBI_INCLUDE_STB_IMAGE_H
 
+/* ppocr-vk: this copy, with its fixes (src/img/stb_image_impl.c checks it is the one compiled) */
+#define PPOCR_VK_STB_IMAGE 1
+
 // DOCUMENTATION
 //
 // Limitations:
@@ -4127,6 +4130,7 @@ typedef struct
    char *zout_start;
    char *zout_end;
    int   z_expandable;
+   int   z_full; /* ppocr-vk: a bounded buffer (z_expandable 2) filled up: see stbi__zexpand */
 
    stbi__zhuffman z_length, z_distance;
 } stbi__zbuf;
@@ -4206,6 +4210,10 @@ static int stbi__zexpand(stbi__zbuf *z, char *zout, int n)  // need to make room
    char *q;
    unsigned int cur, limit, old_limit;
    z->zout = zout;
+   /* ppocr-vk: a bounded buffer is the exact size of the image's data: the stream's data past it is
+      ignored (as libpng ignores it), where 2.27 grew the buffer without limit (a 1 MB PNG claiming
+      1x1 pixels took 1.37 GB). Stopping here is a success: see stbi__do_zlib. */
+   if (z->z_expandable == 2) { z->z_full = 1; return 0; }
    if (!z->z_expandable) return stbi__err("output buffer limit","Corrupt PNG");
    cur   = (unsigned int) (z->zout - z->zout_start);
    limit = old_limit = (unsigned) (z->zout_end - z->zout_start);
@@ -4257,14 +4265,24 @@ static int stbi__parse_huffman_block(stbi__zbuf *a)
             return 1;
          }
          z -= 257;
+         /* ppocr-vk: length codes 286 and 287 do not exist in DEFLATE (upstream checks this since 2.28) */
+         if (z >= 29) return stbi__err("bad huffman code","Corrupt PNG");
          len = stbi__zlength_base[z];
          if (stbi__zlength_extra[z]) len += stbi__zreceive(a, stbi__zlength_extra[z]);
          z = stbi__zhuffman_decode(a, &a->z_distance);
-         if (z < 0) return stbi__err("bad huffman code","Corrupt PNG");
+         /* ppocr-vk: distance codes 30 and 31 do not exist in DEFLATE; 2.27 took their base of 0 and
+            copied the never-written bytes at zout into the image (upstream checks this since 2.28) */
+         if (z < 0 || z >= 30) return stbi__err("bad huffman code","Corrupt PNG");
          dist = stbi__zdist_base[z];
          if (stbi__zdist_extra[z]) dist += stbi__zreceive(a, stbi__zdist_extra[z]);
          if (zout - a->zout_start < dist) return stbi__err("bad dist","Corrupt PNG");
          if (zout + len > a->zout_end) {
+            if (a->z_expandable == 2) { /* ppocr-vk: keep the part that fits, then stop (stbi__zexpand) */
+               int fits = (int) (a->zout_end - zout);
+               p = (stbi_uc *) (zout - dist);
+               while (fits-- > 0) *zout++ = *p++;
+               return stbi__zexpand(a, zout, len);
+            }
             if (!stbi__zexpand(a, zout, len)) return 0;
             zout = a->zout;
          }
@@ -4350,8 +4368,14 @@ static int stbi__parse_uncompressed_block(stbi__zbuf *a)
    nlen = header[3] * 256 + header[2];
    if (nlen != (len ^ 0xffff)) return stbi__err("zlib corrupt","Corrupt PNG");
    if (a->zbuffer + len > a->zbuffer_end) return stbi__err("read past buffer","Corrupt PNG");
-   if (a->zout + len > a->zout_end)
+   if (a->zout + len > a->zout_end) {
+      if (a->z_expandable == 2) { /* ppocr-vk: keep the part that fits, then stop (stbi__zexpand) */
+         int fits = (int) (a->zout_end - a->zout);
+         memcpy(a->zout, a->zbuffer, fits);
+         return stbi__zexpand(a, a->zout + fits, len);
+      }
       if (!stbi__zexpand(a, a->zout, len)) return 0;
+   }
    memcpy(a->zout, a->zbuffer, len);
    a->zbuffer += len;
    a->zout += len;
@@ -4435,8 +4459,27 @@ static int stbi__do_zlib(stbi__zbuf *a, char *obuf, int olen, int exp, int parse
    a->zout       = obuf;
    a->zout_end   = obuf + olen;
    a->z_expandable = exp;
+   a->z_full = 0;
 
-   return stbi__parse_zlib(a, parse_header);
+   /* ppocr-vk: a bounded buffer that filled up holds all the image needs: the rest is ignored */
+   return stbi__parse_zlib(a, parse_header) || a->z_full;
+}
+
+/* ppocr-vk: a zlib stream decoded into a buffer of exactly `size` bytes (the image's data), whatever
+   the stream holds beyond that ignored; *outlen may be less when the stream is shorter. */
+static char *stbi__zlib_decode_bounded(const char *buffer, int len, int size, int *outlen, int parse_header)
+{
+   stbi__zbuf a;
+   char *p = (char *) stbi__malloc(size);
+   if (p == NULL) return (char *) stbi__errpuc("outofmem", "Out of memory");
+   a.zbuffer = (stbi_uc *) buffer;
+   a.zbuffer_end = (stbi_uc *) buffer + len;
+   if (stbi__do_zlib(&a, p, size, 2, parse_header)) {
+      *outlen = (int) (a.zout - a.zout_start);
+      return a.zout_start;
+   }
+   STBI_FREE(a.zout_start);
+   return NULL;
 }
 
 STBIDEF char *stbi_zlib_decode_malloc_guesssize(const char *buffer, int len, int initial_size, int *outlen)
@@ -4803,6 +4846,22 @@ static int stbi__create_png_image_raw(stbi__png *a, stbi_uc *raw, stbi__uint32 r
    return 1;
 }
 
+/* ppocr-vk: how many bytes of filtered data a PNG image has (what stbi__create_png_image reads,
+   pass by pass when interlaced): the bound of its zlib output */
+static unsigned long long stbi__png_raw_size(stbi__uint32 x, stbi__uint32 y, int img_n, int depth, int interlaced)
+{
+   static const int xorig[7] = { 0,4,0,2,0,1,0 }, yorig[7] = { 0,0,4,0,2,0,1 };
+   static const int xspc[7] = { 8,8,4,4,2,2,1 }, yspc[7] = { 8,8,8,4,4,2,2 };
+   unsigned long long total = 0;
+   int p;
+   if (!interlaced) return (((unsigned long long) x * img_n * depth + 7) / 8 + 1) * y;
+   for (p = 0; p < 7; ++p) {
+      stbi__uint32 px = (x - xorig[p] + xspc[p] - 1) / xspc[p], py = (y - yorig[p] + yspc[p] - 1) / yspc[p];
+      if (px && py) total += (((unsigned long long) px * img_n * depth + 7) / 8 + 1) * py;
+   }
+   return total;
+}
+
 static int stbi__create_png_image(stbi__png *a, stbi_uc *image_data, stbi__uint32 image_data_len, int out_n, int depth, int color, int interlaced)
 {
    int bytes = (depth == 16 ? 2 : 1);
@@ -5133,14 +5192,18 @@ static int stbi__parse_png_file(stbi__png *z, int scan, int req_comp)
          }
 
          case STBI__PNG_TYPE('I','E','N','D'): {
-            stbi__uint32 raw_len, bpl;
+            stbi__uint32 raw_len;
             if (first) return stbi__err("first not IHDR", "Corrupt PNG");
             if (scan != STBI__SCAN_load) return 1;
             if (z->idata == NULL) return stbi__err("no IDAT","Corrupt PNG");
-            // initial guess for decoded data size to avoid unnecessary reallocs
-            bpl = (s->img_x * z->depth + 7) / 8; // bytes per line, per component
-            raw_len = bpl * s->img_y * s->img_n /* pixels */ + s->img_y /* filter mode per row */;
-            z->expanded = (stbi_uc *) stbi_zlib_decode_malloc_guesssize_headerflag((char *) z->idata, ioff, raw_len, (int *) &raw_len, !is_iphone);
+            /* ppocr-vk: the output buffer is the exact size of the image's filtered data, and does
+               not grow: see stbi__zexpand */
+            {
+               unsigned long long need = stbi__png_raw_size(s->img_x, s->img_y, s->img_n, z->depth, interlace);
+               if (need > INT_MAX) return stbi__err("too large", "Corrupt PNG");
+               raw_len = (stbi__uint32) need;
+            }
+            z->expanded = (stbi_uc *) stbi__zlib_decode_bounded((char *) z->idata, ioff, (int) raw_len, (int *) &raw_len, !is_iphone);
             if (z->expanded == NULL) return 0; // zlib should set error
             STBI_FREE(z->idata); z->idata = NULL;
             if ((req_comp == s->img_n+1 && req_comp != 3 && !pal_img_n) || has_trans)
@@ -5473,6 +5536,9 @@ static void *stbi__bmp_load(stbi__context *s, int *x, int *y, int *comp, int req
    int flip_vertically, pad, target;
    stbi__bmp_data info;
    STBI_NOTUSED(ri);
+   /* ppocr-vk: a pixel index past a short palette gets black (as OpenCV's decoder gives it), not the
+      uninitialised stack of 2.27 */
+   memset(pal, 0, sizeof pal);
 
    info.all_a = 255;
    if (stbi__bmp_parse_header(s, &info) == NULL)
@@ -5491,8 +5557,10 @@ static void *stbi__bmp_load(stbi__context *s, int *x, int *y, int *comp, int req
    all_a = info.all_a;
 
    if (info.hsz == 12) {
+      /* ppocr-vk: the palette follows the 14 + 12 header bytes; 2.27 subtracted 24 for the 12 of
+         the core header, so it read 4 entries too few and started the pixels 12 bytes late */
       if (info.bpp < 24)
-         psize = (info.offset - info.extra_read - 24) / 3;
+         psize = (info.offset - info.extra_read - info.hsz) / 3;
    } else {
       if (info.bpp < 16)
          psize = (info.offset - info.extra_read - info.hsz) >> 2;
@@ -5856,7 +5924,11 @@ static void *stbi__tga_load(stbi__context *s, int *x, int *y, int *comp, int req
       for (i=0; i < tga_height; ++i) {
          int row = tga_inverted ? tga_height -i - 1 : i;
          stbi_uc *tga_row = tga_data + row*tga_width*tga_comp;
-         stbi__getn(s, tga_row, tga_width * tga_comp);
+         /* ppocr-vk: 2.27 ignored a short read and left the row never written */
+         if (!stbi__getn(s, tga_row, tga_width * tga_comp)) {
+            STBI_FREE(tga_data);
+            return stbi__errpuc("bad TGA", "TGA file truncated");
+         }
       }
    } else  {
       //   do I need to load a palette?
@@ -7446,7 +7518,12 @@ static void *stbi__pnm_load(stbi__context *s, int *x, int *y, int *comp, int req
 
    out = (stbi_uc *) stbi__malloc_mad4(s->img_n, s->img_x, s->img_y, ri->bits_per_channel / 8, 0);
    if (!out) return stbi__errpuc("outofmem", "Out of memory");
-   stbi__getn(s, out, s->img_n * s->img_x * s->img_y * (ri->bits_per_channel / 8));
+   /* ppocr-vk: 2.27 ignored a short read and gave the never-written buffer as pixels (upstream
+      checks it since 2.28) */
+   if (!stbi__getn(s, out, s->img_n * s->img_x * s->img_y * (ri->bits_per_channel / 8))) {
+      STBI_FREE(out);
+      return stbi__errpuc("bad PNM", "PNM file truncated");
+   }
 
    if (req_comp && req_comp != s->img_n) {
       out = stbi__convert_format(out, s->img_n, req_comp, s->img_x, s->img_y);
