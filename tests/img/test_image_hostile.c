@@ -273,6 +273,19 @@ static void test_bmp_pixel_offset_inside_the_header(void **state)
     free(b.p);
 }
 
+/* A compression field of 2^31 or more is no compression BMP has (stb_image 2.27 read it as a
+ * negative int and decoded the 59-byte file, claiming 48 MP, as uncompressed zeros; found by
+ * fuzz_image). */
+static void test_bmp_compression_over_2_to_the_31(void **state)
+{
+    (void)state;
+    const uint8_t row[4] = {0, 1, 2, 3};
+    struct bytes b = bmp(2052, 23555, 8, NULL, 0, 62, row, sizeof row);
+    b.p[30 + 3] = 0xC8; /* compression 0xC8000000 */
+    expect_refused(&b, PPOCR_ERR_UNSUPPORTED, "unsupported BMP");
+    free(b.p);
+}
+
 /* An OS/2 BMP (12-byte core header): w x h (16 bits each), `entries` 3-byte palette entries. */
 static struct bytes os2_bmp(unsigned w, unsigned h, int bpp, const uint8_t (*palette)[3], int entries,
                             const uint8_t *rows, size_t rows_len)
@@ -603,6 +616,7 @@ int main(void)
         cmocka_unit_test(test_pnm_without_its_pixels),
         cmocka_unit_test(test_bmp_indices_past_a_short_palette),
         cmocka_unit_test(test_bmp_pixel_offset_inside_the_header),
+        cmocka_unit_test(test_bmp_compression_over_2_to_the_31),
         cmocka_unit_test(test_os2_bmp),
         cmocka_unit_test(test_top_down_bmp),
         cmocka_unit_test(test_tga_colour_map_past_the_end),

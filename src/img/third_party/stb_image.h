@@ -5469,7 +5469,9 @@ static void *stbi__bmp_parse_header(stbi__context *s, stbi__bmp_data *info)
    if (stbi__get16le(s) != 1) return stbi__errpuc("bad BMP", "bad BMP");
    info->bpp = stbi__get16le(s);
    if (hsz != 12) {
-      int compress = stbi__get32le(s);
+      /* ppocr-vk: unsigned, as the field is: 2.27's int made a value of 2^31 or more negative, which
+         passed the check below and was decoded as uncompressed (from a 98-byte file claiming 70 MP) */
+      unsigned int compress = stbi__get32le(s);
       if (compress == 1 || compress == 2) return stbi__errpuc("BMP RLE", "BMP type not supported: RLE");
       if (compress >= 4) return stbi__errpuc("BMP JPEG/PNG", "BMP type not supported: unsupported compression"); // this includes PNG/JPEG modes
       if (compress == 3 && info->bpp != 16 && info->bpp != 32) return stbi__errpuc("bad BMP", "bad BMP"); // bitfields requires 16 or 32 bits/pixel
