@@ -26,17 +26,20 @@ export PPOCR_MODELS="$root/models"
 ctest --test-dir "$build" --output-on-failure -j"$(nproc)" "$@"
 
 # Fuzz smoke run: each libFuzzer target for FUZZ_SECONDS (60) from its seed corpus, when clang
-# with libFuzzer is installed (tools/setup.sh installs it). A finding fails the run; its input is
-# left in $fuzz/findings/ (add it to tests/fuzz/regressions/<target>/ once fixed).
+# with libFuzzer is installed (tools/setup.sh installs it): fuzz_image (ASan + UBSan), the same
+# decoders under MemorySanitizer (fuzz_image_msan, from the same seeds) and fuzz_model. A finding
+# fails the run; its input is left in $fuzz/findings/ (add it to tests/fuzz/regressions/<corpus>/
+# once fixed).
 fuzz=${FUZZ_BUILD_DIR:-$root/build-fuzz}
 if command -v clang >/dev/null 2>&1 &&
     echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' |
     clang -x c -fsanitize=fuzzer -o /dev/null - >/dev/null 2>&1; then
     CC=clang cmake -S "$root" -B "$fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPPOCR_FUZZ=ON >/dev/null
-    cmake --build "$fuzz" -j"$(nproc)" --target fuzz_image fuzz_model
-    for target in image model; do
+    cmake --build "$fuzz" -j"$(nproc)" --target fuzz_image fuzz_image_msan fuzz_model
+    for target in image image_msan model; do
+        seeds=${target%_msan}
         rm -rf "$fuzz/corpus_$target" && mkdir -p "$fuzz/corpus_$target" "$fuzz/findings"
-        cp "$root/tests/fuzz/corpus_$target"/* "$fuzz/corpus_$target/"
+        cp "$root/tests/fuzz/corpus_$seeds"/* "$fuzz/corpus_$target/"
         echo "fuzz_$target: ${FUZZ_SECONDS:-60} s" >&2
         "$fuzz/tests/fuzz/fuzz_$target" -max_total_time="${FUZZ_SECONDS:-60}" -timeout=30 -rss_limit_mb=3072 \
             -print_final_stats=1 -artifact_prefix="$fuzz/findings/$target-" "$fuzz/corpus_$target" 2>"$fuzz/fuzz_$target.log" ||

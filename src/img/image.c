@@ -9,6 +9,9 @@
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include <stb_image.h>
 #pragma GCC diagnostic pop
+#ifndef PPOCR_VK_STB_IMAGE
+#error "stb_image.h is not src/img/third_party's: its fixes would be missing"
+#endif
 
 #include "img/image_internal.h"
 
@@ -234,12 +237,18 @@ static enum ppocr_status check_header(const uint8_t *p, size_t size, const char 
                     hd->h);
     if (too_large((unsigned long long)hd->w, (unsigned long long)hd->h, name, err, err_len))
         return PPOCR_ERR_TOO_LARGE;
-    /* stb_image decodes cut-off BMP, TGA, GIF and PNM pixels as if the rest were zeros: refuse them
-     * rather than read garbage */
+    enum bmp_layout_result bmp = fmt == FMT_BMP ? bmp_layout(p, size) : BMP_LAYOUT_OK;
+    if (bmp == BMP_LAYOUT_BAD_OFFSET)
+        return FAIL(PPOCR_ERR_CORRUPT,
+                    "%s: corrupt BMP header (the pixel data offset points inside the headers or palette)", name);
     struct pnm_layout pnm;
-    if ((fmt == FMT_BMP && bmp_truncated(p, size)) || (fmt == FMT_TGA && tga_truncated(p, size)) ||
-        (fmt == FMT_GIF && gif_truncated(p, size)) ||
-        (fmt == FMT_PNM && pnm_layout(p, size, &pnm) == 0 && size - pnm.data_offset < pnm.data_bytes))
+    int pnm_known = fmt == FMT_PNM && pnm_layout(p, size, &pnm) == 0;
+    if (pnm_known && pnm.maxval == 0) /* stb_image would take it for 255 */
+        return FAIL(PPOCR_ERR_CORRUPT, "%s: corrupt PNM header (maxval 0)", name);
+    /* stb_image decodes cut-off BMP, TGA, GIF and PNM pixels as if the rest were zeros (or leaves
+     * them unwritten): refuse them rather than read garbage */
+    if (bmp == BMP_LAYOUT_TRUNCATED || (fmt == FMT_TGA && tga_truncated(p, size)) ||
+        (fmt == FMT_GIF && gif_truncated(p, size)) || (pnm_known && size - pnm.data_offset < pnm.data_bytes))
         return FAIL(PPOCR_ERR_TRUNCATED, "%s: truncated %s (the pixel data ends early)", name, image_format_name(fmt));
     if (fmt == FMT_PNG) {
         /* a chunk running past the end would make stb_image allocate what its length field claims */

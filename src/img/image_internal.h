@@ -56,13 +56,17 @@ enum png_walk_result png_walk(const uint8_t *data, size_t size, int *needs_rewri
  * palette, so out needs room for size + 768 bytes. Returns the new size. */
 size_t png_rewrite_for_stb(const uint8_t *data, size_t size, uint8_t *out);
 
+/* A BMP's headers against its size: the pixel data must start after the headers (and palette) and
+ * hold every uncompressed row the header announces. */
+enum bmp_layout_result { BMP_LAYOUT_OK, BMP_LAYOUT_TRUNCATED, BMP_LAYOUT_BAD_OFFSET };
+enum bmp_layout_result bmp_layout(const uint8_t *data, size_t size);
 /* Whether the data is shorter than its header says (1) or not (0, also when it cannot tell). */
-int bmp_truncated(const uint8_t *data, size_t size); /* uncompressed pixel rows missing */
 int tga_truncated(const uint8_t *data, size_t size); /* pixels (or RLE packets) missing */
 int gif_truncated(const uint8_t *data, size_t size); /* the first image's data cut off */
 
 /* A binary PNM (P5/P6) header. */
 struct pnm_layout {
+    int maxval;                     /* 0 when it is 0 or missing: no PNM has it */
     int channels, bytes_per_sample; /* 2 bytes (big-endian) when maxval > 255 */
     size_t data_offset;
     unsigned long long data_bytes;

@@ -83,24 +83,41 @@ size_t png_rewrite_for_stb(const uint8_t *p, size_t n, uint8_t *out)
     return o + (n - pos);
 }
 
-int bmp_truncated(const uint8_t *p, size_t n)
+enum bmp_layout_result bmp_layout(const uint8_t *p, size_t n)
 {
-    if (n < 30)
-        return 1;
+    if (n < 26)
+        return BMP_LAYOUT_TRUNCATED;
     uint32_t offset = le32(p + 10), header = le32(p + 14);
-    if (header < 40 || n < 34)
-        return 0; /* OS/2 headers: leave them to stb_image */
-    long long w = (int32_t)le32(p + 18), h = (int32_t)le32(p + 22);
-    unsigned bpp = le16(p + 28);
-    uint32_t compression = le32(p + 30);
+    unsigned long long headers = 14ull + header; /* file header, info header (and masks) */
+    long long w, h;
+    unsigned bpp;
+    uint32_t compression = 0;
+    if (header == 12) { /* OS/2 core header: 16-bit sizes, no compression */
+        w = le16(p + 18), h = le16(p + 20), bpp = le16(p + 24);
+    } else if (header >= 40) {
+        if (n < 34)
+            return BMP_LAYOUT_TRUNCATED;
+        w = (int32_t)le32(p + 18), h = (int32_t)le32(p + 22), bpp = le16(p + 28);
+        compression = le32(p + 30);
+        if (header == 40 && compression == 3)
+            headers += 12; /* the three colour masks follow the header */
+    } else {
+        return BMP_LAYOUT_OK; /* not a header size stb_image knows: it refuses it */
+    }
+    /* pixels starting inside the headers would make stb_image read a palette of less than nothing
+     * (its colours then came from uninitialised stack memory); a palette image needs one entry */
+    int palette = header == 12 ? bpp < 24 : bpp < 16;
+    if (n >= headers && offset < headers + (palette ? (header == 12 ? 3 : 4) : 0))
+        return BMP_LAYOUT_BAD_OFFSET;
     if (compression != 0 && compression != 3)
-        return 0;
+        return BMP_LAYOUT_OK; /* RLE, JPEG, PNG: refused by stb_image */
     if (w < 0)
         w = -w;
     if (h < 0)
-        h = -h;
+        h = -h; /* a top-down BMP */
     unsigned long long stride = ((unsigned long long)w * bpp + 31) / 32 * 4;
-    return (unsigned long long)n < (unsigned long long)offset + stride * (unsigned long long)h;
+    unsigned long long end = (offset > headers ? offset : headers) + stride * (unsigned long long)h;
+    return (unsigned long long)n < end ? BMP_LAYOUT_TRUNCATED : BMP_LAYOUT_OK;
 }
 
 int tga_truncated(const uint8_t *p, size_t n)
@@ -109,7 +126,9 @@ int tga_truncated(const uint8_t *p, size_t n)
         return 1;
     unsigned type = p[2];
     unsigned long long pixels = (unsigned long long)le16(p + 12) * le16(p + 14), bytes = (p[16] + 7ull) / 8;
-    unsigned long long pos = 18ull + p[0] + (p[1] ? le16(p + 5) * ((p[7] + 7ull) / 8) : 0);
+    /* id field, then the colour map as stb_image reads it: it skips the "first entry index" field
+     * as that many bytes before the entries */
+    unsigned long long pos = 18ull + p[0] + (p[1] ? le16(p + 3) + le16(p + 5) * ((p[7] + 7ull) / 8) : 0);
     if (type == 1 || type == 2 || type == 3)
         return n < pos + pixels * bytes;
     if (type != 9 && type != 10 && type != 11)
@@ -188,11 +207,12 @@ int pnm_layout(const uint8_t *p, size_t n, struct pnm_layout *out)
         return -1;
     size_t pos = 2;
     long long w = pnm_number(p, n, &pos), h = pnm_number(p, n, &pos), maxval = pnm_number(p, n, &pos);
-    if (w <= 0 || h <= 0 || maxval <= 0 || maxval > 65535 || pos >= n)
-        return -1;
+    if (w <= 0 || h <= 0 || maxval > 65535)
+        return -1;                              /* stb_image refuses these itself */
+    out->maxval = maxval < 0 ? 0 : (int)maxval; /* a missing number reads as 0 in stb_image */
     out->channels = p[1] == '6' ? 3 : 1;
     out->bytes_per_sample = maxval > 255 ? 2 : 1;
-    out->data_offset = pos + 1; /* one whitespace byte ends the header */
+    out->data_offset = pos < n ? pos + 1 : n; /* one whitespace byte ends the header, if it is there */
     out->data_bytes = (unsigned long long)w * h * out->channels * out->bytes_per_sample;
     return 0;
 }
