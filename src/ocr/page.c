@@ -127,6 +127,10 @@ static struct prepare detection_prepare(const struct ppocr_engine *e, const stru
         if (long_side * p.scale > e->opt.det_limit_side_len)
             p.scale = fmax(1.0, (double)e->opt.det_limit_side_len / long_side);
     }
+    /* the framed page stays within the side limit: a page that reaches it gets a narrower margin */
+    long scaled_long = lround(long_side * p.scale);
+    if (scaled_long + 2 * p.margin > PPOCR_IMAGE_MAX_SIDE)
+        p.margin = scaled_long >= PPOCR_IMAGE_MAX_SIDE ? 0 : (int)(PPOCR_IMAGE_MAX_SIDE - scaled_long) / 2;
     return p;
 }
 

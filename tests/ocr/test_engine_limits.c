@@ -8,7 +8,8 @@
  *    classifier: the classifier runs apart and the line is narrowed, and still read; the sample's
  *    detection does not fit either: it runs at a shorter side and still finds the page's lines;
  *  - on the device as it is, a text line so large that its crop has more pixels than 65535
- *    workgroups of the crop kernels cover (Vulkan's least maxComputeWorkGroupCount) is read. */
+ *    workgroups of the crop kernels cover (Vulkan's least maxComputeWorkGroupCount) is read;
+ *  - images with a side at or near the documented limit (32768) are read, margin and all. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -193,13 +194,36 @@ static void test_huge_crop(void **state)
     ppocr_result_free(&r);
 }
 
+/* Thin pages of 32705-32768 pixels a side: the detection margin must not push them over the
+ * limit that the image itself keeps. */
+static void test_sides_at_the_limit(void **state)
+{
+    (void)state;
+    const int sides[] = {32705, 32768};
+    for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++)
+        for (int turned = 0; turned < 2; turned++) {
+            struct ppocr_image img = {.width = turned ? 64 : sides[i], .height = turned ? sides[i] : 64};
+            img.bgr = malloc((size_t)img.width * img.height * 3);
+            assert_non_null(img.bgr);
+            memset(img.bgr, 255, (size_t)img.width * img.height * 3);
+            struct ppocr_result r;
+            char err[512];
+            enum ppocr_status st = ppocr_engine_run(whole, &img, &r, err, sizeof(err));
+            free(img.bgr);
+            if (st != PPOCR_OK)
+                fail_msg("%dx%d: %s", img.width, img.height, err);
+            assert_int_equal(r.width, img.width);
+            assert_int_equal(r.height, img.height);
+            ppocr_result_free(&r);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cut_reads_as_whole),
-        cmocka_unit_test(test_cut_reads_as_whole_parity),
-        cmocka_unit_test(test_too_wide_line_and_detection),
-        cmocka_unit_test(test_huge_crop),
+        cmocka_unit_test(test_cut_reads_as_whole),          cmocka_unit_test(test_cut_reads_as_whole_parity),
+        cmocka_unit_test(test_too_wide_line_and_detection), cmocka_unit_test(test_huge_crop),
+        cmocka_unit_test(test_sides_at_the_limit),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
