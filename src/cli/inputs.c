@@ -1,11 +1,11 @@
 #include "cli/inputs.h"
 #include "cli/pdf.h"
+#include "cli/stream.h"
 #include "ppocr.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,71 +225,35 @@ static int scan_dir(const char *dir, const char *rel, struct cli_item_list *list
 
 static int expand_one(const char *input, struct cli_item_list *list, int from_list, const atomic_int *stop);
 
-/* Reads an @list's bytes from fd, at most CLI_LIST_MAX_BYTES, refusing binary data as soon as it
- * shows. Waits in slices of 100 ms with the stop flag checked between them (as cli_read_stream):
- * a pipe whose writer never closes, or a FIFO nobody opens, holds the run only until SIGINT.
- * Returns 0 with *text (NUL-terminated, free it), 1 when stopped, -1 with a reason in msg. */
+/* Reads an @list's bytes from fd, at most CLI_LIST_MAX_BYTES (as cli_read_stream: stoppable, so a
+ * pipe whose writer never closes, or a FIFO nobody opens, holds the run only until SIGINT), and
+ * refuses binary data. Returns 0 with *text (NUL-terminated, free it), 1 when stopped, -1 with a
+ * reason in msg. */
 static int read_list_text(int fd, const atomic_int *stop, char **text, size_t *len, char *msg, size_t msg_len)
 {
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
+    char *buf;
+    size_t n;
     *text = NULL;
-    if (!buf)
-        goto oom;
-    for (;;) {
-        if (*stop) {
-            free(buf);
-            return 1;
-        }
-        struct pollfd pfd = {.fd = fd, .events = POLLIN};
-        int ready = poll(&pfd, 1, 100);
-        if (ready == 0 || (ready < 0 && errno == EINTR))
-            continue;
-        if (n + 1 == cap) {
-            if (n > CLI_LIST_MAX_BYTES) {
-                free(buf);
-                snprintf(msg, msg_len, "list too large (more than %d bytes)", CLI_LIST_MAX_BYTES);
-                return -1;
-            }
-            size_t grown_cap = cap * 2 > CLI_LIST_MAX_BYTES + 2 ? CLI_LIST_MAX_BYTES + 2 : cap * 2;
-            char *grown = realloc(buf, grown_cap);
-            if (!grown)
-                goto oom;
-            buf = grown;
-            cap = grown_cap;
-        }
-        ssize_t got = read(fd, buf + n, cap - 1 - n);
-        if (got < 0 && (errno == EINTR || errno == EAGAIN))
-            continue; /* the stop check above decides; a FIFO opened without waiting has no data yet */
-        if (got < 0) {
-            int e = errno;
-            free(buf);
-            snprintf(msg, msg_len, "cannot read list: %s", strerror(e));
-            return -1;
-        }
-        if (got == 0)
-            break;
-        const char *nul = memchr(buf + n, 0, (size_t)got);
-        if (nul) {
-            snprintf(msg, msg_len, "not a list of paths: binary data (a NUL byte at offset %zu)", (size_t)(nul - buf));
-            free(buf);
-            return -1;
-        }
-        n += (size_t)got;
-    }
-    if (n > CLI_LIST_MAX_BYTES) {
+    *len = 0;
+    int rc = cli_read_stream(fd, "list", CLI_LIST_MAX_BYTES, stop, &buf, &n, msg, msg_len);
+    if (rc)
+        return rc;
+    const char *nul = memchr(buf, 0, n);
+    if (nul) {
+        snprintf(msg, msg_len, "not a list of paths: binary data (a NUL byte at offset %zu)", (size_t)(nul - buf));
         free(buf);
-        snprintf(msg, msg_len, "list too large (more than %d bytes)", CLI_LIST_MAX_BYTES);
         return -1;
     }
-    buf[n] = 0;
-    *text = buf;
+    char *terminated = realloc(buf, n + 1);
+    if (!terminated) {
+        free(buf);
+        snprintf(msg, msg_len, "out of memory reading the list");
+        return -1;
+    }
+    terminated[n] = 0;
+    *text = terminated;
     *len = n;
     return 0;
-oom:
-    free(buf);
-    snprintf(msg, msg_len, "out of memory reading the list");
-    return -1;
 }
 
 /* Opens an @list: stdin for "@-", else a regular file or a pipe (a FIFO, /dev/stdin, the

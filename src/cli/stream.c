@@ -48,8 +48,8 @@ int cli_read_stream(int fd, const char *name, size_t max, const atomic_int *stop
             cap = grown_cap;
         }
         ssize_t got = read(fd, buf + n, cap - n);
-        if (got < 0 && errno == EINTR)
-            continue; /* the stop check above decides */
+        if (got < 0 && (errno == EINTR || errno == EAGAIN))
+            continue; /* the stop check above decides; a FIFO opened without waiting has no data yet */
         if (got < 0) {
             int e = errno;
             free(buf);
