@@ -52,9 +52,9 @@ void cli_signals_install(void)
     /* the other stop signal waits until this handler is done: two at once are still two */
     sigaddset(&sa.sa_mask, SIGINT);
     sigaddset(&sa.sa_mask, SIGTERM);
-    /* no SA_RESTART: getline blocked on an @- list from a pipe whose writer never closes must
-     * return EINTR, so that the stop is seen and the wait ends (inputs.c); every write retries
-     * EINTR itself (cli_write_all) */
+    /* no SA_RESTART: a blocking call returns EINTR, so that the loop around it sees the stop at
+     * once (stream.c's reads also poll in slices, for a signal taken by another thread); every
+     * write retries EINTR itself (cli_write_all) */
     sa.sa_flags = 0;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
