@@ -8,7 +8,7 @@
 #   tools/test.sh --tsan [ctest arguments...]
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
-threaded_tests='^(test_workers|test_cli_workers|test_db_postprocess|test_gpu_cache|test_gpu_net|test_engine_model_checks'
+threaded_tests='^(test_workers|test_cli_workers|test_db_postprocess|test_gpu_cache|test_gpu_net_[0-9]+|test_engine_model_checks'
 threaded_tests="$threaded_tests|test_engine_words|test_engine_limits|cli_jobs|cli_basics|cli_pdf)\$"
 if [ "${1:-}" = --tsan ]; then
     shift
