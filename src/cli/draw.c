@@ -57,23 +57,8 @@ static void line(uint8_t *rgb, int w, int h, int x0, int y0, int x1, int y1, int
  * the file is written by the same atomic writer as -o's. */
 static void append_png(void *ctx, void *data, int size)
 {
-    struct cli_buf *png = ctx;
-    if (png->failed || size <= 0)
-        return;
-    if (png->cap - png->len < (size_t)size) {
-        size_t cap = png->cap ? png->cap : 1 << 16;
-        while (cap - png->len < (size_t)size)
-            cap *= 2;
-        char *grown = realloc(png->data, cap);
-        if (!grown) {
-            png->failed = 1;
-            return;
-        }
-        png->data = grown;
-        png->cap = cap;
-    }
-    memcpy(png->data + png->len, data, (size_t)size);
-    png->len += (size_t)size;
+    if (size > 0)
+        cli_buf_append(ctx, data, (size_t)size);
 }
 
 int cli_draw_boxes(const char *dir, const char *name, const struct ppocr_image *img, const struct ppocr_result *r,

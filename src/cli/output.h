@@ -15,6 +15,8 @@ struct cli_buf {
 };
 
 void cli_buf_printf(struct cli_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends len bytes (binary data too). */
+void cli_buf_append(struct cli_buf *b, const void *data, size_t len);
 void cli_buf_free(struct cli_buf *b);
 
 /* The TSV column header line. */

@@ -16,7 +16,7 @@ int cli_write_all(int fd, const char *data, size_t len)
     while (len) {
         ssize_t n = write(fd, data, len);
         if (n < 0 && errno == EINTR)
-            continue; /* the handlers install no SA_RESTART (main.c): a stop signal lands here */
+            continue; /* the handlers install no SA_RESTART (signals.c): a stop signal lands here */
         if (n < 0)
             return -1;
         data += n;
