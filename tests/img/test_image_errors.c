@@ -18,28 +18,16 @@
 #include "img/image.h"
 #include "support/test_env.h"
 
-static char tmpdir[256];
-
 static int setup(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/ppocr_test_image_errors_XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return test_tmpdir_make("image_errors");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static const char *tmp_path(const char *name)
-{
-    static char path[512];
-    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-    return path;
+    return test_tmpdir_remove();
 }
 
 static size_t read_fixture(const char *name, uint8_t *buf, size_t cap)
@@ -101,13 +89,14 @@ static void test_files_that_cannot_be_read(void **state)
 {
     (void)state;
     char err[512];
-    const char *missing = tmp_path("missing.png");
+    const char *missing = test_tmp_path("missing.png");
     expect_error(load_path(missing, err, sizeof err), err, PPOCR_ERR_NOT_FOUND, missing, "no such file");
-    expect_error(load_path(tmpdir, err, sizeof err), err, PPOCR_ERR_IS_DIRECTORY, tmpdir, "is a directory");
-    const char *empty = tmp_path("empty.png");
+    expect_error(load_path(test_tmpdir(), err, sizeof err), err, PPOCR_ERR_IS_DIRECTORY, test_tmpdir(),
+                 "is a directory");
+    const char *empty = test_tmp_path("empty.png");
     write_file(empty, "", 0);
     expect_error(load_path(empty, err, sizeof err), err, PPOCR_ERR_EMPTY, empty, "empty");
-    const char *text = tmp_path("notes.png");
+    const char *text = test_tmp_path("notes.png");
     const char words[] = "this is a text file with a .png name\n";
     write_file(text, words, sizeof words - 1);
     expect_error(load_path(text, err, sizeof err), err, PPOCR_ERR_UNKNOWN_FORMAT, text, "not an image");
@@ -118,7 +107,7 @@ static void test_files_that_cannot_be_read(void **state)
 static void test_permission_denied(void **state)
 {
     (void)state;
-    const char *secret = tmp_path("secret.png");
+    const char *secret = test_tmp_path("secret.png");
     uint8_t buf[4096];
     size_t n = read_fixture("rgb8.png", buf, sizeof buf);
     write_file(secret, buf, n);
@@ -365,7 +354,7 @@ static void test_too_large_refused_from_header(void **state)
                             3,    1,    0x11, 0,    2, 0x11, 0, 3,    0x11, 0};
     expect_error(load_mem(jpeg, sizeof jpeg, err, sizeof err), err, PPOCR_ERR_TOO_LARGE, "mem", "20000x20000");
     /* the same message through a file */
-    const char *path = tmp_path("huge.png");
+    const char *path = test_tmp_path("huge.png");
     n = png_header(png, 20000, 20000);
     write_file(path, png, n);
     expect_error(load_path(path, err, sizeof err), err, PPOCR_ERR_TOO_LARGE, path, "too large");

@@ -16,8 +16,6 @@
 #include "img/image.h"
 #include "support/test_env.h"
 
-static char tmpdir[256];
-
 /* A 2 x 2 8-bit gray PNM: the smallest image every build decodes. */
 static const char tiny_pnm[] = "P5\n2 2\n255\n\x10\x20\x30\x40";
 #define TINY_PNM_BYTES (sizeof tiny_pnm - 1)
@@ -25,23 +23,13 @@ static const char tiny_pnm[] = "P5\n2 2\n255\n\x10\x20\x30\x40";
 static int setup(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/ppocr_test_image_read_XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return test_tmpdir_make("image_read");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static const char *tmp_path(const char *name)
-{
-    static char path[512];
-    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-    return path;
+    return test_tmpdir_remove();
 }
 
 static void expect_refused(const char *path, enum ppocr_status want, const char *reason)
@@ -62,7 +50,7 @@ static void test_special_files_refused(void **state)
     expect_refused("/dev/null", PPOCR_ERR_IO, "not a regular file (a character device)");
     expect_refused("/dev/zero", PPOCR_ERR_IO, "not a regular file (a character device)");
     /* a FIFO nobody writes to: a blocking open would wait for ever */
-    const char *fifo = tmp_path("fifo.png");
+    const char *fifo = test_tmp_path("fifo.png");
     assert_int_equal(mkfifo(fifo, 0600), 0);
     expect_refused(fifo, PPOCR_ERR_IO, "not a regular file (a FIFO)");
     /* and with a writer holding it open */
@@ -70,13 +58,13 @@ static void test_special_files_refused(void **state)
     assert_true(writer >= 0);
     expect_refused(fifo, PPOCR_ERR_IO, "not a regular file (a FIFO)");
     close(writer);
-    expect_refused(tmpdir, PPOCR_ERR_IS_DIRECTORY, "is a directory");
+    expect_refused(test_tmpdir(), PPOCR_ERR_IS_DIRECTORY, "is a directory");
 }
 
 static void test_regular_file_and_pipe_read(void **state)
 {
     (void)state;
-    const char *path = tmp_path("tiny.pgm");
+    const char *path = test_tmp_path("tiny.pgm");
     FILE *f = fopen(path, "wb");
     assert_non_null(f);
     assert_int_equal(fwrite(tiny_pnm, 1, TINY_PNM_BYTES, f), TINY_PNM_BYTES);

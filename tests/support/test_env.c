@@ -94,3 +94,30 @@ const char *test_models_dir(void)
     const char *env = getenv("PPOCR_MODELS");
     return env && *env ? env : PPOCR_SOURCE_DIR "/models";
 }
+
+static char tmpdir[256];
+
+int test_tmpdir_make(const char *tag)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/ppocr_test_%s_XXXXXX", tag);
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+int test_tmpdir_remove(void)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+const char *test_tmpdir(void)
+{
+    return tmpdir;
+}
+
+const char *test_tmp_path(const char *name)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    return path;
+}

@@ -1,5 +1,5 @@
 /* Shared by the tests: a per-run random seed (printed, overridable with PPOCR_TEST_SEED),
- * random data, error measures and paths to test data. */
+ * random data, error measures, paths to test data and a private temporary folder. */
 #ifndef PPOCR_TEST_ENV_H
 #define PPOCR_TEST_ENV_H
 
@@ -24,5 +24,13 @@ const char *test_data_dir(void);
 const char *test_binary_dir(void);
 /* The models folder (PPOCR_MODELS or <source>/models). */
 const char *test_models_dir(void);
+
+/* A private folder under /tmp for this program's files (tag names it), made by test_tmpdir_make
+ * and removed with all it holds by test_tmpdir_remove; both return 0 or -1 (cmocka group setup
+ * and teardown). test_tmp_path gives "<folder>/name" in a buffer the next call reuses. */
+int test_tmpdir_make(const char *tag);
+int test_tmpdir_remove(void);
+const char *test_tmpdir(void);
+const char *test_tmp_path(const char *name);
 
 #endif
