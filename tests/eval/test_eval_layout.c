@@ -53,9 +53,8 @@ static int run_vk(const char *corpus, const eval_manifest *m, const char *out_pa
     assert_non_null(cmd);
     assert_null(strchr(corpus, '\''));
     assert_null(strchr(vk, '\''));
-    /* The command cannot keep the Vulkan libraries loaded for LeakSanitizer (see
-   * tests/keep_libraries_loaded.c): the driver's allocations would read as its leaks. */
-    len += (size_t)snprintf(cmd, cap, "cd '%s' && ASAN_OPTIONS=detect_leaks=0 '%s' --format json", corpus, vk);
+    /* under the sanitizers' options of the test (leak detection on): a report fails the run */
+    len += (size_t)snprintf(cmd, cap, "cd '%s' && '%s' --format json", corpus, vk);
     for (size_t r = 0; r < m->n; r++) {
         assert_null(strchr(m->rows[r].file, '\''));
         assert_true(len + strlen(m->rows[r].file) + 4 < cap);
