@@ -59,8 +59,7 @@ static void run_vk(const eval_manifest *m, const char *flags, const char *out_pa
     char *cmd = malloc(cap);
     assert_non_null(cmd);
     /* under the sanitizers' options of the test (leak detection on): a report fails the run */
-    len += (size_t)snprintf(cmd, cap, "cd '%s/data/corpus' && '%s' --format json %s",
-                            test_data_dir(), vk, flags);
+    len += (size_t)snprintf(cmd, cap, "cd '%s/data/corpus' && '%s' --format json %s", test_data_dir(), vk, flags);
     for (size_t r = 0; r < m->n; r++) {
         assert_null(strchr(m->rows[r].file, '\'')); /* quoted below */
         assert_true(len + strlen(m->rows[r].file) + 4 < cap);
