@@ -25,7 +25,7 @@ cmake --build "$build" -j"$(nproc)"
 export PPOCR_MODELS="$root/models"
 ctest --test-dir "$build" --output-on-failure -j"$(nproc)" "$@"
 
-# Fuzz smoke run: each libFuzzer target for FUZZ_SECONDS (60) from its seed corpus, when clang
+# Fuzz smoke run: each libFuzzer target for FUZZ_SECONDS (30) from its seed corpus, when clang
 # with libFuzzer is installed (tools/setup.sh installs it): fuzz_image (ASan + UBSan), the same
 # decoders under MemorySanitizer (fuzz_image_msan, from the same seeds) and fuzz_model. A finding
 # fails the run; its input is left in $fuzz/findings/ (add it to tests/fuzz/regressions/<corpus>/
@@ -40,8 +40,8 @@ if command -v clang >/dev/null 2>&1 &&
         seeds=${target%_msan}
         rm -rf "$fuzz/corpus_$target" && mkdir -p "$fuzz/corpus_$target" "$fuzz/findings"
         cp "$root/tests/fuzz/corpus_$seeds"/* "$fuzz/corpus_$target/"
-        echo "fuzz_$target: ${FUZZ_SECONDS:-60} s" >&2
-        "$fuzz/tests/fuzz/fuzz_$target" -max_total_time="${FUZZ_SECONDS:-60}" -timeout=30 -rss_limit_mb=3072 \
+        echo "fuzz_$target: ${FUZZ_SECONDS:-30} s" >&2
+        "$fuzz/tests/fuzz/fuzz_$target" -max_total_time="${FUZZ_SECONDS:-30}" -timeout=30 -rss_limit_mb=3072 \
             -print_final_stats=1 -artifact_prefix="$fuzz/findings/$target-" "$fuzz/corpus_$target" 2>"$fuzz/fuzz_$target.log" ||
             { tail -n 40 "$fuzz/fuzz_$target.log" >&2; exit 1; }
         grep '^stat::number_of_executed_units' "$fuzz/fuzz_$target.log" >&2
