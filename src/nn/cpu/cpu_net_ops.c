@@ -255,6 +255,7 @@ static int cn_plan_binary(struct cn_plan *p, int k)
         as = bs;
         bs = ts;
         a_full = true;
+        b_full = pvk_shape_equal(&bs, ys);
     }
     if (!a_full) {
         /* oneDNN's first source has the output's shape: a broadcast first operand is own C */
