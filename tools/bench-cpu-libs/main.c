@@ -5,6 +5,10 @@
  * was chosen (BENCHMARKS.md); it times the libraries' kernels only, not the executor.
  *
  *   ppocr-bench-cpu-libs [--models DIR] [--runs N] [--threads 1,2] [--top K] [--deconv-primitive]
+ *   ppocr-bench-cpu-libs --nets [--models DIR] [--runs N] [--threads 1,2] [--top K]
+ *
+ * --nets times the CPU executor (nn/cpu/cpu_net.h) on the three nets instead: whole runs, and its
+ * slowest steps.
  *
  * oneDNN gets each convolution in the layout it asks for (format "any": the blocked layout a net
  * executor keeps between its convolutions); XNNPACK gets NHWC, its only layout. Both add the bias
@@ -22,6 +26,7 @@
 #include <xnnpack.h>
 
 #include "model/model.h"
+#include "nn/cpu/cpu_net.h"
 #include "nn/shape.h"
 
 /* oneDNN in the layout it picks (blocked: nChw16c with AVX-512, nChw8c with AVX2), in NHWC and in
@@ -490,16 +495,99 @@ static int bench_net(struct net_bench *nb, int threads, int runs, int top, dnnl_
     return rc;
 }
 
+/* The executor on one net: `runs` whole runs after a warm-up (median), then as many timed step by
+ * step for the table of its slowest steps (medians per step). */
+static int bench_executor(struct net_bench *nb, int threads, int runs, int top)
+{
+    char err[512];
+    struct cpu_net *net;
+    struct cpu_plan *plan;
+    struct cpu_net_options opt = {threads};
+    float *x = malloc(sizeof(float) * (size_t)(nb->shape[0] * nb->shape[1] * nb->shape[2] * nb->shape[3]));
+    unsigned seed = 99;
+    fill_random(x, (size_t)(nb->shape[0] * nb->shape[1] * nb->shape[2] * nb->shape[3]), &seed);
+    double t0 = now_ms();
+    if (cpu_net_create(&nb->model, &opt, &net, err, sizeof err) ||
+        cpu_net_plan(net, nb->shape, NULL, &plan, err, sizeof err)) {
+        fprintf(stderr, "ppocr-bench-cpu-libs: %s: %s\n", nb->file, err);
+        free(x);
+        return -1;
+    }
+    double plan_ms = now_ms() - t0;
+    int n_steps = cpu_plan_step_count(plan);
+    double *total = calloc((size_t)runs, sizeof(double)), *steps = calloc((size_t)runs * n_steps, sizeof(double));
+    double *step_med = calloc((size_t)n_steps, sizeof(double)), *col = calloc((size_t)runs, sizeof(double));
+    int *order = calloc((size_t)n_steps, sizeof(int)), rc = 0;
+    double first = 0;
+    for (int r = -1; r < runs && !rc; r++) {
+        double a = now_ms();
+        rc = cpu_plan_run(plan, x, NULL, err, sizeof err);
+        if (r < 0)
+            first = now_ms() - a;
+        else
+            total[r] = now_ms() - a;
+    }
+    for (int r = 0; r < runs && !rc; r++)
+        rc = cpu_plan_run_timed(plan, x, NULL, steps + (size_t)r * n_steps, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "ppocr-bench-cpu-libs: %s: %s\n", nb->file, err);
+    } else {
+        for (int i = 0; i < n_steps; i++) {
+            for (int r = 0; r < runs; r++)
+                col[r] = steps[(size_t)r * n_steps + i];
+            step_med[i] = median(col, runs);
+            order[i] = i;
+        }
+        for (int i = 1; i < n_steps; i++) /* slowest first */
+            for (int j = i; j > 0 && step_med[order[j]] > step_med[order[j - 1]]; j--) {
+                int t = order[j];
+                order[j] = order[j - 1];
+                order[j - 1] = t;
+            }
+        printf("\n%s %lldx%lldx%lldx%lld, the CPU executor, %d thread%s: plan %.1f ms, first run %.2f ms, "
+               "runs %.2f ms (median of %d), workspace %.1f MB\n",
+               nb->file, (long long)nb->shape[0], (long long)nb->shape[1], (long long)nb->shape[2],
+               (long long)nb->shape[3], threads, threads > 1 ? "s" : "", plan_ms, first, median(total, runs), runs,
+               (double)cpu_plan_workspace_bytes(plan) / 1e6);
+        printf("  slowest steps (medians, ms):\n");
+        /* cpu_plan_describe prints every step; the slowest are picked from its lines */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&buf, &len);
+        cpu_plan_describe(plan, step_med, mem);
+        fclose(mem);
+        char **lines = calloc((size_t)n_steps + 1, sizeof(char *));
+        int n_lines = 0;
+        for (char *line = strtok(buf, "\n"); line && n_lines < n_steps; line = strtok(NULL, "\n"))
+            lines[n_lines++] = line;
+        for (int i = 0; i < top && i < n_lines; i++)
+            printf("  %s\n", lines[order[i]]);
+        free(lines);
+        free(buf);
+    }
+    free(order);
+    free(col);
+    free(step_med);
+    free(steps);
+    free(total);
+    free(x);
+    cpu_plan_destroy(plan);
+    cpu_net_destroy(net);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = getenv("PPOCR_MODELS");
-    int runs = 9, top = 5, lower_deconv = 1;
+    int runs = 9, top = 5, lower_deconv = 1, executor = 0;
     int thread_counts[8] = {1, 2}, n_threads = 2;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--models") && i + 1 < argc)
             dir = argv[++i];
         else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
             runs = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--nets"))
+            executor = 1;
         else if (!strcmp(argv[i], "--deconv-primitive"))
             lower_deconv = 0;
         else if (!strcmp(argv[i], "--top") && i + 1 < argc)
@@ -511,7 +599,8 @@ int main(int argc, char **argv)
         } else {
             fprintf(
                 stderr,
-                "usage: ppocr-bench-cpu-libs [--models DIR] [--runs N] [--threads 1,2] [--top K] [--deconv-primitive]\n");
+                "usage: ppocr-bench-cpu-libs [--models DIR] [--runs N] [--threads 1,2] [--top K] [--deconv-primitive]\n"
+                "       ppocr-bench-cpu-libs --nets [--models DIR] [--runs N] [--threads 1,2] [--top K]\n");
             return 2;
         }
     }
@@ -553,7 +642,8 @@ int main(int argc, char **argv)
     }
     for (int t = 0; t < n_threads && !rc; t++)
         for (int i = 0; i < 3 && !rc; i++)
-            if (bench_net(&nets[i], thread_counts[t], runs, top, eng, stream))
+            if (executor ? bench_executor(&nets[i], thread_counts[t], runs, top)
+                         : bench_net(&nets[i], thread_counts[t], runs, top, eng, stream))
                 rc = 1;
     for (int i = 0; i < 3; i++) {
         free(nets[i].layers);
