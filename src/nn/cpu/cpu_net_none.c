@@ -5,7 +5,8 @@
 
 #include "nn/cpu/cpu_net.h"
 
-static const char reason[] = "this build has no CPU backend (oneDNN, libdnnl-dev, was not found at configure time)";
+static const char reason[] =
+    "this build has no CPU executor (oneDNN, libdnnl-dev, was not found at configure time, or PPOCR_CPU_BACKEND=OFF)";
 
 int cpu_net_available(char *err, size_t err_len)
 {
