@@ -1,0 +1,298 @@
+/* The oneDNN executor's own kernels, for what the library does not do as the model means it:
+ * the spreading of a transposed convolution run as a 1x1 convolution (with its bias and
+ * activation), resizes with fractional scales or aligned corners, average pooling that counts
+ * padding under ceil mode, element-wise ops whose first operand is the broadcast one, and ARGMAX.
+ * Each reads its operands through their descriptors' strides, so any plain layout will do;
+ * the rows are shared among the run's OpenMP threads. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "nn/cpu/cpu_net_internal.h"
+
+#ifdef _OPENMP
+#define PARALLEL_FOR _Pragma("omp parallel for")
+#else
+#define PARALLEL_FOR
+#endif
+
+static float relu6(float x)
+{
+    return fminf(fmaxf(x, 0.0f), 6.0f);
+}
+
+float cn_act_scalar(enum pvk_act act, float alpha, float beta, float x)
+{
+    switch (act) {
+    case PVK_ACT_NONE: return x;
+    case PVK_ACT_RELU: return fmaxf(x, 0.0f);
+    case PVK_ACT_RELU6: return relu6(x);
+    case PVK_ACT_CLIP: return fminf(fmaxf(x, alpha), beta);
+    case PVK_ACT_HARDSWISH: return x * relu6(x + 3.0f) / 6.0f;
+    case PVK_ACT_HARDSIGMOID: return fmaxf(0.0f, fminf(1.0f, alpha * x + beta));
+    case PVK_ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
+    case PVK_ACT_SWISH: return x / (1.0f + expf(-x));
+    case PVK_ACT_GELU_ERF: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    case PVK_ACT_GELU_TANH: return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+    case PVK_ACT_COUNT: break;
+    }
+    return x;
+}
+
+/* An operand as its first element, dims and element strides. */
+struct sview {
+    float *base;
+    int nd;
+    int64_t dims[DNNL_MAX_NDIMS], strides[DNNL_MAX_NDIMS];
+};
+
+static void arg_view(const struct cn_plan *p, const struct cn_arg *a, struct sview *v)
+{
+    const dnnl_memory_desc_t *md;
+    void *ptr = NULL;
+    if (a->value >= 0) {
+        md = &p->values[a->value].md;
+        ptr = cn_value_ptr(p, a->value);
+    } else {
+        dnnl_memory_get_memory_desc(a->fixed, &md);
+        dnnl_memory_get_data_handle(a->fixed, &ptr);
+    }
+    /* int32 and fp32 elements are both 4 bytes: index arrays are read through the same view */
+    v->base = (float *)ptr + md->offset0;
+    v->nd = md->ndims;
+    for (int i = 0; i < md->ndims; i++) {
+        v->dims[i] = md->dims[i];
+        v->strides[i] = md->format_desc.blocking.strides[i];
+    }
+}
+
+static float *at4(const struct sview *v, int64_t n, int64_t c, int64_t h, int64_t w)
+{
+    return v->base + n * v->strides[0] + c * v->strides[1] + h * v->strides[2] + w * v->strides[3];
+}
+
+/* act over n floats (a loop per activation, so that the common ones vectorise). */
+static void act_row(enum pvk_act act, float alpha, float beta, float *x, int64_t n)
+{
+    switch (act) {
+    case PVK_ACT_NONE: return;
+    case PVK_ACT_RELU:
+        /* not fmaxf: a library call per element where gcc keeps NaN semantics */
+        for (int64_t i = 0; i < n; i++)
+            x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+        return;
+    case PVK_ACT_SIGMOID:
+        for (int64_t i = 0; i < n; i++)
+            x[i] = 1.0f / (1.0f + expf(-x[i]));
+        return;
+    default:
+        for (int64_t i = 0; i < n; i++)
+            x[i] = cn_act_scalar(act, alpha, beta, x[i]);
+        return;
+    }
+}
+
+void cn_host_spread(const struct cn_plan *p, const struct cn_step *s)
+{
+    struct sview z, y;
+    arg_view(p, &s->args[0], &z);
+    arg_view(p, &s->args[1], &y);
+    const int64_t n = y.dims[0], oc = y.dims[1], h = z.dims[2], w = z.dims[3];
+    const int kh = s->hp.spread.kh, kw = s->hp.spread.kw;
+    const float *bias = s->hp.spread.bias;
+    const enum pvk_act act = s->hp.spread.act;
+    const float alpha = s->hp.spread.alpha, beta = s->hp.spread.beta;
+    /* Both are NHWC (the planner makes them so): output row (b, i kh + ky) is w kw pixels of oc
+     * channels, pixel j kw + kx being channels (ky kw + kx) oc .. + oc of input pixel j. */
+    const int64_t z_px = z.strides[3], y_px = y.strides[3], y_row = y.strides[2];
+    PARALLEL_FOR
+    for (int64_t row = 0; row < n * h * kh; row++) {
+        int64_t b = row / (h * kh), i = row / kh % h, ky = row % kh;
+        float *yr = y.base + b * y.strides[0] + (i * kh + ky) * y_row;
+        const float *zr = z.base + b * z.strides[0] + i * z.strides[2] + ky * kw * oc;
+        for (int64_t j = 0; j < w; j++)
+            for (int kx = 0; kx < kw; kx++) {
+                const float *zp = zr + j * z_px + kx * oc;
+                float *yp = yr + (j * kw + kx) * y_px;
+                if (bias)
+                    for (int64_t o = 0; o < oc; o++)
+                        yp[o] = zp[o] + bias[o];
+                else
+                    memcpy(yp, zp, (size_t)oc * sizeof(float));
+            }
+        act_row(act, alpha, beta, yr, w * kw * oc);
+    }
+}
+
+/* The source coordinate of output index o on one axis (as ref_ops.h states it). */
+static float resize_src(enum pvk_resize_mode mode, int64_t o, int64_t in, int64_t out, float scale)
+{
+    switch (mode) {
+    case PVK_RESIZE_NEAREST: return (float)o / scale;
+    case PVK_RESIZE_BILINEAR_HALF_PIXEL: {
+        float s = ((float)o + 0.5f) / scale - 0.5f;
+        return fminf(fmaxf(s, 0.0f), (float)(in - 1));
+    }
+    case PVK_RESIZE_BILINEAR_ALIGN_CORNERS: return out > 1 ? (float)o * (float)(in - 1) / (float)(out - 1) : 0.0f;
+    }
+    return 0.0f;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+void cn_host_resize(const struct cn_plan *p, const struct cn_step *s)
+{
+    struct sview x, y;
+    arg_view(p, &s->args[0], &x);
+    arg_view(p, &s->args[1], &y);
+    const int64_t n = y.dims[0], c = y.dims[1], oh = y.dims[2], ow = y.dims[3], h = x.dims[2], w = x.dims[3];
+    const enum pvk_resize_mode mode = s->hp.resize.mode;
+    const float sh = s->hp.resize.scale_h, sw = s->hp.resize.scale_w;
+    PARALLEL_FOR
+    for (int64_t row = 0; row < n * oh; row++) {
+        int64_t b = row / oh, oy = row % oh;
+        float fy = resize_src(mode, oy, h, oh, sh);
+        int64_t y0 = min64((int64_t)floorf(fy), h - 1), y1 = min64(y0 + 1, h - 1);
+        float wy = fy - (float)y0;
+        for (int64_t ox = 0; ox < ow; ox++) {
+            float fx = resize_src(mode, ox, w, ow, sw);
+            int64_t x0 = min64((int64_t)floorf(fx), w - 1), x1 = min64(x0 + 1, w - 1);
+            float wx = fx - (float)x0;
+            for (int64_t ch = 0; ch < c; ch++) {
+                float v;
+                if (mode == PVK_RESIZE_NEAREST) {
+                    v = *at4(&x, b, ch, y0, x0);
+                } else {
+                    float top = *at4(&x, b, ch, y0, x0) * (1 - wx) + *at4(&x, b, ch, y0, x1) * wx;
+                    float bot = *at4(&x, b, ch, y1, x0) * (1 - wx) + *at4(&x, b, ch, y1, x1) * wx;
+                    v = top * (1 - wy) + bot * wy;
+                }
+                *at4(&y, b, ch, oy, ox) = v;
+            }
+        }
+    }
+}
+
+void cn_host_pool(const struct cn_plan *p, const struct cn_step *s)
+{
+    struct sview x, y;
+    arg_view(p, &s->args[0], &x);
+    arg_view(p, &s->args[1], &y);
+    const struct pvk_pool_params *pp = &s->hp.pool;
+    const int64_t n = y.dims[0], c = y.dims[1], oh = y.dims[2], ow = y.dims[3], h = x.dims[2], w = x.dims[3];
+    PARALLEL_FOR
+    for (int64_t row = 0; row < n * oh; row++) {
+        int64_t b = row / oh, oy = row % oh;
+        for (int64_t ox = 0; ox < ow; ox++) {
+            int64_t y0 = oy * pp->sh - pp->pad_t, x0 = ox * pp->sw - pp->pad_l;
+            int64_t y1 = min64(y0 + pp->kh, h + pp->pad_b), x1 = min64(x0 + pp->kw, w + pp->pad_r);
+            int64_t ya = max64(y0, 0), yb = min64(y1, h), xa = max64(x0, 0), xb = min64(x1, w);
+            int64_t taps = pp->count_include_pad ? (y1 - y0) * (x1 - x0) : (yb - ya) * (xb - xa);
+            for (int64_t ch = 0; ch < c; ch++) {
+                float m = -FLT_MAX;
+                double sum = 0;
+                for (int64_t iy = ya; iy < yb; iy++)
+                    for (int64_t ix = xa; ix < xb; ix++) {
+                        float v = *at4(&x, b, ch, iy, ix);
+                        m = fmaxf(m, v);
+                        sum += v;
+                    }
+                *at4(&y, b, ch, oy, ox) = pp->kind == PVK_POOL_MAX ? m : taps > 0 ? (float)(sum / (double)taps) : 0.0f;
+            }
+        }
+    }
+}
+
+static float binary_apply(enum pvk_binary_kind kind, float a, float b)
+{
+    switch (kind) {
+    case PVK_BIN_ADD: return a + b;
+    case PVK_BIN_SUB: return a - b;
+    case PVK_BIN_MUL: return a * b;
+    case PVK_BIN_DIV: return a / b;
+    }
+    return a;
+}
+
+/* Strides of v seen from an output of rank nd (numpy broadcasting): 0 on broadcast axes. */
+static void broadcast(const struct sview *v, int nd, int64_t *strides)
+{
+    for (int i = 0; i < nd; i++) {
+        int j = i - (nd - v->nd);
+        strides[i] = j >= 0 && v->dims[j] > 1 ? v->strides[j] : 0;
+    }
+}
+
+void cn_host_binary(const struct cn_plan *p, const struct cn_step *s)
+{
+    struct sview a, b, y;
+    arg_view(p, &s->args[0], &a);
+    arg_view(p, &s->args[1], &b);
+    arg_view(p, &s->args[2], &y);
+    int64_t sa[DNNL_MAX_NDIMS], sb[DNNL_MAX_NDIMS];
+    broadcast(&a, y.nd, sa);
+    broadcast(&b, y.nd, sb);
+    /* rows: every index but the last */
+    int64_t rows = 1, last = y.dims[y.nd - 1];
+    for (int i = 0; i < y.nd - 1; i++)
+        rows *= y.dims[i];
+    const enum pvk_binary_kind kind = s->hp.binary.kind;
+    const enum pvk_act act = s->hp.binary.act;
+    const float alpha = s->hp.binary.alpha, beta = s->hp.binary.beta;
+    PARALLEL_FOR
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t rest = r, oa = 0, ob = 0, oy = 0;
+        for (int i = y.nd - 2; i >= 0; i--) {
+            int64_t idx = rest % y.dims[i];
+            rest /= y.dims[i];
+            oa += idx * sa[i];
+            ob += idx * sb[i];
+            oy += idx * y.strides[i];
+        }
+        for (int64_t j = 0; j < last; j++) {
+            float v = binary_apply(kind, a.base[oa + j * sa[y.nd - 1]], b.base[ob + j * sb[y.nd - 1]]);
+            y.base[oy + j * y.strides[y.nd - 1]] = cn_act_scalar(act, alpha, beta, v);
+        }
+    }
+}
+
+void cn_argmax_rows(const float *x, int64_t rows, int64_t c, int32_t *index, float *value, bool softmax)
+{
+    PARALLEL_FOR
+    for (int64_t r = 0; r < rows; r++) {
+        const float *row = x + r * c;
+        int64_t best = 0;
+        for (int64_t i = 1; i < c; i++)
+            if (row[i] > row[best])
+                best = i;
+        index[r] = (int32_t)best;
+        if (!softmax) {
+            value[r] = row[best];
+            continue;
+        }
+        double sum = 0;
+        for (int64_t i = 0; i < c; i++)
+            sum += exp((double)row[i] - (double)row[best]);
+        value[r] = (float)(1.0 / sum);
+    }
+}
+
+void cn_host_argmax(const struct cn_plan *p, const struct cn_step *s)
+{
+    struct sview x, index, value;
+    arg_view(p, &s->args[0], &x);
+    arg_view(p, &s->args[1], &index);
+    arg_view(p, &s->args[2], &value);
+    int64_t c = x.dims[x.nd - 1], rows = 1;
+    for (int i = 0; i < x.nd - 1; i++)
+        rows *= x.dims[i];
+    cn_argmax_rows(x.base, rows, c, (int32_t *)(void *)index.base, value.base, s->hp.argmax.softmax);
+}
