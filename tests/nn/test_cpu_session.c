@@ -435,6 +435,36 @@ static void test_det_and_rec_run(void **state)
     pvk_model_free(&rec);
 }
 
+/* With profile, a run's wall time (nn_session_gpu_ms) is counted; the final softmax stays in cls. */
+static void test_profiled_run(void **state)
+{
+    (void)state;
+    struct pvk_model m;
+    if (!load_model(NN_NET_CLS, &m))
+        skip();
+    struct nn_device *dev = open_cpu(1);
+    const struct nn_session_options opt = {
+        .models = {[NN_NET_CLS] = &m}, .names = {[NN_NET_CLS] = "cls"}, .profile = true};
+    struct nn_session *s;
+    char err[512];
+    assert_int_equal(nn_session_create(dev, &opt, &s, err, sizeof err), 0);
+    struct nn_plan *p = plan_of(s, NN_NET_CLS, 2, 48, 192);
+    float *x = random_input(p);
+    struct feed f = {.inputs = {x}};
+    struct nn_run run = {
+        .plans = &p, .n_plans = 1, .output = {NN_OUTPUT_READ}, .record_inputs = record_inputs, .ctx = &f};
+    assert_int_equal(nn_session_run(s, &run, err, sizeof err), 0);
+    assert_true(nn_session_gpu_ms(s) > 0);
+    float out[4];
+    assert_int_equal(nn_session_read_output(s, 0, out, err, sizeof err), 0);
+    for (int r = 0; r < 2; r++) /* probabilities of the two classes */
+        assert_true(fabsf(out[2 * r] + out[2 * r + 1] - 1.0f) < 1e-4f);
+    free(x);
+    nn_session_destroy(s);
+    nn_device_close(dev);
+    pvk_model_free(&m);
+}
+
 /* One run of det and one rec batch on a device of each backend. */
 struct backend_run {
     float *det;     /* det's map */
@@ -530,6 +560,7 @@ int main(void)
         cmocka_unit_test(test_plan_cache),
         cmocka_unit_test(test_bad_shapes_and_runs),
         cmocka_unit_test(test_det_and_rec_run),
+        cmocka_unit_test(test_profiled_run),
         cmocka_unit_test(test_against_vulkan),
     };
     test_seed();
