@@ -203,11 +203,19 @@ static void test_device(void **state)
 {
     (void)state;
     char err[512];
+    struct nn_device *dev;
+    const struct nn_device_options one = {.backend = NN_BACKEND_CPU, .threads = 1};
     if (cpu_net_available(err, sizeof err)) {
+        /* a build without oneDNN: the device is refused with the reason, and nothing else happens */
+        char why[512];
+        assert_int_equal(nn_device_open(&one, &dev, why, sizeof why), -1);
+        assert_null(dev);
+        assert_true(one_line(why) && strstr(why, err));
+        assert_int_equal(nn_self_check(&one, stdout, why, sizeof why), -1);
         print_message("skipped: %s\n", err);
         skip();
     }
-    struct nn_device *dev = open_cpu(1);
+    dev = open_cpu(1);
     struct nn_device_info info;
     nn_device_info(dev, &info);
     assert_string_equal(info.description, "CPU (oneDNN, 1 thread), fp32");

@@ -264,7 +264,7 @@ void nn_cpu_session_pin(struct nn_session *s, struct nn_plan *plan, bool pinned)
 
 uint64_t nn_cpu_session_plan_bytes(struct nn_session *s, enum nn_net_id net, const int64_t shape[4])
 {
-    char why[512];
+    char why[1024]; /* room for the net's name before the executor's reason */
     struct net_slot *slot = slot_of(cpu_session(s), net, why, sizeof(why));
     struct cpu_plan *plan;
     if (!slot || make_plan(slot, shape, &plan, why, sizeof(why)))
