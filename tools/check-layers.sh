@@ -11,7 +11,7 @@ status=0
 rules='
 cli     ^(cli/[^/]+|ppocr\.h)$
 ocr     ^(ocr/[^/]+|ocr/gpu/(ocr_gpu|crop)\.h|nn/(session|device|bench)\.h|img/[^/]+|model/[^/]+|ppocr\.h)$
-ocr/gpu ^(ocr/[^/]+|ocr/gpu/[^/]+|nn/[^/]+|nn/gpu/[^/]+|gpu/[^/]+|img/[^/]+|model/[^/]+|ppocr\.h)$
+ocr/gpu ^(ocr/[^/]+|ocr/gpu/[^/]+|nn/(session|device|bench|shape|half)\.h|nn/gpu/[^/]+|gpu/[^/]+|img/[^/]+|model/[^/]+|ppocr\.h)$
 nn      ^(nn/[^/]+|model/[^/]+)$
 nn/gpu  ^(nn/[^/]+|nn/gpu/[^/]+|gpu/[^/]+|model/[^/]+)$
 nn/cpu  ^(nn/[^/]+|nn/cpu/[^/]+|model/[^/]+)$

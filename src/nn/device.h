@@ -1,6 +1,7 @@
 /* The device the nets run on, as the OCR pipeline sees it: opened once per process (or per
  * --device), shared by the net sessions of sibling engines, and described for the user. A
- * backend implements these calls (src/nn/gpu/device.c: a Vulkan context).
+ * backend implements these calls (nn/backend.h): Vulkan (src/nn/gpu/device.c: a Vulkan context)
+ * or the CPU (src/nn/cpu/device_cpu.c: oneDNN's threads).
  *
  * Threads: open, close, list and self-check run on one thread; info and memory may be called
  * from any thread while sessions run on the device. */
@@ -14,15 +15,22 @@
 
 struct nn_device;
 
+enum nn_backend_kind {
+    NN_BACKEND_VULKAN, /* the default: a Vulkan device (lavapipe where there is no GPU) */
+    NN_BACKEND_CPU,    /* the nets on the CPU through oneDNN, fp32 (src/nn/cpu) */
+};
+
 struct nn_device_options {
-    int index;       /* -1: the best device */
-    bool force_fp32; /* never use fp16 storage or arithmetic */
+    enum nn_backend_kind backend;
+    int index;       /* Vulkan: -1 for the best device */
+    bool force_fp32; /* never use fp16 storage or arithmetic (the CPU backend is fp32 anyway) */
+    int threads;     /* CPU: the threads a run uses; 0: all cores, or OMP_NUM_THREADS where it is set */
 };
 
 enum nn_device_class { NN_DEVICE_CPU, NN_DEVICE_DISCRETE_GPU, NN_DEVICE_OTHER_GPU };
 
 struct nn_device_info {
-    char description[320]; /* "<name> (<kind>), <fp16 (det fp32)|fp32>" */
+    char description[320]; /* "<name> (<kind>), <fp16 (det fp32)|fp32>"; "CPU (oneDNN, N threads), fp32" */
     enum nn_device_class device_class;
     uint64_t max_buffer_bytes; /* the largest tensor or image the device binds at once */
 };
@@ -32,18 +40,20 @@ int nn_device_open(const struct nn_device_options *opt, struct nn_device **out, 
 void nn_device_close(struct nn_device *dev);
 void nn_device_info(const struct nn_device *dev, struct nn_device_info *out);
 
-/* Device memory the process holds on it, from the buffer pools: now and at the most so far. */
+/* Device memory the process holds on it, from the buffer pools: now and at the most so far. On
+ * the CPU backend device_* are the sessions' workspaces (the nets' memory, in host memory), host_*
+ * stay 0 (nothing is staged). */
 struct nn_device_memory {
     uint64_t device_in_use, device_peak; /* device-local */
     uint64_t host_in_use, host_peak;     /* host-visible (staging, readbacks) */
 };
 void nn_device_memory(const struct nn_device *dev, struct nn_device_memory *out);
 
-/* Prints every device with its index (what nn_device_options.index takes). Returns the count, or
- * -1 with a one-line reason (also when there is none). */
+/* Prints every Vulkan device with its index (what nn_device_options.index takes; the CPU backend
+ * is not listed yet). Returns the count, or -1 with a one-line reason (also when there is none). */
 int nn_list_devices(FILE *out, char *err, size_t err_len);
-/* Opens the device opt chooses, prints it and its capabilities, runs a small computation on it
- * and compares with plain C. Returns 0, or -1 with a one-line reason. */
+/* Opens the device opt chooses (of opt->backend), prints it and its capabilities, runs a small
+ * computation on it and compares with plain C. Returns 0, or -1 with a one-line reason. */
 int nn_self_check(const struct nn_device_options *opt, FILE *out, char *err, size_t err_len);
 
 #endif

@@ -11,8 +11,11 @@
  * consumes the outputs through another (DB's bitmap); each output is then kept on the device,
  * read back as fp32, or reduced by an argmax over its last axis.
  *
- * A backend implements this interface (src/nn/gpu/session.c on Vulkan); callbacks reach the
- * backend's recording through its own header (src/nn/gpu/session_gpu.h).
+ * A backend implements this interface (nn/backend.h: src/nn/gpu/session.c on Vulkan,
+ * src/nn/cpu/session_cpu.c on the CPU); callbacks reach the backend's recording through its own
+ * header (src/nn/gpu/session_gpu.h; src/nn/cpu/session_cpu.h, where a callback does its work when
+ * called, and the plans run one after another). On the CPU fp16_math is ignored (fp32), profile
+ * times the run's wall clock, and in_parts and replay_key mean nothing (checked, then ignored).
  *
  * Threads: one session is used from one thread at a time; sessions of sibling engines on the
  * same device run on threads of their own. */

@@ -129,3 +129,15 @@ int cpu_plan_reference_steps(const struct cpu_plan *plan)
     (void)plan;
     return 0;
 }
+
+int cpu_net_threads(int threads)
+{
+    return threads > 0 ? threads : 1;
+}
+
+int cpu_net_self_check(int threads, FILE *out, char *err, size_t err_len)
+{
+    (void)threads;
+    (void)out;
+    return cpu_net_available(err, err_len);
+}

@@ -1,4 +1,4 @@
-/* nn_device on Vulkan: a gpu_context. */
+/* nn_device on Vulkan: a gpu_context; and the Vulkan backend's table (nn/backend.h). */
 #include "nn/device.h"
 
 #include <stdlib.h>
@@ -7,11 +7,20 @@
 #include "gpu/error.h"
 #include "gpu/pool.h"
 #include "gpu/selftest.h"
+#include "nn/backend.h"
 #include "nn/gpu/session_gpu.h"
 
-struct nn_device {
+const struct nn_backend nn_backend_vulkan = NN_BACKEND_TABLE(NN_BACKEND_VULKAN, nn_vulkan_);
+
+struct vulkan_device {
+    struct nn_device base;
     struct gpu_context *ctx;
 };
+
+static const struct vulkan_device *vulkan_device(const struct nn_device *d)
+{
+    return (const struct vulkan_device *)d;
+}
 
 static struct gpu_options options_of(const struct nn_device_options *opt)
 {
@@ -22,10 +31,10 @@ static struct gpu_options options_of(const struct nn_device_options *opt)
     return g;
 }
 
-int nn_device_open(const struct nn_device_options *opt, struct nn_device **out, char *err, size_t err_len)
+int nn_vulkan_device_open(const struct nn_device_options *opt, struct nn_device **out, char *err, size_t err_len)
 {
     *out = NULL;
-    struct nn_device *d = calloc(1, sizeof(*d));
+    struct vulkan_device *d = calloc(1, sizeof(*d));
     if (!d) {
         snprintf(err, err_len, "out of memory");
         return -1;
@@ -36,25 +45,28 @@ int nn_device_open(const struct nn_device_options *opt, struct nn_device **out, 
         free(d);
         return -1;
     }
-    *out = d;
+    d->base.backend = &nn_backend_vulkan;
+    *out = &d->base;
     return 0;
 }
 
-void nn_device_close(struct nn_device *d)
+void nn_vulkan_device_close(struct nn_device *dev)
 {
-    if (!d)
+    if (!dev)
         return;
-    gpu_context_destroy(d->ctx);
-    free(d);
+    gpu_context_destroy(vulkan_device(dev)->ctx);
+    free(dev); /* the vulkan_device it begins */
 }
 
+/* NULL for a device of another backend. */
 struct gpu_context *nn_gpu_device_context(const struct nn_device *d)
 {
-    return d->ctx;
+    return d && d->backend == &nn_backend_vulkan ? vulkan_device(d)->ctx : NULL;
 }
 
-void nn_device_info(const struct nn_device *d, struct nn_device_info *out)
+void nn_vulkan_device_info(const struct nn_device *dev, struct nn_device_info *out)
 {
+    const struct vulkan_device *d = vulkan_device(dev);
     const struct gpu_caps *caps = gpu_context_caps(d->ctx);
     snprintf(out->description, sizeof(out->description), "%s (%s), %s", caps->device_name,
              gpu_device_kind_name(caps->kind), gpu_prefers_fp16(d->ctx) ? "fp16 (det fp32)" : "fp32");
@@ -64,8 +76,9 @@ void nn_device_info(const struct nn_device *d, struct nn_device_info *out)
     out->max_buffer_bytes = caps->max_storage_buffer_range;
 }
 
-void nn_device_memory(const struct nn_device *d, struct nn_device_memory *out)
+void nn_vulkan_device_memory(const struct nn_device *device, struct nn_device_memory *out)
 {
+    const struct vulkan_device *d = vulkan_device(device);
     struct gpu_pool_stats dev, host;
     gpu_pool_stats(d->ctx, GPU_MEMORY_DEVICE, &dev);
     gpu_pool_stats(d->ctx, GPU_MEMORY_HOST, &host);
@@ -75,7 +88,7 @@ void nn_device_memory(const struct nn_device *d, struct nn_device_memory *out)
     out->host_peak = host.peak;
 }
 
-int nn_list_devices(FILE *out, char *err, size_t err_len)
+int nn_vulkan_list_devices(FILE *out, char *err, size_t err_len)
 {
     int n = gpu_list_devices(out);
     if (n < 0) {
@@ -89,7 +102,7 @@ int nn_list_devices(FILE *out, char *err, size_t err_len)
     return n;
 }
 
-int nn_self_check(const struct nn_device_options *opt, FILE *out, char *err, size_t err_len)
+int nn_vulkan_self_check(const struct nn_device_options *opt, FILE *out, char *err, size_t err_len)
 {
     const struct gpu_options g = options_of(opt);
     struct gpu_context *ctx = NULL;

@@ -1,5 +1,5 @@
-/* nn_session on Vulkan (nn/session.h): nets and their plan caches, one activation buffer, command
- * buffers with split submissions, readbacks and the argmax of outputs. */
+/* nn_session on Vulkan (nn/session.h, the calls of nn/backend.h): nets and their plan caches, one
+ * activation buffer, command buffers with split submissions, readbacks and the argmax of outputs. */
 #include "nn/session.h"
 
 #include <pthread.h>
@@ -11,6 +11,7 @@
 #include "gpu/error.h"
 #include "gpu/pool.h"
 #include "gpu/transfer.h"
+#include "nn/backend.h"
 #include "nn/gpu/net.h"
 #include "nn/gpu/precision.h"
 #include "nn/gpu/session_gpu.h"
@@ -26,6 +27,7 @@
 #define REPLAY_KEY_MAX 8
 
 struct plan_entry {
+    struct nn_plan handle; /* what the client holds: first, so that a handle is its entry */
     int64_t shape[4];
     struct nn_gpu_plan *plan;
     unsigned last_use;
@@ -62,11 +64,13 @@ struct replay {
     unsigned generation;
 };
 
-struct nn_recorder {
+struct vulkan_recorder {
+    struct nn_recorder base;
     struct gpu_cmd *cmd;
 };
 
-struct nn_session {
+struct vulkan_session {
+    struct nn_session base;
     struct gpu_context *ctx;
     struct nn_gpu_config cfg, det_cfg; /* cls and rec; det */
     bool profile;
@@ -91,7 +95,7 @@ struct nn_session {
     struct nn_gpu_plan *run_plans[NN_RUN_MAX_PLANS];
     enum nn_output_use run_output[NN_RUN_MAX_PLANS];
     size_t run_row0[NN_RUN_MAX_PLANS]; /* the first argmax row of each NN_OUTPUT_ARGMAX plan */
-    int run_n_plans, run_read; /* run_read: the NN_OUTPUT_READ plan, -1 for none */
+    int run_n_plans, run_read;         /* run_read: the NN_OUTPUT_READ plan, -1 for none */
     bool run_replayed;
     double gpu_ms;
 };
@@ -102,9 +106,19 @@ static int fail(char *err, size_t err_len, const char *fmt, const char *detail)
     return -1;
 }
 
+static struct vulkan_session *vulkan_session(struct nn_session *s)
+{
+    return (struct vulkan_session *)s;
+}
+
+static const struct vulkan_session *const_vulkan_session(const struct nn_session *s)
+{
+    return (const struct vulkan_session *)s;
+}
+
 static struct nn_gpu_plan *gpu_plan(const struct nn_plan *p)
 {
-    return (struct nn_gpu_plan *)p;
+    return ((const struct plan_entry *)p)->plan;
 }
 
 static double gpu_ms_of(const struct gpu_cmd *cmd)
@@ -161,7 +175,7 @@ static int create_nets(struct net_job *jobs, int n, char *err, size_t err_len)
     return 0;
 }
 
-static int create_argmax(struct nn_session *s, char *err, size_t err_len)
+static int create_argmax(struct vulkan_session *s, char *err, size_t err_len)
 {
     for (int v = PVK_ARGMAX_VALUE_MAX; v <= PVK_ARGMAX_VALUE_SOFTMAX; v++) {
         struct pvk_op op;
@@ -179,13 +193,16 @@ static int create_argmax(struct nn_session *s, char *err, size_t err_len)
     return 0;
 }
 
-int nn_session_create(struct nn_device *dev, const struct nn_session_options *opt, struct nn_session **out, char *err,
-                      size_t err_len)
+static void session_destroy(struct vulkan_session *s);
+
+int nn_vulkan_session_create(struct nn_device *dev, const struct nn_session_options *opt, struct nn_session **out,
+                             char *err, size_t err_len)
 {
     *out = NULL;
-    struct nn_session *s = calloc(1, sizeof(*s));
+    struct vulkan_session *s = calloc(1, sizeof(*s));
     if (!s)
         return fail(err, err_len, "%s", "out of memory");
+    s->base.backend = &nn_backend_vulkan;
     s->ctx = nn_gpu_device_context(dev);
     s->cfg = nn_line_nets_config(s->ctx, opt->fp16_math);
     s->det_cfg = nn_det_config(s->ctx);
@@ -202,6 +219,8 @@ int nn_session_create(struct nn_device *dev, const struct nn_session_options *op
         slot->name = opt->names[id] ? opt->names[id] : "net";
         slot->model = opt->models[id];
         slot->leave_softmax = opt->leave_final_softmax[id];
+        for (int p = 0; p < PLAN_CACHE; p++)
+            slot->plans[p].handle.backend = &nn_backend_vulkan;
         if (slot->model)
             jobs[n_jobs++] = (struct net_job){.slot = slot, .cfg = id == NN_NET_DET ? &s->det_cfg : &s->cfg};
     }
@@ -217,14 +236,19 @@ int nn_session_create(struct nn_device *dev, const struct nn_session_options *op
         }
         gpu_cmd_time_dispatches(*cmds[c], false);
     }
-    *out = s;
+    *out = &s->base;
     return 0;
 fail:
-    nn_session_destroy(s);
+    session_destroy(s);
     return -1;
 }
 
-void nn_session_destroy(struct nn_session *s)
+void nn_vulkan_session_destroy(struct nn_session *s)
+{
+    session_destroy(vulkan_session(s));
+}
+
+static void session_destroy(struct vulkan_session *s)
 {
     if (!s)
         return;
@@ -252,7 +276,7 @@ void nn_session_destroy(struct nn_session *s)
 
 /* ---- plans ---------------------------------------------------------------------------------- */
 
-static struct plan_entry *entry_of(struct nn_session *s, const struct nn_gpu_plan *plan, struct net_slot **slot)
+static struct plan_entry *entry_of(struct vulkan_session *s, const struct nn_gpu_plan *plan, struct net_slot **slot)
 {
     for (int n = 0; n < NN_NET_COUNT; n++)
         for (int i = 0; i < PLAN_CACHE; i++)
@@ -276,7 +300,7 @@ static struct plan_entry *slot_lru(struct net_slot *slot)
     return lru;
 }
 
-static struct net_slot *slot_of(struct nn_session *s, enum nn_net_id net, char *err, size_t err_len)
+static struct net_slot *slot_of(struct vulkan_session *s, enum nn_net_id net, char *err, size_t err_len)
 {
     if ((unsigned)net >= NN_NET_COUNT || !s->slots[net].net) {
         fail(err, err_len, "%s", "the session has no such net");
@@ -285,9 +309,10 @@ static struct net_slot *slot_of(struct nn_session *s, enum nn_net_id net, char *
     return &s->slots[net];
 }
 
-struct nn_plan *nn_session_plan(struct nn_session *s, enum nn_net_id net, const int64_t shape[4], char *err,
-                                size_t err_len)
+struct nn_plan *nn_vulkan_session_plan(struct nn_session *session, enum nn_net_id net, const int64_t shape[4],
+                                       char *err, size_t err_len)
 {
+    struct vulkan_session *s = vulkan_session(session);
     struct net_slot *slot = slot_of(s, net, err, err_len);
     if (!slot)
         return NULL;
@@ -296,7 +321,7 @@ struct nn_plan *nn_session_plan(struct nn_session *s, enum nn_net_id net, const 
         struct plan_entry *p = &slot->plans[i];
         if (p->plan && !p->pinned && !memcmp(p->shape, shape, sizeof(p->shape))) {
             p->last_use = ++slot->clock;
-            return (struct nn_plan *)p->plan;
+            return &p->handle;
         }
         if (!p->plan && !free_entry)
             free_entry = p;
@@ -318,20 +343,20 @@ struct nn_plan *nn_session_plan(struct nn_session *s, enum nn_net_id net, const 
     }
     memcpy(free_entry->shape, shape, sizeof(free_entry->shape));
     free_entry->last_use = ++slot->clock;
-    return (struct nn_plan *)free_entry->plan;
+    return &free_entry->handle;
 }
 
-void nn_session_pin(struct nn_session *s, struct nn_plan *plan, bool pinned)
+void nn_vulkan_session_pin(struct nn_session *s, struct nn_plan *plan, bool pinned)
 {
-    struct plan_entry *p = entry_of(s, gpu_plan(plan), NULL);
+    struct plan_entry *p = plan ? entry_of(vulkan_session(s), gpu_plan(plan), NULL) : NULL;
     if (p)
         p->pinned = pinned;
 }
 
-uint64_t nn_session_plan_bytes(struct nn_session *s, enum nn_net_id net, const int64_t shape[4])
+uint64_t nn_vulkan_session_plan_bytes(struct nn_session *s, enum nn_net_id net, const int64_t shape[4])
 {
     char why[256];
-    struct net_slot *slot = slot_of(s, net, why, sizeof(why));
+    struct net_slot *slot = slot_of(vulkan_session(s), net, why, sizeof(why));
     if (!slot)
         return UINT64_MAX;
     const struct nn_gpu_plan_options opt = {.external_memory = true, .leave_final_softmax = slot->leave_softmax};
@@ -343,12 +368,12 @@ uint64_t nn_session_plan_bytes(struct nn_session *s, enum nn_net_id net, const i
     return bytes;
 }
 
-uint64_t nn_plan_bytes(const struct nn_plan *plan)
+uint64_t nn_vulkan_plan_bytes(const struct nn_plan *plan)
 {
     return nn_gpu_plan_arena_bytes(gpu_plan(plan));
 }
 
-uint64_t nn_plan_align(const struct nn_plan *plan)
+uint64_t nn_vulkan_plan_align(const struct nn_plan *plan)
 {
     return nn_gpu_plan_align(gpu_plan(plan));
 }
@@ -359,42 +384,37 @@ static uint64_t place_plans(struct nn_plan *const *plans, int n, uint64_t *at)
 {
     uint64_t need = 0;
     for (int k = 0; k < n; k++) {
-        uint64_t align = nn_plan_align(plans[k]);
+        uint64_t align = nn_vulkan_plan_align(plans[k]);
         at[k] = (need + align - 1) / align * align;
-        need = at[k] + nn_plan_bytes(plans[k]);
+        need = at[k] + nn_vulkan_plan_bytes(plans[k]);
     }
     return need;
 }
 
-uint64_t nn_plans_bytes(struct nn_plan *const *plans, int n)
-{
-    uint64_t at[NN_RUN_MAX_PLANS];
-    return place_plans(plans, n < NN_RUN_MAX_PLANS ? n : NN_RUN_MAX_PLANS, at);
-}
-
-const struct pvk_shape *nn_plan_input_shape(const struct nn_plan *plan)
+const struct pvk_shape *nn_vulkan_plan_input_shape(const struct nn_plan *plan)
 {
     return &nn_gpu_plan_input(gpu_plan(plan))->shape;
 }
 
-const struct pvk_shape *nn_plan_output_shape(const struct nn_plan *plan)
+const struct pvk_shape *nn_vulkan_plan_output_shape(const struct nn_plan *plan)
 {
     return &nn_gpu_plan_output(gpu_plan(plan))->shape;
 }
 
+/* NULL for a plan of another backend. */
 const struct nn_gpu_tensor *nn_gpu_plan_input_tensor(const struct nn_plan *plan)
 {
-    return nn_gpu_plan_input(gpu_plan(plan));
+    return plan->backend == &nn_backend_vulkan ? nn_gpu_plan_input(gpu_plan(plan)) : NULL;
 }
 
 const struct nn_gpu_tensor *nn_gpu_plan_output_tensor(const struct nn_plan *plan)
 {
-    return nn_gpu_plan_output(gpu_plan(plan));
+    return plan->backend == &nn_backend_vulkan ? nn_gpu_plan_output(gpu_plan(plan)) : NULL;
 }
 
 /* One buffer, which the device must bind whole (maxStorageBufferRange), and at most a quarter of
  * its memory, which images, weights and sibling sessions share. */
-uint64_t nn_session_memory_limit(const struct nn_session *s)
+static uint64_t memory_limit(const struct vulkan_session *s)
 {
     const struct gpu_caps *c = gpu_context_caps(s->ctx);
     uint64_t limit = c->max_storage_buffer_range;
@@ -403,20 +423,26 @@ uint64_t nn_session_memory_limit(const struct nn_session *s)
     return limit;
 }
 
-uint64_t nn_session_memory_held(const struct nn_session *s)
+uint64_t nn_vulkan_session_memory_limit(const struct nn_session *s)
 {
+    return memory_limit(const_vulkan_session(s));
+}
+
+uint64_t nn_vulkan_session_memory_held(const struct nn_session *session)
+{
+    const struct vulkan_session *s = const_vulkan_session(session);
     return s->act.block ? s->act.size : 0;
 }
 
 /* Places plans side by side at the start of the activation memory, growing it first if they need
  * more. When the device is out of memory, the pools' free blocks go back to the driver and it is
  * tried once more. */
-static int bind_plans(struct nn_session *s, struct nn_plan *const *plans, int n, char *err, size_t err_len)
+static int bind_plans(struct vulkan_session *s, struct nn_plan *const *plans, int n, char *err, size_t err_len)
 {
     uint64_t at[NN_RUN_MAX_PLANS], need = place_plans(plans, n, at);
-    if (need > nn_session_memory_limit(s)) {
+    if (need > memory_limit(s)) {
         snprintf(err, err_len, "activation memory (%llu bytes): more than the device takes at once (%llu)",
-                 (unsigned long long)need, (unsigned long long)nn_session_memory_limit(s));
+                 (unsigned long long)need, (unsigned long long)memory_limit(s));
         return -1;
     }
     if (!s->act.block || s->act.size < need) {
@@ -443,14 +469,14 @@ static int bind_plans(struct nn_session *s, struct nn_plan *const *plans, int n,
 /* Whether the host reads t in place: on unified memory (CPU devices, integrated GPUs). A discrete
  * GPU's device memory may be mapped too (resizable BAR), but reading it across the bus uncached
  * is slower than copying it on the GPU (BENCHMARKS.md). */
-static bool read_in_place(const struct nn_session *s, const struct nn_gpu_tensor *t)
+static bool read_in_place(const struct vulkan_session *s, const struct nn_gpu_tensor *t)
 {
     const struct gpu_caps *c = gpu_context_caps(s->ctx);
     return gpu_buffer_is_mapped(t->buf) && (c->is_cpu || c->kind == GPU_DEVICE_INTEGRATED);
 }
 
 /* Makes rb hold at least `bytes`, its contents lost when it grows. */
-static int reserve_readback(struct nn_session *s, struct readback *rb, size_t bytes, char *err, size_t err_len)
+static int reserve_readback(struct vulkan_session *s, struct readback *rb, size_t bytes, char *err, size_t err_len)
 {
     if (bytes <= rb->cap)
         return 0;
@@ -463,7 +489,7 @@ static int reserve_readback(struct nn_session *s, struct readback *rb, size_t by
 }
 
 /* Records the copy of `t` into rb, unless the host can read t in place. */
-static int record_readback(struct nn_session *s, struct gpu_cmd *cmd, struct readback *rb,
+static int record_readback(struct vulkan_session *s, struct gpu_cmd *cmd, struct readback *rb,
                            const struct nn_gpu_tensor *t, char *err, size_t err_len)
 {
     if (read_in_place(s, t))
@@ -477,7 +503,7 @@ static int record_readback(struct nn_session *s, struct gpu_cmd *cmd, struct rea
     return 0;
 }
 
-static int read_output(struct nn_session *s, int k, const struct nn_gpu_tensor **t, const struct readback **rb,
+static int read_output(struct vulkan_session *s, int k, const struct nn_gpu_tensor **t, const struct readback **rb,
                        char *err, size_t err_len)
 {
     if (k != s->run_read || k < 0 || k >= s->run_n_plans)
@@ -487,7 +513,7 @@ static int read_output(struct nn_session *s, int k, const struct nn_gpu_tensor *
     return 0;
 }
 
-int nn_session_read_output(struct nn_session *s, int k, float *dst, char *err, size_t err_len)
+static int read_output_into(struct vulkan_session *s, int k, float *dst, char *err, size_t err_len)
 {
     const struct nn_gpu_tensor *t;
     const struct readback *rb;
@@ -501,8 +527,14 @@ int nn_session_read_output(struct nn_session *s, int k, float *dst, char *err, s
     return nn_gpu_tensor_read(s->ctx, &staged, dst, err, err_len);
 }
 
-const float *nn_session_output(struct nn_session *s, int k, float **owned, char *err, size_t err_len)
+int nn_vulkan_session_read_output(struct nn_session *s, int k, float *dst, char *err, size_t err_len)
 {
+    return read_output_into(vulkan_session(s), k, dst, err, err_len);
+}
+
+const float *nn_vulkan_session_output(struct nn_session *session, int k, float **owned, char *err, size_t err_len)
+{
+    struct vulkan_session *s = vulkan_session(session);
     *owned = NULL;
     const struct nn_gpu_tensor *t;
     const struct readback *rb;
@@ -516,7 +548,7 @@ const float *nn_session_output(struct nn_session *s, int k, float **owned, char 
         fail(err, err_len, "%s", "out of memory for a net's output");
         return NULL;
     }
-    if (nn_session_read_output(s, k, *owned, err, err_len)) {
+    if (read_output_into(s, k, *owned, err, err_len)) {
         free(*owned);
         *owned = NULL;
         return NULL;
@@ -528,7 +560,7 @@ const float *nn_session_output(struct nn_session *s, int k, float **owned, char 
 
 /* Each plan's rows start on the storage offset alignment: its argmax then binds its rows alone,
  * and the plans' argmaxes run side by side without barriers. Returns the rows of the run. */
-static size_t place_argmax_rows(struct nn_session *s, const struct nn_run *run)
+static size_t place_argmax_rows(struct vulkan_session *s, const struct nn_run *run)
 {
     const size_t align = (size_t)gpu_context_caps(s->ctx)->min_storage_buffer_offset_alignment,
                  value_size = nn_dtype_size(s->cfg.act_dtype), row_align = align > value_size ? align / value_size : 1;
@@ -536,14 +568,14 @@ static size_t place_argmax_rows(struct nn_session *s, const struct nn_run *run)
     for (int k = 0; k < run->n_plans; k++) {
         if (run->output[k] != NN_OUTPUT_ARGMAX)
             continue;
-        const struct pvk_shape *o = nn_plan_output_shape(run->plans[k]);
+        const struct pvk_shape *o = nn_vulkan_plan_output_shape(run->plans[k]);
         s->run_row0[k] = (rows + row_align - 1) / row_align * row_align;
         rows = s->run_row0[k] + (size_t)o->d[0] * (size_t)o->d[1];
     }
     return rows;
 }
 
-static int reserve_argmax(struct nn_session *s, size_t rows, char *err, size_t err_len)
+static int reserve_argmax(struct vulkan_session *s, size_t rows, char *err, size_t err_len)
 {
     if (rows <= s->argmax_rows_cap)
         return 0;
@@ -566,7 +598,7 @@ static int reserve_argmax(struct nn_session *s, size_t rows, char *err, size_t e
     return 0;
 }
 
-static int record_argmax(struct nn_session *s, struct gpu_cmd *cmd, int k, char *err, size_t err_len)
+static int record_argmax(struct vulkan_session *s, struct gpu_cmd *cmd, int k, char *err, size_t err_len)
 {
     const struct nn_gpu_tensor *out = nn_gpu_plan_output(s->run_plans[k]);
     if (out->dtype != s->cfg.act_dtype || out->shape.ndim != 3)
@@ -580,7 +612,7 @@ static int record_argmax(struct nn_session *s, struct gpu_cmd *cmd, int k, char 
     return nn_gpu_op_record(s->argmax[v], cmd, out, 1, argmax_out, 2, err, err_len);
 }
 
-static int read_argmax(struct nn_session *s, size_t rows, char *err, size_t err_len)
+static int read_argmax(struct vulkan_session *s, size_t rows, char *err, size_t err_len)
 {
     struct nn_gpu_tensor value = {&s->argmax_value, 0, s->cfg.act_dtype, {1, {(int64_t)rows}}, 0};
     if (gpu_download(s->ctx, &s->argmax_index, 0, s->index, rows * 4) ||
@@ -589,8 +621,9 @@ static int read_argmax(struct nn_session *s, size_t rows, char *err, size_t err_
     return 0;
 }
 
-int nn_session_argmax(const struct nn_session *s, int k, const int32_t **index, const float **value)
+int nn_vulkan_session_argmax(const struct nn_session *session, int k, const int32_t **index, const float **value)
 {
+    const struct vulkan_session *s = const_vulkan_session(session);
     if (k < 0 || k >= s->run_n_plans || s->run_output[k] != NN_OUTPUT_ARGMAX || !s->index)
         return -1;
     *index = s->index + s->run_row0[k];
@@ -620,8 +653,8 @@ static int part_end(int steps, int part)
 
 /* Records the nets into *cmd: in one go, or (in_parts) in parts, each but the last submitted as it
  * is recorded; *cmd is then the last part's, still open, and running[] the submitted ones. */
-static int record_nets(struct nn_session *s, const struct nn_run *run, struct gpu_cmd **cmd, struct gpu_cmd **running,
-                       int *n_running, char *err, size_t err_len)
+static int record_nets(struct vulkan_session *s, const struct nn_run *run, struct gpu_cmd **cmd,
+                       struct gpu_cmd **running, int *n_running, char *err, size_t err_len)
 {
     struct nn_gpu_plan *const *plans = s->run_plans;
     const int n = run->n_plans;
@@ -650,11 +683,11 @@ static int record_nets(struct nn_session *s, const struct nn_run *run, struct gp
 }
 
 /* Records the whole run into cmd (begun) and ends it; the parts already submitted go to running. */
-static int record_run(struct nn_session *s, const struct nn_run *run, struct gpu_cmd **cmd, struct readback *rb,
+static int record_run(struct vulkan_session *s, const struct nn_run *run, struct gpu_cmd **cmd, struct readback *rb,
                       struct gpu_cmd **running, int *n_running, char *err, size_t err_len)
 {
-    struct nn_recorder rec = {*cmd};
-    if (run->record_inputs(run->ctx, &rec, run->plans, run->n_plans, err, err_len))
+    struct vulkan_recorder rec = {{&nn_backend_vulkan}, *cmd};
+    if (run->record_inputs(run->ctx, &rec.base, run->plans, run->n_plans, err, err_len))
         return -1;
     gpu_cmd_barrier(*cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
     if (record_nets(s, run, cmd, running, n_running, err, err_len))
@@ -665,7 +698,7 @@ static int record_run(struct nn_session *s, const struct nn_run *run, struct gpu
     if (run->record_outputs || argmax)
         gpu_cmd_barrier(*cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
     rec.cmd = *cmd;
-    if (run->record_outputs && run->record_outputs(run->ctx, &rec, run->plans, run->n_plans, err, err_len))
+    if (run->record_outputs && run->record_outputs(run->ctx, &rec.base, run->plans, run->n_plans, err, err_len))
         return -1;
     for (int k = 0; k < run->n_plans; k++)
         if (run->output[k] == NN_OUTPUT_ARGMAX && record_argmax(s, *cmd, k, err, err_len))
@@ -676,7 +709,7 @@ static int record_run(struct nn_session *s, const struct nn_run *run, struct gpu
 }
 
 /* Whether the replayed recording is the one `run` asks for. */
-static bool replay_matches(struct nn_session *s, const struct nn_run *run)
+static bool replay_matches(struct vulkan_session *s, const struct nn_run *run)
 {
     const struct replay *r = &s->replay;
     if (!r->valid || r->key_len != run->replay_key_len || r->n_plans != run->n_plans ||
@@ -691,7 +724,7 @@ static bool replay_matches(struct nn_session *s, const struct nn_run *run)
     return true;
 }
 
-static void replay_remember(struct nn_session *s, const struct nn_run *run)
+static void replay_remember(struct vulkan_session *s, const struct nn_run *run)
 {
     struct replay *r = &s->replay;
     r->key_len = run->replay_key_len;
@@ -707,7 +740,7 @@ static void replay_remember(struct nn_session *s, const struct nn_run *run)
     r->valid = true;
 }
 
-static int run_replayed(struct nn_session *s, const struct nn_run *run, char *err, size_t err_len)
+static int run_replayed(struct vulkan_session *s, const struct nn_run *run, char *err, size_t err_len)
 {
     s->run_replayed = true;
     if (!replay_matches(s, run)) {
@@ -726,8 +759,9 @@ static int run_replayed(struct nn_session *s, const struct nn_run *run, char *er
     return 0;
 }
 
-int nn_session_run(struct nn_session *s, const struct nn_run *run, char *err, size_t err_len)
+int nn_vulkan_session_run(struct nn_session *session, const struct nn_run *run, char *err, size_t err_len)
 {
+    struct vulkan_session *s = vulkan_session(session);
     s->run_n_plans = 0;
     s->run_read = -1;
     s->gpu_ms = 0;
@@ -775,12 +809,13 @@ int nn_session_run(struct nn_session *s, const struct nn_run *run, char *err, si
     return rc;
 }
 
-double nn_session_gpu_ms(const struct nn_session *s)
+double nn_vulkan_session_gpu_ms(const struct nn_session *s)
 {
-    return s->gpu_ms;
+    return const_vulkan_session(s)->gpu_ms;
 }
 
+/* NULL for a recorder of another backend. */
 struct gpu_cmd *nn_gpu_recorder_cmd(struct nn_recorder *rec)
 {
-    return rec->cmd;
+    return rec->backend == &nn_backend_vulkan ? ((struct vulkan_recorder *)rec)->cmd : NULL;
 }
