@@ -19,6 +19,7 @@
 #include "nn/cpu/ref_ops.h"
 #include "nn/half.h"
 #include "support/test_env.h"
+#include "support/test_model.h"
 
 static void load_model(const char *net, struct pvk_model *m)
 {
@@ -252,68 +253,13 @@ static struct pvk_op *tiny_op(struct tiny *m, enum pvk_op_type type, enum pvk_ac
     snprintf(o->name, sizeof o->name, "op%d", m->n_ops++);
     o->type = type;
     o->act = act;
-    o->n_inputs = (uint32_t)n_in;
-    for (int i = 0; i < PVK_MAX_INPUTS; i++)
-        o->inputs[i] = i < n_in ? in[i] : -1;
-    o->n_outputs = 1;
-    o->outputs[0] = out;
-    o->outputs[1] = -1;
-    for (int i = 0; i < PVK_MAX_WEIGHTS; i++)
-        o->weights[i] = -1;
+    test_op_wire(o, n_in, in, out);
     return o;
 }
 
-static uint64_t align64(uint64_t x)
-{
-    return (x + PVK_FILE_ALIGN - 1) / PVK_FILE_ALIGN * PVK_FILE_ALIGN;
-}
-
-/* Lays the model out as models/FORMAT.md describes and loads it with pvk_model_load_memory. */
 static void tiny_load(struct tiny *m, int input, int output, struct pvk_model *out)
 {
-    struct pvk_file_header h;
-    memset(&h, 0, sizeof h);
-    memcpy(h.magic, PVK_FILE_MAGIC, 8);
-    h.version = PVK_FILE_VERSION;
-    h.header_size = sizeof h;
-    h.endian_tag = PVK_FILE_ENDIAN_TAG;
-    h.net_kind = PVK_NET_CLS;
-    h.tensor_size = sizeof(struct pvk_tensor);
-    h.op_size = sizeof(struct pvk_op);
-    h.n_tensors = (uint32_t)m->n_t;
-    h.n_ops = (uint32_t)m->n_ops;
-    h.input = input;
-    h.output = output;
-    h.tensors_offset = align64(sizeof h);
-    h.ops_offset = align64(h.tensors_offset + sizeof(struct pvk_tensor) * (uint64_t)m->n_t);
-    h.data_offset = align64(h.ops_offset + sizeof(struct pvk_op) * (uint64_t)m->n_ops);
-    h.dict_offset = h.data_offset;
-    uint64_t at = h.data_offset;
-    for (int i = 0; i < m->n_t; i++)
-        if (m->t[i].kind == PVK_TENSOR_CONSTANT) {
-            m->t[i].offset = at;
-            at = align64(at + m->t[i].nbytes);
-        }
-    h.data_bytes = at - h.data_offset;
-    h.file_size = at;
-    snprintf(h.source, sizeof h.source, "tiny.onnx");
-    uint8_t *buf = calloc(1, (size_t)at);
-    assert_non_null(buf);
-    memcpy(buf + h.tensors_offset, m->t, sizeof(struct pvk_tensor) * (size_t)m->n_t);
-    memcpy(buf + h.ops_offset, m->ops, sizeof(struct pvk_op) * (size_t)m->n_ops);
-    for (int i = 0; i < m->n_t; i++)
-        if (m->t[i].kind == PVK_TENSOR_CONSTANT)
-            memcpy(buf + m->t[i].offset, m->data[i], (size_t)m->t[i].nbytes);
-    memcpy(buf, &h, sizeof h);
-    h.checksum = pvk_fnv1a64(PVK_FNV1A64_INIT, buf, (size_t)at);
-    memcpy(buf, &h, sizeof h);
-    char err[256];
-    int rc = pvk_model_load_memory(buf, (size_t)at, out, err, sizeof err);
-    free(buf);
-    if (rc) {
-        print_error("tiny model: %s\n", err);
-        fail();
-    }
+    test_model_load(m->t, m->n_t, m->ops, m->n_ops, m->data, input, output, "tiny.onnx", out);
 }
 
 /* fp16 weights, a residual conv, a stand-alone activation, slice, reshape, transpose, a matmul of

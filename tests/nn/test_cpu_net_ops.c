@@ -21,6 +21,7 @@
 #include "nn/cpu/cpu_net.h"
 #include "nn/half.h"
 #include "support/test_env.h"
+#include "support/test_model.h"
 
 #define TOL 1e-5 /* rel-L2: fp32 against fp32, only the summation order differs */
 
@@ -118,70 +119,16 @@ static struct pvk_op *tm_op(struct tm *m, enum pvk_op_type type, enum pvk_act ac
         o->act_alpha = 0.2f;
         o->act_beta = 0.5f;
     }
-    o->n_inputs = (uint32_t)n_in;
-    for (int i = 0; i < PVK_MAX_INPUTS; i++)
-        o->inputs[i] = i < n_in ? in[i] : -1;
-    o->n_outputs = 1;
-    o->outputs[0] = out;
-    o->outputs[1] = -1;
-    for (int i = 0; i < PVK_MAX_WEIGHTS; i++)
-        o->weights[i] = -1;
+    test_op_wire(o, n_in, in, out);
     return o;
 }
 
-static uint64_t align64(uint64_t x)
-{
-    return (x + PVK_FILE_ALIGN - 1) / PVK_FILE_ALIGN * PVK_FILE_ALIGN;
-}
-
-/* Lays the net out as models/FORMAT.md says and loads it; frees the builder's data. */
+/* Loads the net (support/test_model.h); frees the builder's data. */
 static void tm_load(struct tm *m, int input, int output, struct pvk_model *out)
 {
-    struct pvk_file_header h;
-    memset(&h, 0, sizeof h);
-    memcpy(h.magic, PVK_FILE_MAGIC, 8);
-    h.version = PVK_FILE_VERSION;
-    h.header_size = sizeof h;
-    h.endian_tag = PVK_FILE_ENDIAN_TAG;
-    h.net_kind = PVK_NET_CLS;
-    h.tensor_size = sizeof(struct pvk_tensor);
-    h.op_size = sizeof(struct pvk_op);
-    h.n_tensors = (uint32_t)m->n_t;
-    h.n_ops = (uint32_t)m->n_ops;
-    h.input = input;
-    h.output = output;
-    h.tensors_offset = align64(sizeof h);
-    h.ops_offset = align64(h.tensors_offset + sizeof(struct pvk_tensor) * (uint64_t)m->n_t);
-    h.data_offset = align64(h.ops_offset + sizeof(struct pvk_op) * (uint64_t)m->n_ops);
-    h.dict_offset = h.data_offset;
-    uint64_t at = h.data_offset;
-    for (int i = 0; i < m->n_t; i++)
-        if (m->t[i].kind == PVK_TENSOR_CONSTANT) {
-            m->t[i].offset = at;
-            at = align64(at + m->t[i].nbytes);
-        }
-    h.data_bytes = at - h.data_offset;
-    h.file_size = at;
-    snprintf(h.source, sizeof h.source, "test.onnx");
-    uint8_t *buf = calloc(1, (size_t)at);
-    assert_non_null(buf);
-    memcpy(buf + h.tensors_offset, m->t, sizeof(struct pvk_tensor) * (size_t)m->n_t);
-    memcpy(buf + h.ops_offset, m->ops, sizeof(struct pvk_op) * (size_t)m->n_ops);
-    for (int i = 0; i < m->n_t; i++)
-        if (m->t[i].kind == PVK_TENSOR_CONSTANT)
-            memcpy(buf + m->t[i].offset, m->data[i], (size_t)m->t[i].nbytes);
-    memcpy(buf, &h, sizeof h);
-    h.checksum = pvk_fnv1a64(PVK_FNV1A64_INIT, buf, (size_t)at);
-    memcpy(buf, &h, sizeof h);
-    char err[256];
-    int rc = pvk_model_load_memory(buf, (size_t)at, out, err, sizeof err);
-    free(buf);
+    test_model_load(m->t, m->n_t, m->ops, m->n_ops, (const void *const *)m->data, input, output, "test.onnx", out);
     for (int i = 0; i < m->n_t; i++)
         free(m->data[i]);
-    if (rc) {
-        print_error("test net: %s\n", err);
-        fail();
-    }
 }
 
 /* ---- running a net both ways --------------------------------------------------------------- */

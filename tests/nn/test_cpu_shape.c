@@ -13,6 +13,7 @@
 #include "model/model.h"
 #include "nn/shape.h"
 #include "support/test_env.h"
+#include "support/test_model.h"
 
 #define MAX_T 32
 #define MAX_OPS 16
@@ -49,14 +50,7 @@ static struct pvk_op *op(struct builder *b, enum pvk_op_type type, const char *n
     memset(o, 0, sizeof *o);
     o->type = type;
     snprintf(o->name, sizeof o->name, "%s", name);
-    o->n_inputs = (uint32_t)n_in;
-    for (int i = 0; i < PVK_MAX_INPUTS; i++)
-        o->inputs[i] = i < n_in ? in[i] : -1;
-    o->n_outputs = 1;
-    o->outputs[0] = out;
-    o->outputs[1] = -1;
-    for (int i = 0; i < PVK_MAX_WEIGHTS; i++)
-        o->weights[i] = -1;
+    test_op_wire(o, n_in, in, out);
     return o;
 }
 
