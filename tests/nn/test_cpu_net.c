@@ -14,37 +14,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "model/model.h"
 #include "nn/cpu/cpu_exec.h"
 #include "nn/cpu/cpu_net.h"
 #include "support/pvkt.h"
 #include "support/test_env.h"
+#include "support/test_model.h"
 
 #define NET_TOL 1e-4  /* rel-L2 of a whole net against the reference (the GPU planner's fp32 bound) */
 #define PROB_TOL 1e-4 /* against onnxruntime, as test_cpu_parity */
-
-/* Loads models/<net>.pvk; false (the test skips) when the model or the executor is absent. */
-static bool load_model(const char *net, struct pvk_model *m)
-{
-    char path[1024], err[256];
-    struct stat st;
-    if (cpu_net_available(err, sizeof err)) {
-        print_message("skipped: %s\n", err);
-        return false;
-    }
-    snprintf(path, sizeof path, "%s/%s.pvk", test_models_dir(), net);
-    if (stat(path, &st) != 0) {
-        print_message("skipped: %s is missing (run tools/fetch-models.sh, or set PPOCR_MODELS)\n", path);
-        return false;
-    }
-    if (pvk_model_load(path, m, err, sizeof err)) {
-        print_error("%s: %s\n", path, err);
-        fail();
-    }
-    return true;
-}
 
 static struct cpu_net *make_net(const struct pvk_model *m, int threads)
 {
@@ -133,7 +112,7 @@ static void name_first_difference(const struct pvk_model *m, struct cpu_net *net
 static void check_against_reference(const char *file, const int64_t shape[4], int threads)
 {
     struct pvk_model m;
-    if (!load_model(file, &m))
+    if (!test_load_cpu_model(file, &m))
         skip();
     size_t n_in = (size_t)(shape[0] * shape[1] * shape[2] * shape[3]);
     float *x = malloc(n_in * sizeof *x);
@@ -199,9 +178,9 @@ static void test_shared_workspace(void **state)
 {
     (void)state;
     struct pvk_model det, rec;
-    if (!load_model("det", &det))
+    if (!test_load_cpu_model("det", &det))
         skip();
-    if (!load_model("rec", &rec)) {
+    if (!test_load_cpu_model("rec", &rec)) {
         pvk_model_free(&det);
         skip();
     }
@@ -267,7 +246,7 @@ static void test_det_against_onnxruntime(void **state)
 {
     (void)state;
     struct pvk_model m;
-    if (!load_model("det", &m))
+    if (!test_load_cpu_model("det", &m))
         skip();
     struct cpu_net *net = make_net(&m, 1);
     struct cpu_plan *plan = run_fixture(net, "det_input.pvkt", NULL);
@@ -288,7 +267,7 @@ static void test_cls_against_onnxruntime(void **state)
 {
     (void)state;
     struct pvk_model m;
-    if (!load_model("cls", &m))
+    if (!test_load_cpu_model("cls", &m))
         skip();
     struct cpu_net *net = make_net(&m, 1);
     struct cpu_plan *plan = run_fixture(net, "cls_input.pvkt", NULL);
@@ -312,7 +291,7 @@ static void test_cls_against_onnxruntime(void **state)
 static void rec_against_onnxruntime(const char *batch)
 {
     struct pvk_model m;
-    if (!load_model("rec", &m))
+    if (!test_load_cpu_model("rec", &m))
         skip();
     struct cpu_net *net = make_net(&m, 1);
     char name[64];

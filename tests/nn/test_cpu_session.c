@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "model/model.h"
 #include "nn/cpu/cpu_net.h"
@@ -25,6 +24,7 @@
 #include "nn/gpu/session_gpu.h"
 #include "nn/session.h"
 #include "support/test_env.h"
+#include "support/test_model.h"
 
 #define VULKAN_TOL 1e-3 /* rel-L2 of det's map, fp32 on both sides */
 
@@ -35,25 +35,9 @@ static bool one_line(const char *s)
     return s[0] && !strchr(s, '\n');
 }
 
-/* Loads models/<net>.pvk; false (the test skips) when the model or the executor is absent. */
 static bool load_model(enum nn_net_id net, struct pvk_model *m)
 {
-    char path[1024], err[256];
-    struct stat st;
-    if (cpu_net_available(err, sizeof err)) {
-        print_message("skipped: %s\n", err);
-        return false;
-    }
-    snprintf(path, sizeof path, "%s/%s.pvk", test_models_dir(), net_files[net]);
-    if (stat(path, &st) != 0) {
-        print_message("skipped: %s is missing (run tools/fetch-models.sh, or set PPOCR_MODELS)\n", path);
-        return false;
-    }
-    if (pvk_model_load(path, m, err, sizeof err)) {
-        print_error("%s: %s\n", path, err);
-        fail();
-    }
-    return true;
+    return test_load_cpu_model(net_files[net], m);
 }
 
 static struct nn_device *open_cpu(int threads)

@@ -9,6 +9,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#include "nn/cpu/cpu_net.h"
+#include "support/test_env.h"
+
+bool test_load_cpu_model(const char *file, struct pvk_model *m)
+{
+    char path[1024], err[256];
+    struct stat st;
+    if (cpu_net_available(err, sizeof err)) {
+        print_message("skipped: %s\n", err);
+        return false;
+    }
+    snprintf(path, sizeof path, "%s/%s.pvk", test_models_dir(), file);
+    if (stat(path, &st) != 0) {
+        print_message("skipped: %s is missing (run tools/fetch-models.sh, or set PPOCR_MODELS)\n", path);
+        return false;
+    }
+    if (pvk_model_load(path, m, err, sizeof err)) {
+        print_error("%s: %s\n", path, err);
+        fail();
+    }
+    return true;
+}
 
 void test_op_wire(struct pvk_op *o, int n_in, const int *in, int out)
 {

@@ -7,6 +7,12 @@
 #include "model/format.h"
 #include "model/model.h"
 
+#include <stdbool.h>
+
+/* Loads <models folder>/<file>.pvk for a test of the CPU executor; false (the test skips, saying
+ * why) when the build has no CPU executor or the model is missing; a failed load fails the test. */
+bool test_load_cpu_model(const char *file, struct pvk_model *m);
+
 /* Sets the op's n_in inputs (the rest -1), its one output and no weights. */
 void test_op_wire(struct pvk_op *o, int n_in, const int *in, int out);
 
