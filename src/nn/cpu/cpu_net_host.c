@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "nn/cpu/act_scalar.h"
 #include "nn/cpu/cpu_net_internal.h"
 
 #ifdef _OPENMP
@@ -16,27 +17,9 @@
 #define PARALLEL_FOR
 #endif
 
-static float relu6(float x)
-{
-    return fminf(fmaxf(x, 0.0f), 6.0f);
-}
-
 float cn_act_scalar(enum pvk_act act, float alpha, float beta, float x)
 {
-    switch (act) {
-    case PVK_ACT_NONE: return x;
-    case PVK_ACT_RELU: return fmaxf(x, 0.0f);
-    case PVK_ACT_RELU6: return relu6(x);
-    case PVK_ACT_CLIP: return fminf(fmaxf(x, alpha), beta);
-    case PVK_ACT_HARDSWISH: return x * relu6(x + 3.0f) / 6.0f;
-    case PVK_ACT_HARDSIGMOID: return fmaxf(0.0f, fminf(1.0f, alpha * x + beta));
-    case PVK_ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
-    case PVK_ACT_SWISH: return x / (1.0f + expf(-x));
-    case PVK_ACT_GELU_ERF: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-    case PVK_ACT_GELU_TANH: return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
-    case PVK_ACT_COUNT: break;
-    }
-    return x;
+    return nn_act_scalar(act, alpha, beta, x);
 }
 
 /* An operand as its first element, dims and element strides. */
