@@ -415,6 +415,27 @@ int cn_post_ops_act(struct cn_plan *p, int k, dnnl_post_ops_t po, enum pvk_act a
     return 0;
 }
 
+int cn_attr_act(struct cn_plan *p, int k, enum pvk_act act, float alpha, float beta, bool plus_one,
+                dnnl_primitive_attr_t *attr)
+{
+    dnnl_post_ops_t po;
+    if (cn_attr(p, k, attr))
+        return -1;
+    if (dnnl_post_ops_create(&po) != dnnl_success) {
+        dnnl_primitive_attr_destroy(*attr);
+        return cn_fail(p, k, "oneDNN: no post-ops");
+    }
+    int rc = cn_post_ops_act(p, k, po, act, alpha, beta, plus_one);
+    if (!rc && dnnl_primitive_attr_set_post_ops(*attr, po) != dnnl_success)
+        rc = cn_fail(p, k, "oneDNN: post-ops refused");
+    dnnl_post_ops_destroy(po);
+    if (rc) {
+        dnnl_primitive_attr_destroy(*attr);
+        return -1;
+    }
+    return 0;
+}
+
 int cn_pd(struct cn_plan *p, int k, const void *desc, dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *pd)
 {
     dnnl_status_t st = dnnl_primitive_desc_create(pd, desc, attr, p->net->engine, NULL);

@@ -304,21 +304,8 @@ int cn_plan_conv_transpose2d(struct cn_plan *p, int k)
         cn_md_for(p, k, ys, PVK_DTYPE_F32, &dst_md))
         return -1;
     dnnl_primitive_attr_t attr;
-    dnnl_post_ops_t po;
-    if (cn_attr(p, k, &attr))
+    if (cn_attr_act(p, k, (enum pvk_act)op->act, op->act_alpha, op->act_beta, false, &attr))
         return -1;
-    if (dnnl_post_ops_create(&po) != dnnl_success) {
-        dnnl_primitive_attr_destroy(attr);
-        return cn_fail(p, k, "oneDNN: no post-ops");
-    }
-    int rc = cn_post_ops_act(p, k, po, (enum pvk_act)op->act, op->act_alpha, op->act_beta, false);
-    if (!rc && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
-        rc = cn_fail(p, k, "oneDNN: post-ops refused");
-    dnnl_post_ops_destroy(po);
-    if (rc) {
-        dnnl_primitive_attr_destroy(attr);
-        return -1;
-    }
     dnnl_deconvolution_desc_t d;
     dnnl_dims_t st = {cp.sh, cp.sw}, dil = {cp.dh - 1, cp.dw - 1};
     dnnl_dims_t pad_l = {cp.pad_t, cp.pad_l}, pad_r = {cp.pad_b, cp.pad_r};

@@ -200,6 +200,9 @@ int cn_attr(struct cn_plan *p, int k, dnnl_primitive_attr_t *attr);
  * one of its algorithms with other parameters (see cn_acts_chain). */
 int cn_post_ops_act(struct cn_plan *p, int k, dnnl_post_ops_t po, enum pvk_act act, float alpha, float beta,
                     bool plus_one);
+/* cn_attr with act (and plus_one, as cn_post_ops_act) as its only post-ops. */
+int cn_attr_act(struct cn_plan *p, int k, enum pvk_act act, float alpha, float beta, bool plus_one,
+                dnnl_primitive_attr_t *attr);
 /* Whether act `second` may follow act `first` in one chain of post-ops. */
 bool cn_acts_chain(enum pvk_act first, float alpha1, float beta1, enum pvk_act second, float alpha2, float beta2);
 /* Creates the primitive descriptor of desc under attr (which it destroys). */

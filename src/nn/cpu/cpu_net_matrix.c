@@ -11,22 +11,11 @@ static int matmul_prim(struct cn_plan *p, int k, const char *what, int a, int b,
     dnnl_matmul_desc_t d;
     CN_TRY(p, k, dnnl_matmul_desc_init(&d, &p->values[a].md, b_md, bias ? bias_md : NULL, &p->values[y].md));
     dnnl_primitive_attr_t attr;
-    dnnl_post_ops_t po;
-    if (cn_attr(p, k, &attr))
+    if (cn_attr_act(p, k, act, alpha, beta, false, &attr))
         return -1;
-    if (dnnl_post_ops_create(&po) != dnnl_success) {
+    if (scale != 1.0f && dnnl_primitive_attr_set_output_scales(attr, 1, 0, &scale) != dnnl_success) {
         dnnl_primitive_attr_destroy(attr);
-        return cn_fail(p, k, "oneDNN: no post-ops");
-    }
-    int rc = cn_post_ops_act(p, k, po, act, alpha, beta, false);
-    if (!rc && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
-        rc = cn_fail(p, k, "oneDNN: post-ops refused");
-    if (!rc && scale != 1.0f && dnnl_primitive_attr_set_output_scales(attr, 1, 0, &scale) != dnnl_success)
-        rc = cn_fail(p, k, "oneDNN: output scale refused");
-    dnnl_post_ops_destroy(po);
-    if (rc) {
-        dnnl_primitive_attr_destroy(attr);
-        return -1;
+        return cn_fail(p, k, "oneDNN: output scale refused");
     }
     dnnl_primitive_desc_t pd;
     if (cn_pd(p, k, &d, attr, &pd))

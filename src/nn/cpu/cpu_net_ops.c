@@ -201,21 +201,8 @@ static int binary_prim(struct cn_plan *p, int k, dnnl_alg_kind_t alg, int a, int
     dnnl_binary_desc_t d;
     CN_TRY(p, k, dnnl_binary_desc_init(&d, alg, &p->values[a].md, b_md, &dst_md));
     dnnl_primitive_attr_t attr;
-    dnnl_post_ops_t po;
-    if (cn_attr(p, k, &attr))
+    if (cn_attr_act(p, k, act, alpha, beta, false, &attr))
         return -1;
-    if (dnnl_post_ops_create(&po) != dnnl_success) {
-        dnnl_primitive_attr_destroy(attr);
-        return cn_fail(p, k, "oneDNN: no post-ops");
-    }
-    int rc = cn_post_ops_act(p, k, po, act, alpha, beta, false);
-    if (!rc && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
-        rc = cn_fail(p, k, "oneDNN: post-ops refused");
-    dnnl_post_ops_destroy(po);
-    if (rc) {
-        dnnl_primitive_attr_destroy(attr);
-        return -1;
-    }
     dnnl_primitive_desc_t pd;
     if (cn_pd(p, k, &d, attr, &pd))
         return -1;
@@ -388,21 +375,8 @@ static int inner_product(struct cn_plan *p, int k, int x, int32_t w_t, int32_t b
            dnnl_inner_product_forward_desc_init(&d, dnnl_forward_inference, &p->values[x].md, &any_w,
                                                 b_t >= 0 ? &bias_md : NULL, &dst_md));
     dnnl_primitive_attr_t attr;
-    dnnl_post_ops_t po;
-    if (cn_attr(p, k, &attr))
+    if (cn_attr_act(p, k, act, alpha, beta, plus_one, &attr))
         return -1;
-    if (dnnl_post_ops_create(&po) != dnnl_success) {
-        dnnl_primitive_attr_destroy(attr);
-        return cn_fail(p, k, "oneDNN: no post-ops");
-    }
-    int rc = cn_post_ops_act(p, k, po, act, alpha, beta, plus_one);
-    if (!rc && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
-        rc = cn_fail(p, k, "oneDNN: post-ops refused");
-    dnnl_post_ops_destroy(po);
-    if (rc) {
-        dnnl_primitive_attr_destroy(attr);
-        return -1;
-    }
     dnnl_primitive_desc_t pd;
     if (cn_pd(p, k, &d, attr, &pd))
         return -1;
