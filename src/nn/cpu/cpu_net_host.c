@@ -10,6 +10,7 @@
 
 #include "nn/cpu/act_scalar.h"
 #include "nn/cpu/cpu_net_internal.h"
+#include "nn/cpu/resize_coord.h"
 
 #ifdef _OPENMP
 #define PARALLEL_FOR _Pragma("omp parallel for")
@@ -107,20 +108,6 @@ void cn_host_spread(const struct cn_plan *p, const struct cn_step *s)
     }
 }
 
-/* The source coordinate of output index o on one axis (as ref_ops.h states it). */
-static float resize_src(enum pvk_resize_mode mode, int64_t o, int64_t in, int64_t out, float scale)
-{
-    switch (mode) {
-    case PVK_RESIZE_NEAREST: return (float)o / scale;
-    case PVK_RESIZE_BILINEAR_HALF_PIXEL: {
-        float s = ((float)o + 0.5f) / scale - 0.5f;
-        return fminf(fmaxf(s, 0.0f), (float)(in - 1));
-    }
-    case PVK_RESIZE_BILINEAR_ALIGN_CORNERS: return out > 1 ? (float)o * (float)(in - 1) / (float)(out - 1) : 0.0f;
-    }
-    return 0.0f;
-}
-
 static int64_t min64(int64_t a, int64_t b)
 {
     return a < b ? a : b;
@@ -142,11 +129,11 @@ void cn_host_resize(const struct cn_plan *p, const struct cn_step *s)
     PARALLEL_FOR
     for (int64_t row = 0; row < n * oh; row++) {
         int64_t b = row / oh, oy = row % oh;
-        float fy = resize_src(mode, oy, h, oh, sh);
+        float fy = nn_resize_src(mode, oy, h, oh, sh);
         int64_t y0 = min64((int64_t)floorf(fy), h - 1), y1 = min64(y0 + 1, h - 1);
         float wy = fy - (float)y0;
         for (int64_t ox = 0; ox < ow; ox++) {
-            float fx = resize_src(mode, ox, w, ow, sw);
+            float fx = nn_resize_src(mode, ox, w, ow, sw);
             int64_t x0 = min64((int64_t)floorf(fx), w - 1), x1 = min64(x0 + 1, w - 1);
             float wx = fx - (float)x0;
             for (int64_t ch = 0; ch < c; ch++) {

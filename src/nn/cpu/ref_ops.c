@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "nn/cpu/act_scalar.h"
+#include "nn/cpu/resize_coord.h"
 
 /* ---- activations ------------------------------------------------------------------------- */
 
@@ -189,20 +190,6 @@ void ref_pool2d(const float *x, int n, int c, int h, int w, const struct pvk_poo
 
 /* ---- resize -------------------------------------------------------------------------------- */
 
-/* Source coordinate of output index o along one axis (see the header). */
-static float resize_src(enum pvk_resize_mode mode, int o, int in, int out, float scale)
-{
-    switch (mode) {
-    case PVK_RESIZE_NEAREST: return (float)o / scale;
-    case PVK_RESIZE_BILINEAR_HALF_PIXEL: {
-        float s = ((float)o + 0.5f) / scale - 0.5f;
-        return fminf(fmaxf(s, 0.0f), (float)(in - 1));
-    }
-    case PVK_RESIZE_BILINEAR_ALIGN_CORNERS: return out > 1 ? (float)o * (float)(in - 1) / (float)(out - 1) : 0.0f;
-    }
-    return 0.0f;
-}
-
 void ref_resize(const float *x, int n, int c, int h, int w, enum pvk_resize_mode mode, float scale_h, float scale_w,
                 int oh, int ow, float *y)
 {
@@ -210,9 +197,9 @@ void ref_resize(const float *x, int n, int c, int h, int w, enum pvk_resize_mode
         const float *xc = x + ch * h * w;
         float *yc = y + ch * oh * ow;
         for (int oy = 0; oy < oh; oy++) {
-            float sy = resize_src(mode, oy, h, oh, scale_h);
+            float sy = nn_resize_src(mode, oy, h, oh, scale_h);
             for (int ox = 0; ox < ow; ox++) {
-                float sx = resize_src(mode, ox, w, ow, scale_w);
+                float sx = nn_resize_src(mode, ox, w, ow, scale_w);
                 float v;
                 if (mode == PVK_RESIZE_NEAREST) {
                     int iy = imin((int)floorf(sy), h - 1), ix = imin((int)floorf(sx), w - 1);
