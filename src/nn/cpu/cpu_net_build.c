@@ -447,6 +447,24 @@ int cn_pd(struct cn_plan *p, int k, const void *desc, dnnl_primitive_attr_t attr
     return 0;
 }
 
+int cn_src_dst_prim(struct cn_plan *p, int k, const void *desc, const dnnl_memory_desc_t *dst_md,
+                    const struct pvk_shape *ys, int x, const char *what)
+{
+    dnnl_primitive_attr_t attr;
+    dnnl_primitive_desc_t pd;
+    if (cn_attr(p, k, &attr) || cn_pd(p, k, desc, attr, &pd))
+        return -1;
+    int y = cn_new_value(p, k, dst_md, ys, PVK_DTYPE_F32, -1, 0);
+    if (y < 0) {
+        dnnl_primitive_desc_destroy(pd);
+        return -1;
+    }
+    struct cn_arg args[2] = {{DNNL_ARG_SRC, x, NULL}, {DNNL_ARG_DST, y, NULL}};
+    if (cn_add_prim(p, k, what, pd, 2, args))
+        return -1;
+    return y;
+}
+
 static const char *pd_impl(dnnl_primitive_desc_t pd)
 {
     const char *impl = NULL;

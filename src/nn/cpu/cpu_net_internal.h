@@ -207,6 +207,10 @@ int cn_attr_act(struct cn_plan *p, int k, enum pvk_act act, float alpha, float b
 bool cn_acts_chain(enum pvk_act first, float alpha1, float beta1, enum pvk_act second, float alpha2, float beta2);
 /* Creates the primitive descriptor of desc under attr (which it destroys). */
 int cn_pd(struct cn_plan *p, int k, const void *desc, dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *pd);
+/* A primitive of desc from value x into a new fp32 value of dst_md and shape ys (no post-ops, no
+ * other arguments), added as step `what`; the new value, or -1. */
+int cn_src_dst_prim(struct cn_plan *p, int k, const void *desc, const dnnl_memory_desc_t *dst_md,
+                    const struct pvk_shape *ys, int x, const char *what);
 /* Whether pd is one of the library's reference implementations. */
 bool cn_pd_is_reference(dnnl_primitive_desc_t pd);
 /* Appends the primitive of pd (which it destroys) with its arguments and the scratchpad. */

@@ -66,17 +66,8 @@ static int cn_plan_pool2d(struct cn_plan *p, int k)
     CN_TRY(p, k,
            dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, alg, &p->values[x].md, &dst_md, strides,
                                              kernel, dil, pad_l, pad_r));
-    dnnl_primitive_attr_t attr;
-    dnnl_primitive_desc_t pd;
-    if (cn_attr(p, k, &attr) || cn_pd(p, k, &d, attr, &pd))
-        return -1;
-    int y = cn_new_value(p, k, &dst_md, ys, PVK_DTYPE_F32, -1, 0);
-    if (y < 0) {
-        dnnl_primitive_desc_destroy(pd);
-        return -1;
-    }
-    struct cn_arg args[2] = {{DNNL_ARG_SRC, x, NULL}, {DNNL_ARG_DST, y, NULL}};
-    if (cn_add_prim(p, k, "pool", pd, 2, args) || cn_finish_act(p, k, y))
+    int y = cn_src_dst_prim(p, k, &d, &dst_md, ys, x, "pool");
+    if (y < 0 || cn_finish_act(p, k, y))
         return -1;
     return cn_set_output(p, k, y);
 }
@@ -114,17 +105,8 @@ static int cn_plan_resize(struct cn_plan *p, int k)
         dnnl_resampling_forward_desc_init(&d, dnnl_forward_inference,
                                           mode == PVK_RESIZE_NEAREST ? dnnl_resampling_nearest : dnnl_resampling_linear,
                                           NULL, &p->values[x].md, &dst_md));
-    dnnl_primitive_attr_t attr;
-    dnnl_primitive_desc_t pd;
-    if (cn_attr(p, k, &attr) || cn_pd(p, k, &d, attr, &pd))
-        return -1;
-    int y = cn_new_value(p, k, &dst_md, ys, PVK_DTYPE_F32, -1, 0);
-    if (y < 0) {
-        dnnl_primitive_desc_destroy(pd);
-        return -1;
-    }
-    struct cn_arg args[2] = {{DNNL_ARG_SRC, x, NULL}, {DNNL_ARG_DST, y, NULL}};
-    if (cn_add_prim(p, k, "resample", pd, 2, args) || cn_finish_act(p, k, y))
+    int y = cn_src_dst_prim(p, k, &d, &dst_md, ys, x, "resample");
+    if (y < 0 || cn_finish_act(p, k, y))
         return -1;
     return cn_set_output(p, k, y);
 }
@@ -417,17 +399,8 @@ static int cn_plan_se(struct cn_plan *p, int k)
     CN_TRY(p, k,
            dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, dnnl_pooling_avg_exclude_padding,
                                              &p->values[x].md, &pooled_md, ones, kernel, zeros, zeros, zeros));
-    dnnl_primitive_attr_t attr;
-    dnnl_primitive_desc_t pd;
-    if (cn_attr(p, k, &attr) || cn_pd(p, k, &d, attr, &pd))
-        return -1;
-    int pooled = cn_new_value(p, k, &pooled_md, &ps, PVK_DTYPE_F32, -1, 0);
-    if (pooled < 0) {
-        dnnl_primitive_desc_destroy(pd);
-        return -1;
-    }
-    struct cn_arg pargs[2] = {{DNNL_ARG_SRC, x, NULL}, {DNNL_ARG_DST, pooled, NULL}};
-    if (cn_add_prim(p, k, "se mean", pd, 2, pargs))
+    int pooled = cn_src_dst_prim(p, k, &d, &pooled_md, &ps, x, "se mean");
+    if (pooled < 0)
         return -1;
     /* [N, C, 1, 1] in NHWC is [N, C] row-major */
     int s = cn_view(p, k, pooled, &gate2_md, &gs, 0);
