@@ -530,7 +530,7 @@ static void test_binary(void **state)
             case 1: konst = tm_const(&m, 4, (int64_t[]){1, 4, 1, 1}, 1), n_in = 1; break;
             case 2: ops_in[1] = g; break;
             case 3: konst = tm_const(&m, 1, (int64_t[]){1}, 1), n_in = 1; break;
-            case 4: ops_in[0] = g, ops_in[1] = a; break;
+            case 4: ops_in[0] = g, ops_in[1] = kind == PVK_BIN_DIV ? b : a; break; /* b: the divisor away from 0 */
             case 5: ops_in[0] = g, konst = tm_const(&m, 4, (int64_t[]){1, 1, 1, 3}, 1), n_in = 1; break;
             }
             if (konst >= 0 && kind == PVK_BIN_DIV)
