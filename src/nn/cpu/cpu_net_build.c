@@ -415,25 +415,36 @@ int cn_post_ops_act(struct cn_plan *p, int k, dnnl_post_ops_t po, enum pvk_act a
     return 0;
 }
 
+int cn_attr_post_ops_begin(struct cn_plan *p, int k, dnnl_primitive_attr_t *attr, dnnl_post_ops_t *po)
+{
+    if (cn_attr(p, k, attr))
+        return -1;
+    if (dnnl_post_ops_create(po) != dnnl_success) {
+        dnnl_primitive_attr_destroy(*attr);
+        return cn_fail(p, k, "oneDNN: no post-ops");
+    }
+    return 0;
+}
+
+int cn_attr_post_ops_end(struct cn_plan *p, int k, dnnl_primitive_attr_t attr, dnnl_post_ops_t po, int rc)
+{
+    if (!rc && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
+        rc = cn_fail(p, k, "oneDNN: post-ops refused");
+    dnnl_post_ops_destroy(po);
+    if (rc) {
+        dnnl_primitive_attr_destroy(attr);
+        return -1;
+    }
+    return 0;
+}
+
 int cn_attr_act(struct cn_plan *p, int k, enum pvk_act act, float alpha, float beta, bool plus_one,
                 dnnl_primitive_attr_t *attr)
 {
     dnnl_post_ops_t po;
-    if (cn_attr(p, k, attr))
+    if (cn_attr_post_ops_begin(p, k, attr, &po))
         return -1;
-    if (dnnl_post_ops_create(&po) != dnnl_success) {
-        dnnl_primitive_attr_destroy(*attr);
-        return cn_fail(p, k, "oneDNN: no post-ops");
-    }
-    int rc = cn_post_ops_act(p, k, po, act, alpha, beta, plus_one);
-    if (!rc && dnnl_primitive_attr_set_post_ops(*attr, po) != dnnl_success)
-        rc = cn_fail(p, k, "oneDNN: post-ops refused");
-    dnnl_post_ops_destroy(po);
-    if (rc) {
-        dnnl_primitive_attr_destroy(*attr);
-        return -1;
-    }
-    return 0;
+    return cn_attr_post_ops_end(p, k, *attr, po, cn_post_ops_act(p, k, po, act, alpha, beta, plus_one));
 }
 
 int cn_pd(struct cn_plan *p, int k, const void *desc, dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *pd)

@@ -58,12 +58,8 @@ static int conv_attr(struct cn_plan *p, int k, int affine, int64_t oc, struct co
 {
     const struct pvk_op *op = cn_op(p, k);
     dnnl_post_ops_t po;
-    if (cn_attr(p, k, attr))
+    if (cn_attr_post_ops_begin(p, k, attr, &po))
         return -1;
-    if (dnnl_post_ops_create(&po) != dnnl_success) {
-        dnnl_primitive_attr_destroy(*attr);
-        return cn_fail(p, k, "oneDNN: no post-ops");
-    }
     int rc = 0;
     enum pvk_residual res = (enum pvk_residual)op->attr.conv.residual;
     if (res == PVK_RESIDUAL_BEFORE_ACT && dnnl_post_ops_append_sum(po, 1.0f) != dnnl_success)
@@ -91,12 +87,7 @@ static int conv_attr(struct cn_plan *p, int k, int affine, int64_t oc, struct co
         if (!rc)
             rc = cn_post_ops_act(p, k, po, (enum pvk_act)aff->act, aff->act_alpha, aff->act_beta, false);
     }
-    if (!rc && dnnl_primitive_attr_set_post_ops(*attr, po) != dnnl_success)
-        rc = cn_fail(p, k, "oneDNN: post-ops refused");
-    dnnl_post_ops_destroy(po);
-    if (rc)
-        dnnl_primitive_attr_destroy(*attr);
-    return rc;
+    return cn_attr_post_ops_end(p, k, *attr, po, rc);
 }
 
 /* The weights of CONV2D as the model stores them: [OC][IC/g][KH][KW] (goihw with groups). */

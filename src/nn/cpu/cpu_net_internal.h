@@ -200,6 +200,12 @@ int cn_attr(struct cn_plan *p, int k, dnnl_primitive_attr_t *attr);
  * one of its algorithms with other parameters (see cn_acts_chain). */
 int cn_post_ops_act(struct cn_plan *p, int k, dnnl_post_ops_t po, enum pvk_act act, float alpha, float beta,
                     bool plus_one);
+/* A primitive attribute (cn_attr) and an empty chain of post-ops for it; on failure neither is
+ * left. */
+int cn_attr_post_ops_begin(struct cn_plan *p, int k, dnnl_primitive_attr_t *attr, dnnl_post_ops_t *po);
+/* Ends what cn_attr_post_ops_begin began, rc being the result of appending the post-ops: sets the
+ * chain on attr where rc is 0, destroys the chain, and destroys attr on any failure. Returns 0 or -1. */
+int cn_attr_post_ops_end(struct cn_plan *p, int k, dnnl_primitive_attr_t attr, dnnl_post_ops_t po, int rc);
 /* cn_attr with act (and plus_one, as cn_post_ops_act) as its only post-ops. */
 int cn_attr_act(struct cn_plan *p, int k, enum pvk_act act, float alpha, float beta, bool plus_one,
                 dnnl_primitive_attr_t *attr);

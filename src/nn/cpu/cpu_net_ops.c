@@ -306,22 +306,13 @@ static int cn_plan_affine(struct cn_plan *p, int k)
     CN_TRY(p, k, dnnl_binary_desc_init(&d, dnnl_binary_mul, &p->values[x].md, &c_md, &dst_md));
     dnnl_primitive_attr_t attr;
     dnnl_post_ops_t po;
-    if (cn_attr(p, k, &attr))
+    if (cn_attr_post_ops_begin(p, k, &attr, &po))
         return -1;
-    if (dnnl_post_ops_create(&po) != dnnl_success) {
-        dnnl_primitive_attr_destroy(attr);
-        return cn_fail(p, k, "oneDNN: no post-ops");
-    }
     int rc = dnnl_post_ops_append_binary(po, dnnl_binary_add, &c_md) == dnnl_success
                  ? cn_post_ops_act(p, k, po, (enum pvk_act)op->act, op->act_alpha, op->act_beta, false)
                  : cn_fail(p, k, "oneDNN: binary post-op refused");
-    if (!rc && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
-        rc = cn_fail(p, k, "oneDNN: post-ops refused");
-    dnnl_post_ops_destroy(po);
-    if (rc) {
-        dnnl_primitive_attr_destroy(attr);
+    if (cn_attr_post_ops_end(p, k, attr, po, rc))
         return -1;
-    }
     dnnl_primitive_desc_t pd;
     if (cn_pd(p, k, &d, attr, &pd))
         return -1;
