@@ -117,6 +117,8 @@ int ppocr_image_has_known_extension(const char *name);
 struct ppocr_options {
     const char *models_dir;     /* holds det.pvk, cls.pvk, rec.pvk; NULL: search the default places */
     int device_index;           /* -1: best device */
+    int use_cpu;                /* run the nets on the CPU backend (oneDNN, fp32) instead of Vulkan */
+    int threads;                /* CPU backend: threads of each engine's runs; 0: all cores, or OMP_NUM_THREADS */
     int force_fp32;             /* never use fp16 storage or arithmetic */
     int fp16_math;              /* cls and rec: fp16 element-wise arithmetic over fp16 storage  */
     int use_cls;                /* run the direction classifier */

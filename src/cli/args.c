@@ -46,8 +46,9 @@ void cli_print_help(const char *prog)
            "\n"
            "Device and models:\n"
            "  --models DIR             folder with det.pvk, cls.pvk, rec.pvk\n"
-           "  --device N               use Vulkan device N (see --list-devices)\n"
-           "  --list-devices           list Vulkan devices and exit\n"
+           "  --device N|cpu           use Vulkan device N, or the CPU backend (see --list-devices)\n"
+           "  --threads N              CPU backend: threads per engine (all cores, shared by -j)\n"
+           "  --list-devices           list the devices and exit\n"
            "  --fp32                   never use fp16\n"
            "  --fp16-math              compute element-wise in fp16 where fp16 is stored (see README)\n"
            "  --self-check             run a small computation on the GPU and compare with the CPU\n"
@@ -226,6 +227,7 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
                                              "--rec-batch-num",
                                              "--models",
                                              "--device",
+                                             "--threads",
                                              "--bench-runs",
                                              "-j",
                                              "--jobs",
@@ -288,7 +290,12 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
         } else if (!strcmp(name, "--pdf-dpi")) {
             rc = parse_double(name, value, 10, 2400, &args->pdf_dpi);
         } else if (!strcmp(name, "--device")) {
-            rc = parse_int(name, value, 0, 1024, &args->ocr.device_index);
+            if (!strcmp(value, "cpu"))
+                args->ocr.use_cpu = 1;
+            else
+                rc = parse_int(name, value, 0, 1024, &args->ocr.device_index);
+        } else if (!strcmp(name, "--threads")) {
+            rc = parse_int(name, value, 1, 1024, &args->ocr.threads);
         }
         if (rc)
             return rc;

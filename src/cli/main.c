@@ -241,8 +241,14 @@ static int run_ocr(const struct cli_args *args)
     }
     cli_keep_shard(&run.items, args->shard_index, args->shard_count);
 
+    /* -j engines on the CPU backend share the cores rather than each taking all of them */
+    struct ppocr_options ocr = args->ocr;
+    if (ocr.use_cpu && !ocr.threads && args->jobs > 1 && !getenv("OMP_NUM_THREADS")) {
+        const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        ocr.threads = cores > args->jobs ? (int)(cores / args->jobs) : 1;
+    }
     struct ppocr_engine *first;
-    const enum ppocr_status status = ppocr_engine_create(&args->ocr, &first, err, sizeof(err));
+    const enum ppocr_status status = ppocr_engine_create(&ocr, &first, err, sizeof(err));
     if (!first) {
         cli_error("%s", err);
         cli_free_items(&run.items);

@@ -39,6 +39,8 @@ struct nn_device_info {
 int nn_device_open(const struct nn_device_options *opt, struct nn_device **out, char *err, size_t err_len);
 void nn_device_close(struct nn_device *dev);
 void nn_device_info(const struct nn_device *dev, struct nn_device_info *out);
+/* The backend that runs dev: the client's own work around the nets follows it. */
+enum nn_backend_kind nn_device_backend(const struct nn_device *dev);
 
 /* Device memory the process holds on it, from the buffer pools: now and at the most so far. On
  * the CPU backend device_* are the sessions' workspaces (the nets' memory, in host memory), host_*
@@ -49,8 +51,9 @@ struct nn_device_memory {
 };
 void nn_device_memory(const struct nn_device *dev, struct nn_device_memory *out);
 
-/* Prints every Vulkan device with its index (what nn_device_options.index takes; the CPU backend
- * is not listed yet). Returns the count, or -1 with a one-line reason (also when there is none). */
+/* Prints every Vulkan device with its index (what nn_device_options.index takes), then the CPU
+ * backend as "cpu: ..." where it is built. Returns the count, or -1 with a one-line reason (also
+ * when there is none). */
 int nn_list_devices(FILE *out, char *err, size_t err_len);
 /* Opens the device opt chooses (of opt->backend), prints it and its capabilities, runs a small
  * computation on it and compares with plain C. Returns 0, or -1 with a one-line reason. */

@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "nn/bench.h"
+#include "ocr/engine_internal.h"
 #include "ocr/models_path.h"
 #include "ppocr.h"
 
@@ -12,6 +13,6 @@ enum ppocr_status ppocr_bench_ops(const struct ppocr_options *opt, int runs, FIL
         snprintf(err, err_len, "no models in %s (run tools/fetch-models.sh, or give --models DIR)", dir);
         return PPOCR_ERR_MODELS;
     }
-    const struct nn_device_options dev = {.index = opt->device_index, .force_fp32 = opt->force_fp32};
+    const struct nn_device_options dev = ocr_device_options(opt);
     return nn_bench_ops(&dev, dir, opt->fp16_math, runs, out, err, err_len) ? PPOCR_ERR_FAILED : PPOCR_OK;
 }

@@ -1,7 +1,7 @@
 /* The direction classifier on its own: crops at 48x192 through cls, CLS_BATCH_MAX lines a run. */
 #include "ocr/engine_internal.h"
 #include "ocr/fit.h"
-#include "ocr/gpu/ocr_gpu.h"
+#include "ocr/net_io.h"
 #include "ocr/preprocess.h"
 
 int ocr_read_directions(struct ppocr_engine *e, const struct nn_plan *plan, int k, int n, bool *turn, char *err,
@@ -60,11 +60,11 @@ int ocr_classify(struct ppocr_engine *e, const struct ppocr_image *img, struct l
         struct nn_plan *plan = cls_plan(e, &n, err, err_len);
         if (!plan || ocr_set_crops(e, 0, batch, n, OCR_CLS_WIDTH, 0, err, err_len))
             return -1;
-        struct ocr_gpu_crops crops = {.gpu = e->gpu, .img_w = img->width, .img_h = img->height, .n = 1};
+        struct ocr_net_io_crops crops = {e->io, {.img_w = img->width, .img_h = img->height, .n = 1}};
         const struct nn_run run = {.plans = &plan,
                                    .n_plans = 1,
                                    .output = {NN_OUTPUT_READ},
-                                   .record_inputs = ocr_gpu_record_crops,
+                                   .record_inputs = ocr_net_io_record_crops,
                                    .ctx = &crops};
         if (nn_session_run(e->nets, &run, err, err_len))
             return -1;

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "ocr/engine_internal.h"
-#include "ocr/gpu/ocr_gpu.h"
+#include "ocr/net_io.h"
 #include "ocr/workers.h"
 
 int ocr_set_crops(struct ppocr_engine *e, int batch, struct line *const *lines, int n, int target_w, int use_flip,
@@ -18,7 +18,7 @@ int ocr_set_crops(struct ppocr_engine *e, int batch, struct line *const *lines, 
         if (!use_flip)
             crops[i].flip = 0;
     }
-    int rc = ocr_gpu_set_crops(e->gpu, batch, crops, n, REC_HEIGHT, target_w, err, err_len);
+    int rc = ocr_net_io_set_crops(e->io, batch, crops, n, REC_HEIGHT, target_w, err, err_len);
     free(crops);
     return rc;
 }

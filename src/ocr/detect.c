@@ -7,14 +7,14 @@
 #include "ocr/det_tiles.h"
 #include "ocr/engine_internal.h"
 #include "ocr/fit.h"
-#include "ocr/gpu/ocr_gpu.h"
+#include "ocr/net_io.h"
 #include "ocr/preprocess.h"
 
 int ocr_upload(struct ppocr_engine *e, const struct ppocr_image *src, int margin, struct ppocr_result *r, char *err,
                size_t err_len)
 {
     double t0 = ocr_now_ms();
-    int rc = ocr_gpu_upload(e->gpu, src, margin, e->helpers, err, err_len);
+    int rc = ocr_net_io_upload(e->io, src, margin, e->helpers, err, err_len);
     r->wall_ms[PPOCR_STAGE_UPLOAD] += ocr_now_ms() - t0;
     return rc;
 }
@@ -68,18 +68,18 @@ int ocr_detect(struct ppocr_engine *e, const struct ppocr_image *img, int limit,
         return -1;
     const struct pvk_shape *out = nn_plan_output_shape(plan);
     const int map_w = (int)out->d[3], map_h = (int)out->d[2];
-    int key[OCR_GPU_DET_KEY];
-    if (ocr_gpu_det_prepare(e->gpu, img->width, img->height, det_w, det_h, map_w, map_h, key, err, err_len))
+    int key[OCR_NET_IO_DET_KEY];
+    if (ocr_net_io_det_prepare(e->io, img->width, img->height, det_w, det_h, map_w, map_h, key, err, err_len))
         return -1;
     /* a folder of scans of one size records detection once */
     const struct nn_run run = {.plans = &plan,
                                .n_plans = 1,
                                .output = {NN_OUTPUT_READ},
-                               .record_inputs = ocr_gpu_record_det_input,
-                               .record_outputs = ocr_gpu_record_db_bitmap,
-                               .ctx = e->gpu,
+                               .record_inputs = ocr_net_io_record_det_input,
+                               .record_outputs = ocr_net_io_record_db_bitmap,
+                               .ctx = e->io,
                                .replay_key = key,
-                               .replay_key_len = OCR_GPU_DET_KEY};
+                               .replay_key_len = OCR_NET_IO_DET_KEY};
     if (nn_session_run(e->nets, &run, err, err_len))
         return -1;
     r->gpu_ms[PPOCR_STAGE_DET] = nn_session_gpu_ms(e->nets);
@@ -99,7 +99,7 @@ int ocr_detect(struct ppocr_engine *e, const struct ppocr_image *img, int limit,
     p.unclip_ratio = unclip_ratio;
     p.workers = e->helpers;
     int rc =
-        db_postprocess(map, ocr_gpu_db_work(e->gpu), map_w, map_h, img->width, img->height, &p, boxes, err, err_len);
+        db_postprocess(map, ocr_net_io_db_work(e->io), map_w, map_h, img->width, img->height, &p, boxes, err, err_len);
     free(owned);
     r->wall_ms[PPOCR_STAGE_DB] = ocr_now_ms() - t1;
     return rc;

@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "nn/device.h"
+#include "ocr/engine_internal.h"
 #include "ppocr.h"
 
 int ppocr_list_devices(FILE *out, char *err, size_t err_len)
@@ -11,6 +12,6 @@ int ppocr_list_devices(FILE *out, char *err, size_t err_len)
 
 enum ppocr_status ppocr_self_check(const struct ppocr_options *opt, FILE *out, char *err, size_t err_len)
 {
-    const struct nn_device_options dev = {.index = opt->device_index, .force_fp32 = opt->force_fp32};
+    const struct nn_device_options dev = ocr_device_options(opt);
     return nn_self_check(&dev, out, err, err_len) ? PPOCR_ERR_NO_DEVICE : PPOCR_OK;
 }

@@ -9,8 +9,8 @@
 #include <time.h>
 
 #include "ocr/engine_internal.h"
-#include "ocr/gpu/ocr_gpu.h"
 #include "ocr/models_path.h"
+#include "ocr/net_io.h"
 #include "ocr/workers.h"
 
 double ocr_now_ms(void)
@@ -117,7 +117,7 @@ static enum ppocr_status engine_create(const struct ppocr_options *opt, const st
         status = PPOCR_ERR_MODELS;
         goto fail;
     }
-    struct device_job dj = {.opt = {.index = opt->device_index, .force_fp32 = opt->force_fp32}};
+    struct device_job dj = {.opt = ocr_device_options(opt)};
     if (!shared)
         dj.thread_started = pthread_create(&dj.thread, NULL, device_job_run, &dj) == 0;
     int models_rc = 0;
@@ -160,7 +160,7 @@ static enum ppocr_status engine_create(const struct ppocr_options *opt, const st
     if (nn_session_create(e->dev, &so, &e->nets, err, err_len))
         goto fail;
     double t3 = ocr_now_ms();
-    if (ocr_gpu_create(e->dev, opt->det_db_thresh, &e->gpu, err, err_len))
+    if (ocr_net_io_create(e->dev, opt->det_db_thresh, &e->io, err, err_len))
         goto fail;
     const int cpus = ocr_workers_cpus();
     const int helpers = shared || e->device.device_class == NN_DEVICE_CPU ? 0 : cpus - 1 < HELPERS ? cpus - 1 : HELPERS;
@@ -182,7 +182,7 @@ void ppocr_engine_destroy(struct ppocr_engine *e)
     if (!e)
         return;
     ocr_workers_destroy(e->helpers);
-    ocr_gpu_destroy(e->gpu);
+    ocr_net_io_destroy(e->io);
     nn_session_destroy(e->nets);
     for (int n = 0; n < NN_NET_COUNT; n++)
         if (e->own_models[n].impl_)

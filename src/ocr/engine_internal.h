@@ -10,7 +10,9 @@
  *   crops.c      - the text-box crops of a batch
  *   engine.c     - creation (models and their checks, the device, the net session), the rest of the
  *                  public interface
- * The nets run in a net session (nn/session.h); the OCR pipeline's GPU kernels are in ocr/gpu. */
+ * The nets run in a net session (nn/session.h); the OCR pipeline's work around them
+ * (image, det input, DB bitmap, crops) is ocr/net_io.h: GPU kernels in ocr/gpu, their CPU twin in
+ * ocr/cpu. */
 #ifndef PPOCR_OCR_ENGINE_INTERNAL_H
 #define PPOCR_OCR_ENGINE_INTERNAL_H
 
@@ -20,9 +22,9 @@
 #include "model/model.h"
 #include "nn/device.h"
 #include "nn/session.h"
+#include "ocr/crop.h"
 #include "ocr/ctc.h"
 #include "ocr/db_postprocess.h"
-#include "ocr/gpu/crop.h"
 #include "ppocr.h"
 
 /* ---- constants (the measurements behind them: BENCHMARKS.md, "the pipeline's constants") ---- */
@@ -62,7 +64,7 @@ _Static_assert(GROUP_PLANS_MAX <= NN_RUN_MAX_PLANS, "a recognition group must fi
 /* ---- state ---------------------------------------------------------------------------------- */
 
 struct ocr_workers;
-struct ocr_gpu;
+struct ocr_net_io;
 
 struct ppocr_engine {
     struct ppocr_options opt;
@@ -73,7 +75,7 @@ struct ppocr_engine {
     struct pvk_model own_models[NN_NET_COUNT];
     const struct pvk_model *models; /* own_models, or the first engine's */
     struct nn_session *nets;
-    struct ocr_gpu *gpu;
+    struct ocr_net_io *io;       /* the image, det's input, DB's bitmap and the crops on the device */
     struct ocr_workers *helpers; /* threads beside this one for the host's larger loops (HELPERS) */
     struct ppocr_engine_startup startup;
 };
@@ -90,9 +92,11 @@ struct line {
 /* ---- calls between the parts ---------------------------------------------------------------- */
 
 double ocr_now_ms(void);
+/* The net device opt chooses (options.c). */
+struct nn_device_options ocr_device_options(const struct ppocr_options *opt);
 int ocr_fail(char *err, size_t err_len, const char *fmt, const char *detail);
 
-/* detect.c: src on the device, framed by `margin` (ocr/gpu/ocr_gpu.h); its time in r. */
+/* detect.c: src on the device, framed by `margin` (ocr/net_io.h); its time in r. */
 int ocr_upload(struct ppocr_engine *e, const struct ppocr_image *src, int margin, struct ppocr_result *r, char *err,
                size_t err_len);
 /* Detection of the uploaded image (its framed size img) at `limit`: resize + normalise, the det

@@ -2,6 +2,16 @@
 
 #include <string.h>
 
+#include "ocr/engine_internal.h"
+
+struct nn_device_options ocr_device_options(const struct ppocr_options *opt)
+{
+    return (struct nn_device_options){.backend = opt->use_cpu ? NN_BACKEND_CPU : NN_BACKEND_VULKAN,
+                                      .index = opt->device_index,
+                                      .force_fp32 = opt->force_fp32,
+                                      .threads = opt->threads};
+}
+
 void ppocr_options_default(struct ppocr_options *opt)
 {
     memset(opt, 0, sizeof(*opt));

@@ -7,7 +7,7 @@
 
 #include "ocr/engine_internal.h"
 #include "ocr/fit.h"
-#include "ocr/gpu/ocr_gpu.h"
+#include "ocr/net_io.h"
 #include "ocr/preprocess.h"
 
 /* The rec input width of a line on its own: 320, or the line's width at height 48 rounded up to
@@ -200,22 +200,25 @@ static int run_group(struct ppocr_engine *e, const struct ppocr_image *img, stru
                      int ng, char *err, size_t err_len)
 {
     struct crop_set sets[GROUP_PLANS_MAX];
-    struct ocr_gpu_crops crops = {.gpu = e->gpu, .img_w = img->width, .img_h = img->height};
-    struct nn_run run = {
-        .plans = all, .n_plans = with_cls + ng, .record_inputs = ocr_gpu_record_crops, .ctx = &crops, .in_parts = true};
+    struct ocr_net_io_crops crops = {e->io, {.img_w = img->width, .img_h = img->height}};
+    struct nn_run run = {.plans = all,
+                         .n_plans = with_cls + ng,
+                         .record_inputs = ocr_net_io_record_crops,
+                         .ctx = &crops,
+                         .in_parts = true};
     for (int k = 0; k < ng; k++) {
-        sets[crops.n] = (struct crop_set){k, order + g[k].start, g[k].n, g[k].width, 1, 0, ""};
-        crops.batch[crops.n] = k;
-        crops.plan[crops.n++] = with_cls + k;
+        sets[crops.runs.n] = (struct crop_set){k, order + g[k].start, g[k].n, g[k].width, 1, 0, ""};
+        crops.runs.batch[crops.runs.n] = k;
+        crops.runs.plan[crops.runs.n++] = with_cls + k;
         run.output[with_cls + k] = NN_OUTPUT_ARGMAX;
     }
     if (with_cls) {
-        sets[crops.n] = (struct crop_set){REC_GROUP_GROWN, cls->lines, cls->n, OCR_CLS_WIDTH, 0, 0, ""};
-        crops.batch[crops.n] = REC_GROUP_GROWN;
-        crops.plan[crops.n++] = 0;
+        sets[crops.runs.n] = (struct crop_set){REC_GROUP_GROWN, cls->lines, cls->n, OCR_CLS_WIDTH, 0, 0, ""};
+        crops.runs.batch[crops.runs.n] = REC_GROUP_GROWN;
+        crops.runs.plan[crops.runs.n++] = 0;
         run.output[0] = NN_OUTPUT_READ;
     }
-    if (ocr_set_crops_all(e, sets, crops.n, err, err_len))
+    if (ocr_set_crops_all(e, sets, crops.runs.n, err, err_len))
         return -1;
     return nn_session_run(e->nets, &run, err, err_len);
 }

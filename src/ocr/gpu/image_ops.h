@@ -29,7 +29,7 @@
 #include "gpu/cmd.h"
 #include "gpu/pool.h"
 #include "nn/gpu/gpu_op.h"
-#include "ocr/gpu/crop.h"
+#include "ocr/crop.h"
 
 struct gpu_context;
 struct image_ops;

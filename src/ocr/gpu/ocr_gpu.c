@@ -197,11 +197,9 @@ int ocr_gpu_set_crops(struct ocr_gpu *g, int batch, const struct image_crop *cro
     return image_crop_batch_set(g->image_ops, g->crops[batch], crops, n, target_h, target_w, err, err_len);
 }
 
-int ocr_gpu_record_crops(void *ctx, struct nn_recorder *rec, struct nn_plan *const *plans, int n_plans, char *err,
-                         size_t err_len)
+int ocr_gpu_record_crops(struct ocr_gpu *g, const struct ocr_crop_runs *c, struct nn_recorder *rec,
+                         struct nn_plan *const *plans, int n_plans, char *err, size_t err_len)
 {
-    const struct ocr_gpu_crops *c = ctx;
-    struct ocr_gpu *g = c->gpu;
     struct image_crop_batch *batches[OCR_GPU_CROP_BATCHES];
     const struct nn_gpu_tensor *dsts[OCR_GPU_CROP_BATCHES];
     if (c->n < 0 || c->n > OCR_GPU_CROP_BATCHES)

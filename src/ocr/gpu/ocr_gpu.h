@@ -1,8 +1,8 @@
 /* The OCR pipeline's own GPU work around the nets, behind calls that name no GPU type, so that the
  * rest of src/ocr knows only the net session: the image on the device (uploaded once, read framed
  * by a margin: image_ops.h), detection's input and DB's bitmap, and the text-line crops that
- * become the classifier's and the recogniser's inputs. The record functions are the session's
- * callbacks (nn/session.h).
+ * become the classifier's and the recogniser's inputs: the Vulkan side of ocr/net_io.h, which
+ * forwards to it. The record functions do the work of the session's callbacks (nn/session.h).
  *
  * Threads: one ocr_gpu belongs to one engine; ocr_gpu_set_crops may run for different batches on
  * several threads at once. */
@@ -13,15 +13,14 @@
 #include <stdint.h>
 
 #include "nn/session.h"
-#include "ocr/gpu/crop.h"
+#include "ocr/crop.h"
 
 struct nn_device;
 struct ocr_gpu;
 struct ppocr_image;
 struct ocr_workers;
 
-/* Crop batches an engine keeps: one per plan of a run. */
-#define OCR_GPU_CROP_BATCHES NN_RUN_MAX_PLANS
+#define OCR_GPU_CROP_BATCHES OCR_CROP_BATCHES
 /* The length of the replay key that ocr_gpu_det_prepare fills. */
 #define OCR_GPU_DET_KEY 6
 
@@ -57,16 +56,8 @@ int8_t *ocr_gpu_db_work(struct ocr_gpu *g);
 int ocr_gpu_set_crops(struct ocr_gpu *g, int batch, const struct image_crop *crops, int n, int target_h, int target_w,
                       char *err, size_t err_len);
 
-/* The ctx of ocr_gpu_record_crops: batch batch[k] into the input of plan plan[k] of the run, for k
- * below n, all of the uploaded image (its framed size img_w x img_h). */
-struct ocr_gpu_crops {
-    struct ocr_gpu *gpu;
-    int img_w, img_h;
-    int n;
-    int batch[OCR_GPU_CROP_BATCHES], plan[OCR_GPU_CROP_BATCHES];
-};
-/* nn_record_fn (ctx: a struct ocr_gpu_crops): every batch's crops, side by side. */
-int ocr_gpu_record_crops(void *crops, struct nn_recorder *rec, struct nn_plan *const *plans, int n_plans, char *err,
-                         size_t err_len);
+/* The work of an nn_record_fn: every batch's crops of `runs`, side by side. */
+int ocr_gpu_record_crops(struct ocr_gpu *g, const struct ocr_crop_runs *runs, struct nn_recorder *rec,
+                         struct nn_plan *const *plans, int n_plans, char *err, size_t err_len);
 
 #endif

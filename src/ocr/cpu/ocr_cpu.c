@@ -1,0 +1,235 @@
+/* The OCR pipeline's work around the nets on the CPU backend (ocr_cpu.h). */
+#include "ocr/cpu/ocr_cpu.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "img/image.h"
+#include "nn/cpu/session_cpu.h"
+#include "ocr/contour.h"
+#include "ocr/pad.h"
+#include "ocr/preprocess.h"
+
+/* One batch's crops, as ocr_cpu_set_crops gave them. */
+struct crop_batch {
+    struct image_crop *crops;
+    int n, cap;
+    int target_h, target_w;
+};
+
+struct ocr_cpu {
+    float db_thresh;
+    uint8_t *framed; /* the image with its margin, BGR */
+    size_t framed_cap;
+    int width, height, margin; /* of framed */
+    int det_w, det_h, map_w, map_h, det_img_w, det_img_h;
+    uint8_t *det_resized; /* det_w x det_h BGR */
+    size_t det_resized_cap;
+    int8_t *db_work;
+    size_t db_work_cap;
+    struct crop_batch batches[OCR_CROP_BATCHES];
+};
+
+static int fail(char *err, size_t err_len, const char *why)
+{
+    snprintf(err, err_len, "%s", why);
+    return -1;
+}
+
+/* Grows *buf to at least `bytes`; its contents are not kept. */
+static int reserve(void **buf, size_t *cap, size_t bytes)
+{
+    if (bytes <= *cap)
+        return 0;
+    void *p = malloc(bytes);
+    if (!p)
+        return -1;
+    free(*buf);
+    *buf = p;
+    *cap = bytes;
+    return 0;
+}
+
+int ocr_cpu_create(float db_thresh, struct ocr_cpu **out, char *err, size_t err_len)
+{
+    *out = calloc(1, sizeof(**out));
+    if (!*out)
+        return fail(err, err_len, "out of memory");
+    (*out)->db_thresh = db_thresh;
+    return 0;
+}
+
+void ocr_cpu_destroy(struct ocr_cpu *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < OCR_CROP_BATCHES; i++)
+        free(c->batches[i].crops);
+    free(c->framed);
+    free(c->det_resized);
+    free(c->db_work);
+    free(c);
+}
+
+/* ---- the image ------------------------------------------------------------------------------ */
+
+int ocr_cpu_upload(struct ocr_cpu *c, const struct ppocr_image *src, int margin, char *err, size_t err_len)
+{
+    const int w = src->width + 2 * margin, h = src->height + 2 * margin;
+    if (reserve((void **)&c->framed, &c->framed_cap, (size_t)w * h * 3))
+        return fail(err, err_len, "image memory: out of memory");
+    const size_t row = (size_t)src->width * 3;
+    if (margin) {
+        uint8_t fill[3];
+        ocr_border_colour(src, fill);
+        for (size_t i = 0; i < (size_t)w * h; i++)
+            memcpy(c->framed + 3 * i, fill, 3);
+    }
+    for (int y = 0; y < src->height; y++)
+        memcpy(c->framed + ((size_t)(y + margin) * w + margin) * 3, src->bgr + (size_t)y * row, row);
+    c->width = w;
+    c->height = h;
+    c->margin = margin;
+    return 0;
+}
+
+int ocr_cpu_margin(const struct ocr_cpu *c)
+{
+    return c->margin;
+}
+
+/* ---- detection ------------------------------------------------------------------------------ */
+
+int ocr_cpu_det_prepare(struct ocr_cpu *c, int img_w, int img_h, int det_w, int det_h, int map_w, int map_h, int *key,
+                        int key_len, char *err, size_t err_len)
+{
+    if (img_w != c->width || img_h != c->height)
+        return fail(err, err_len, "detection prepared for an image that was not uploaded");
+    if (reserve((void **)&c->det_resized, &c->det_resized_cap, (size_t)det_w * det_h * 3) ||
+        reserve((void **)&c->db_work, &c->db_work_cap, contour_work_bytes(map_w, map_h)))
+        return fail(err, err_len, "detection memory: out of memory");
+    c->det_img_w = img_w;
+    c->det_img_h = img_h;
+    c->det_w = det_w;
+    c->det_h = det_h;
+    c->map_w = map_w;
+    c->map_h = map_h;
+    const int values[] = {img_w, img_h, det_w, det_h, map_w, map_h};
+    for (int i = 0; i < key_len; i++)
+        key[i] = i < (int)(sizeof values / sizeof *values) ? values[i] : 0;
+    return 0;
+}
+
+static int dims_are(const struct pvk_shape *s, int64_t n, int64_t ch, int64_t h, int64_t w)
+{
+    return s->ndim == 4 && s->d[0] >= n && s->d[1] == ch && s->d[2] == h && s->d[3] == w;
+}
+
+int ocr_cpu_record_det_input(struct ocr_cpu *c, struct nn_plan *const *plans, int n_plans, char *err, size_t err_len)
+{
+    float *dst = n_plans == 1 ? nn_cpu_plan_input_data(plans[0]) : NULL;
+    if (!dst || !c->det_resized || !dims_are(nn_plan_input_shape(plans[0]), 1, 3, c->det_h, c->det_w))
+        return fail(err, err_len, "detection's input recorded without its preparation");
+    if (ocr_resize_linear(c->framed, c->det_img_w, c->det_img_h, c->det_resized, c->det_w, c->det_h, 3))
+        return fail(err, err_len, "detection's input: a size the resize refuses");
+    ocr_det_normalize(c->det_resized, c->det_w, c->det_h, dst);
+    return 0;
+}
+
+int ocr_cpu_record_db_bitmap(struct ocr_cpu *c, struct nn_plan *const *plans, int n_plans, char *err, size_t err_len)
+{
+    const float *map = n_plans >= 1 ? nn_cpu_plan_output_data(plans[0]) : NULL;
+    if (!map || !c->db_work || !dims_are(nn_plan_output_shape(plans[0]), 1, 1, c->map_h, c->map_w))
+        return fail(err, err_len, "DB's bitmap recorded without detection's preparation");
+    contour_work_above(map, c->map_w, c->map_h, c->db_thresh, c->db_work);
+    return 0;
+}
+
+int8_t *ocr_cpu_db_work(struct ocr_cpu *c)
+{
+    return c->db_work;
+}
+
+/* ---- crops ---------------------------------------------------------------------------------- */
+
+int ocr_cpu_set_crops(struct ocr_cpu *c, int batch, const struct image_crop *crops, int n, int target_h, int target_w,
+                      char *err, size_t err_len)
+{
+    if (batch < 0 || batch >= OCR_CROP_BATCHES || n < 0)
+        return fail(err, err_len, "no such crop batch");
+    struct crop_batch *b = &c->batches[batch];
+    if (n > b->cap) {
+        struct image_crop *p = realloc(b->crops, (size_t)n * sizeof(*p));
+        if (!p)
+            return fail(err, err_len, "out of memory");
+        b->crops = p;
+        b->cap = n;
+    }
+    if (n)
+        memcpy(b->crops, crops, (size_t)n * sizeof(*crops));
+    b->n = n;
+    b->target_h = target_h;
+    b->target_w = target_w;
+    return 0;
+}
+
+/* The 180-degree turn of a w x h BGR image, in place. */
+static void turn_over(uint8_t *px, int w, int h)
+{
+    for (size_t i = 0, j = (size_t)w * h - 1; i < j; i++, j--)
+        for (int ch = 0; ch < 3; ch++) {
+            const uint8_t t = px[3 * i + ch];
+            px[3 * i + ch] = px[3 * j + ch];
+            px[3 * j + ch] = t;
+        }
+}
+
+/* One crop into its slot of dst [N][3][target_h][target_w]: warp, turns, resize and normalise, as
+ * the GPU's crop kernels do. */
+static int make_crop(const struct ocr_cpu *c, const struct image_crop *k, int target_h, int target_w, float *dst)
+{
+    const size_t px = (size_t)k->width * k->height;
+    uint8_t *warped = malloc(px * 3 * 2);
+    if (!warped)
+        return -1;
+    uint8_t *turned = warped + px * 3;
+    ocr_warp_perspective_cubic(c->framed, c->width, c->height, k->src_from_dst, warped, k->width, k->height);
+    struct ppocr_image crop = {.width = k->width, .height = k->height, .bgr = warped};
+    if (k->rotate) {
+        ocr_rotate90_ccw(warped, k->width, k->height, turned);
+        crop = (struct ppocr_image){.width = k->height, .height = k->width, .bgr = turned};
+    }
+    if (k->flip)
+        turn_over(crop.bgr, crop.width, crop.height);
+    const int rc = ocr_rec_preprocess(&crop, target_h, target_w, dst);
+    free(warped);
+    return rc;
+}
+
+int ocr_cpu_record_crops(struct ocr_cpu *c, const struct ocr_crop_runs *runs, struct nn_plan *const *plans, int n_plans,
+                         char *err, size_t err_len)
+{
+    if (runs->n < 0 || runs->n > OCR_CROP_BATCHES)
+        return fail(err, err_len, "too many crop batches");
+    if (runs->img_w != c->width || runs->img_h != c->height)
+        return fail(err, err_len, "crops of an image that was not uploaded");
+    for (int r = 0; r < runs->n; r++) {
+        if (runs->plan[r] < 0 || runs->plan[r] >= n_plans || runs->batch[r] < 0 || runs->batch[r] >= OCR_CROP_BATCHES)
+            return fail(err, err_len, "a crop batch without its plan");
+        const struct crop_batch *b = &c->batches[runs->batch[r]];
+        const struct nn_plan *plan = plans[runs->plan[r]];
+        const struct pvk_shape *in = nn_plan_input_shape(plan);
+        float *dst = nn_cpu_plan_input_data(plan);
+        if (!dst || !dims_are(in, 1, 3, b->target_h, b->target_w))
+            return fail(err, err_len, "a crop batch of another size than its plan's input");
+        const size_t slot = (size_t)3 * b->target_h * b->target_w;
+        for (int i = 0; i < b->n; i++) {
+            const struct image_crop *k = &b->crops[i];
+            if (k->slot < 0 || k->slot >= in->d[0] || k->width < 1 || k->height < 1)
+                return fail(err, err_len, "a crop outside its batch");
+            if (make_crop(c, k, b->target_h, b->target_w, dst + (size_t)k->slot * slot))
+                return fail(err, err_len, "a crop: out of memory");
+        }
+    }
+    return 0;
+}
