@@ -492,6 +492,7 @@ static void run_cases(const struct conv_case *cases, size_t first, size_t end)
     size_t *picked = malloc(3 * n * sizeof *picked);
     bool *ran = calloc(n, sizeof *ran);
     assert_true(features && cost && picked && ran);
+    size_t total_runs = 0;
     for (int kernel = 0; kernel < KERNELS; kernel++) {
         if (kernel >= count_kernels && kernel < DEPTHWISE)
             continue;
@@ -528,6 +529,7 @@ static void run_cases(const struct conv_case *cases, size_t first, size_t end)
             coverage_ran(&cov, kernel, features[which[r]]);
             ran[i - first] = true;
         }
+        total_runs += runs;
         free(which);
     }
     /* each case at least once: in turn through the kernels, precisions alternating */
@@ -541,7 +543,9 @@ static void run_cases(const struct conv_case *cases, size_t first, size_t end)
         fp16_math = half && f16_math && i % 4 == 3;
         conv_case_run(&cases[i], half ? NN_F16 : NN_F32, 1);
         coverage_ran(&cov, kernel, case_features(&cases[i], i) | BIT(!half ? F_F32 : fp16_math ? F_F16_MATH : F_F16));
+        total_runs++;
     }
+    fprintf(stderr, "conv cases %zu..%zu: %zu runs\n", first, end - 1, total_runs);
     unsetenv("PPOCR_VK_GEMM_KERNEL");
     aligned_offsets = false;
     fp16_math = false;
@@ -778,10 +782,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_activations), cmocka_unit_test(test_concat_slice), cmocka_unit_test(test_transpose),
         cmocka_unit_test(test_post_affine), cmocka_unit_test(test_input_gate),
     };
-    /* ctest's entries test_gpu_op_conv_1..7, of about equal length on lavapipe, where compiling
-     * each case's kernels takes most of the time (with Mesa's shader cache empty, about 200 s of
-     * CPU for each half of test_pointwise and test_general, 10 to 20 s once it holds them) */
-    static const unsigned char parts[] = {1, 2, 5, 3, 4, 5, 6, 6, 6, 7, 7};
+    /* ctest's entries test_gpu_op_conv_1..4, of about equal length on lavapipe, where compiling
+     * each run's kernels takes most of the time with Mesa's shader cache empty (BENCHMARKS.md) */
+    static const unsigned char parts[] = {1, 1, 3, 2, 2, 3, 3, 3, 3, 4, 4};
     const char *filter = getenv("PPOCR_TEST_FILTER"); /* e.g. test_depthwise */
     if (filter && *filter)
         cmocka_set_test_filter(filter);
