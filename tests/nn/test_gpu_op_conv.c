@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "gpu/cmd.h"
 #include "gpu/context.h"
@@ -122,53 +121,28 @@ struct conv_case {
     int gate;                      /* x scaled per (image, channel) by an SE gate input */
 };
 
-/* Records the op `reps` times into one command buffer (barriers between), runs it and returns
- * the fastest of the repeated dispatches' GPU times: the first one also carries the start of
- * the submission, so it counts only when it is the only one. */
-static double run_op(const struct nn_gpu_op_impl *impl, void *state, const struct pvk_op *op,
-                     const struct nn_gpu_tensor *in, int n_in, const struct nn_gpu_tensor *out, int reps)
+/* Records the op into one command buffer and runs it. */
+static void run_op(const struct nn_gpu_op_impl *impl, void *state, const struct pvk_op *op,
+                   const struct nn_gpu_tensor *in, int n_in, const struct nn_gpu_tensor *out)
 {
     struct gpu_cmd *cmd;
-    CHECK(gpu_cmd_create(ctx, (unsigned)reps, &cmd));
+    CHECK(gpu_cmd_create(ctx, 0, &cmd));
     CHECK(gpu_cmd_begin(cmd));
     char err[256] = "";
-    for (int r = 0; r < reps; r++) {
-        if (r)
-            gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
-        if (impl->record(state, op, cmd, in, n_in, out, 1, err, sizeof err))
-            fail_msg("record: %s", err);
-    }
+    if (impl->record(state, op, cmd, in, n_in, out, 1, err, sizeof err))
+        fail_msg("record: %s", err);
     gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_HOST);
     CHECK(gpu_cmd_end(cmd));
-    /* a timed recording on a GPU replays for 0.3 s first, so that clocks lowered while the host
-     * computed references have ramped up again */
     CHECK(gpu_cmd_run(cmd));
-    if (reps > 1 && !gpu_context_caps(ctx)->is_cpu) {
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        do {
-            CHECK(gpu_cmd_run(cmd));
-            clock_gettime(CLOCK_MONOTONIC, &t1);
-        } while ((t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9 < 0.3);
-    }
-    const struct gpu_timing *t;
-    unsigned count;
-    gpu_cmd_timings(cmd, &t, &count);
-    double best = INFINITY;
-    for (unsigned i = count > 1 ? 1 : 0; i < count; i++)
-        if (t[i].us < best)
-            best = t[i].us;
     gpu_cmd_destroy(cmd);
-    return best;
 }
 
-/* Runs one case (recorded `reps` times); returns the best GPU time of one dispatch in us, +inf
- * without timestamps. */
-static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int reps)
+/* Runs one case (nothing in fp16 where the device has no fp16 storage). */
+static void conv_case_run(const struct conv_case *cc, enum nn_dtype dt)
 {
     const struct gpu_caps *caps = gpu_context_caps(ctx);
     if (dt == NN_F16 && !caps->storage_16bit)
-        return INFINITY;
+        return;
     struct pvk_conv_params p = {cc->kh, cc->kw, cc->sh,    cc->sw,  cc->dh, cc->dw, cc->pt, cc->pl,
                                 cc->pb, cc->pr, cc->group, cc->act, 0.2f,   0.5f,   cc->res};
     if (cc->act == PVK_ACT_CLIP) {
@@ -268,7 +242,7 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
             wt[i] = nn_half_to_float(nn_float_to_half(wt[i]));
     }
 
-    double us = run_op(impl, state, &op, in, n_in, &out, reps);
+    run_op(impl, state, &op, in, n_in, &out);
     if (cc->gate) /* the reference convolves the gated input */
         for (size_t i = 0; i < xn; i++)
             x[i] *= gate[i / ((size_t)cc->h * cc->w)];
@@ -329,7 +303,6 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
     free(res);
     free(post);
     free(want);
-    return us;
 }
 
 /* What a run of a case exercises (support/coverage.h): its precision, its offsets' alignment and
@@ -525,7 +498,7 @@ static void run_cases(const struct conv_case *cases, size_t first, size_t end)
             const int pr = (int)(picked[which[r]] % 3);
             aligned_offsets = (i / 2) % 2;
             fp16_math = pr == F_F16_MATH;
-            conv_case_run(&cases[i], pr == F_F32 ? NN_F32 : NN_F16, 1);
+            conv_case_run(&cases[i], pr == F_F32 ? NN_F32 : NN_F16);
             coverage_ran(&cov, kernel, features[which[r]]);
             ran[i - first] = true;
         }
@@ -541,7 +514,7 @@ static void run_cases(const struct conv_case *cases, size_t first, size_t end)
         setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
         aligned_offsets = (i / 2) % 2;
         fp16_math = half && f16_math && i % 4 == 3;
-        conv_case_run(&cases[i], half ? NN_F16 : NN_F32, 1);
+        conv_case_run(&cases[i], half ? NN_F16 : NN_F32);
         coverage_ran(&cov, kernel, case_features(&cases[i], i) | BIT(!half ? F_F32 : fp16_math ? F_F16_MATH : F_F16));
         total_runs++;
     }
@@ -558,8 +531,8 @@ static void run_cases(const struct conv_case *cases, size_t first, size_t end)
 
 #define RUN(cases) run_cases(cases, 0, sizeof cases / sizeof cases[0])
 /* The first or the second half of a list of cases, each case at its own index (which decides its
- * offsets' alignment, its precisions and its fp16 arithmetic above): the halves of test_pointwise
- * and test_general are separate tests, so that they can run in separate ctest entries. */
+ * offsets' alignment above): the halves of test_pointwise and test_general are separate tests, each
+ * half covered on its own. */
 #define RUN_HALF(cases, half)                                                                                          \
     run_cases(cases, (half) ? sizeof cases / sizeof cases[0] / 2 : 0,                                                  \
               (half) ? sizeof cases / sizeof cases[0] : sizeof cases / sizeof cases[0] / 2)
@@ -697,10 +670,10 @@ static void test_activations(void **s)
         struct conv_case full = {1, 3, 5, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, (enum pvk_act)act,
                                  0, 0, 0, 0, 0, 0, 0};
         setenv("PPOCR_VK_GEMM_KERNEL", act % 2 ? "tiled" : "cpu", 1);
-        conv_case_run(&pw, NN_F32, 1);
-        conv_case_run(&dw, NN_F32, 1);
+        conv_case_run(&pw, NN_F32);
+        conv_case_run(&dw, NN_F32);
         fp16_math = act % 4 < 2;
-        conv_case_run(&full, NN_F16, 1);
+        conv_case_run(&full, NN_F16);
         fp16_math = false;
         unsetenv("PPOCR_VK_GEMM_KERNEL");
     }

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "gpu/cmd.h"
 #include "gpu/context.h"
@@ -103,11 +102,11 @@ struct mm_case {
     enum pvk_act act;
 };
 
-/* Runs one case; returns the best GPU time of one dispatch in us (+inf without timestamps). */
-static double mm_run(const struct mm_case *mc, enum nn_dtype dt, int reps)
+/* Runs one case (nothing in fp16 where the device has no fp16 storage). */
+static void mm_run(const struct mm_case *mc, enum nn_dtype dt)
 {
     if (dt == NN_F16 && !gpu_context_caps(ctx)->storage_16bit)
-        return INFINITY;
+        return;
     struct pvk_shape ys;
     assert_int_equal(pvk_matmul_out_shape(&mc->a, &mc->b, mc->trans_b, &ys), 0);
     const size_t an = (size_t)pvk_shape_numel(&mc->a), bn = (size_t)pvk_shape_numel(&mc->b);
@@ -151,36 +150,14 @@ static double mm_run(const struct mm_case *mc, enum nn_dtype dt, int reps)
     struct nn_gpu_tensor in[2] = {{&ba, (uint32_t)a_off, dt, mc->a, 0}, {&bb, (uint32_t)b_off, dt, mc->b, 0}};
     struct nn_gpu_tensor out = {&by, (uint32_t)y_off, dt, ys, 0};
 
-    /* recorded `reps` times back to back; the first dispatch also carries the submission's start */
     struct gpu_cmd *cmd;
-    CHECK(gpu_cmd_create(ctx, (unsigned)reps, &cmd));
+    CHECK(gpu_cmd_create(ctx, 0, &cmd));
     CHECK(gpu_cmd_begin(cmd));
-    for (int r = 0; r < reps; r++) {
-        if (r)
-            gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
-        if (nn_gpu_matmul_impl.record(state, &op, cmd, in, mc->const_b ? 1 : 2, &out, 1, err, sizeof err))
-            fail_msg("record: %s", err);
-    }
+    if (nn_gpu_matmul_impl.record(state, &op, cmd, in, mc->const_b ? 1 : 2, &out, 1, err, sizeof err))
+        fail_msg("record: %s", err);
     gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_HOST);
     CHECK(gpu_cmd_end(cmd));
-    /* a timed recording on a GPU replays for 0.3 s first, so that clocks lowered while the host
-     * computed references have ramped up again */
     CHECK(gpu_cmd_run(cmd));
-    if (reps > 1 && !gpu_context_caps(ctx)->is_cpu) {
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        do {
-            CHECK(gpu_cmd_run(cmd));
-            clock_gettime(CLOCK_MONOTONIC, &t1);
-        } while ((t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9 < 0.3);
-    }
-    double best = INFINITY;
-    const struct gpu_timing *t;
-    unsigned count;
-    gpu_cmd_timings(cmd, &t, &count);
-    for (unsigned i = count > 1 ? 1 : 0; i < count; i++)
-        if (t[i].us < best)
-            best = t[i].us;
 
     ref_matmul(a, &mc->a, b, &mc->b, mc->trans_b, mc->bias ? bias : NULL, &ys, want);
     ref_act(mc->act, 0.2f, 0.5f, want, yn);
@@ -207,7 +184,6 @@ static double mm_run(const struct mm_case *mc, enum nn_dtype dt, int reps)
     free(bias);
     free(want);
     free(got);
-    return best;
 }
 
 #define S2(a, b) ((struct pvk_shape){2, {a, b}})
@@ -317,7 +293,7 @@ static void run_cases(const struct mm_case *cases, size_t count)
         for (size_t r = 0; r < runs; r++) {
             const size_t i = which[r] / 2;
             aligned_offsets = (i / 2) % 2;
-            mm_run(&cases[i], which[r] % 2 && f16 ? NN_F16 : NN_F32, 1);
+            mm_run(&cases[i], which[r] % 2 && f16 ? NN_F16 : NN_F32);
             coverage_ran(&cov, kernel, features[which[r]]);
             ran[i] = true;
         }
@@ -329,7 +305,7 @@ static void run_cases(const struct mm_case *cases, size_t count)
         const int kernel = (int)(i % (size_t)count_kernels);
         setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
         aligned_offsets = (i / 2) % 2;
-        mm_run(&cases[i], i % 2 && f16 ? NN_F16 : NN_F32, 1);
+        mm_run(&cases[i], i % 2 && f16 ? NN_F16 : NN_F32);
         coverage_ran(&cov, kernel, features[2 * i + i % 2]);
     }
     unsetenv("PPOCR_VK_GEMM_KERNEL");
@@ -371,7 +347,7 @@ static void test_activations(void **s)
     for (int act = 0; act < PVK_ACT_COUNT; act++) {
         struct mm_case mc = {S2(9, 11), S2(11, 10), 1, 0, 1, (enum pvk_act)act};
         setenv("PPOCR_VK_GEMM_KERNEL", act % 2 ? "tiled" : "cpu", 1);
-        mm_run(&mc, NN_F32, 1);
+        mm_run(&mc, NN_F32);
         unsetenv("PPOCR_VK_GEMM_KERNEL");
     }
 }
