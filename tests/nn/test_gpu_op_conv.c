@@ -2,7 +2,7 @@
  * ref_conv_transpose2d): every configuration of the three nets (shared/models.md) and a few more,
  * odd sizes, each activation, residual before/after the activation, writes into a channel slice
  * of a wider tensor at odd element offsets, in fp32 and fp16 storage. Outputs are poisoned with
- * NaN first; channels outside the slice must stay NaN. The last test times det/rec-sized convs. */
+ * NaN first; channels outside the slice must stay NaN. Speed is bench_ops' (BENCHMARKS.md), not a test's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "gpu/cmd.h"
 #include "gpu/context.h"
@@ -25,6 +24,7 @@
 #include "nn/cpu/ref_ops.h"
 #include "nn/gpu/gpu_op.h"
 #include "nn/half.h"
+#include "support/coverage.h"
 #include "support/test_env.h"
 #include "support/test_parts.h"
 
@@ -121,53 +121,28 @@ struct conv_case {
     int gate;                      /* x scaled per (image, channel) by an SE gate input */
 };
 
-/* Records the op `reps` times into one command buffer (barriers between), runs it and returns
- * the fastest of the repeated dispatches' GPU times: the first one also carries the start of
- * the submission, so it counts only when it is the only one. */
-static double run_op(const struct nn_gpu_op_impl *impl, void *state, const struct pvk_op *op,
-                     const struct nn_gpu_tensor *in, int n_in, const struct nn_gpu_tensor *out, int reps)
+/* Records the op into one command buffer and runs it. */
+static void run_op(const struct nn_gpu_op_impl *impl, void *state, const struct pvk_op *op,
+                   const struct nn_gpu_tensor *in, int n_in, const struct nn_gpu_tensor *out)
 {
     struct gpu_cmd *cmd;
-    CHECK(gpu_cmd_create(ctx, (unsigned)reps, &cmd));
+    CHECK(gpu_cmd_create(ctx, 0, &cmd));
     CHECK(gpu_cmd_begin(cmd));
     char err[256] = "";
-    for (int r = 0; r < reps; r++) {
-        if (r)
-            gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
-        if (impl->record(state, op, cmd, in, n_in, out, 1, err, sizeof err))
-            fail_msg("record: %s", err);
-    }
+    if (impl->record(state, op, cmd, in, n_in, out, 1, err, sizeof err))
+        fail_msg("record: %s", err);
     gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_HOST);
     CHECK(gpu_cmd_end(cmd));
-    /* a timed recording on a GPU replays for 0.3 s first, so that clocks lowered while the host
-     * computed references have ramped up again */
     CHECK(gpu_cmd_run(cmd));
-    if (reps > 1 && !gpu_context_caps(ctx)->is_cpu) {
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        do {
-            CHECK(gpu_cmd_run(cmd));
-            clock_gettime(CLOCK_MONOTONIC, &t1);
-        } while ((t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9 < 0.3);
-    }
-    const struct gpu_timing *t;
-    unsigned count;
-    gpu_cmd_timings(cmd, &t, &count);
-    double best = INFINITY;
-    for (unsigned i = count > 1 ? 1 : 0; i < count; i++)
-        if (t[i].us < best)
-            best = t[i].us;
     gpu_cmd_destroy(cmd);
-    return best;
 }
 
-/* Runs one case (recorded `reps` times); returns the best GPU time of one dispatch in us, +inf
- * without timestamps. */
-static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int reps)
+/* Runs one case (nothing in fp16 where the device has no fp16 storage). */
+static void conv_case_run(const struct conv_case *cc, enum nn_dtype dt)
 {
     const struct gpu_caps *caps = gpu_context_caps(ctx);
     if (dt == NN_F16 && !caps->storage_16bit)
-        return INFINITY;
+        return;
     struct pvk_conv_params p = {cc->kh, cc->kw, cc->sh,    cc->sw,  cc->dh, cc->dw, cc->pt, cc->pl,
                                 cc->pb, cc->pr, cc->group, cc->act, 0.2f,   0.5f,   cc->res};
     if (cc->act == PVK_ACT_CLIP) {
@@ -267,7 +242,7 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
             wt[i] = nn_half_to_float(nn_float_to_half(wt[i]));
     }
 
-    double us = run_op(impl, state, &op, in, n_in, &out, reps);
+    run_op(impl, state, &op, in, n_in, &out);
     if (cc->gate) /* the reference convolves the gated input */
         for (size_t i = 0; i < xn; i++)
             x[i] *= gate[i / ((size_t)cc->h * cc->w)];
@@ -328,49 +303,236 @@ static double conv_case_run(const struct conv_case *cc, enum nn_dtype dt, int re
     free(res);
     free(post);
     free(want);
-    return us;
 }
 
-/* Each case through every GEMM kernel (shared-memory tiles for GPUs, big, small and sliced; K-split;
- * register tiles for CPUs) whatever the device, in both precisions; then the cooperative-matrix kernel
- * where present. The fp16 runs alternate between fp16 storage alone and fp16 arithmetic, so that
- * each case and each kernel meets both. */
+/* What a run of a case exercises (support/coverage.h): its precision, its offsets' alignment and
+ * the features of its shape and fusions. */
+enum {
+    F_F32,
+    F_F16,
+    F_F16_MATH,
+    F_ALIGNED,
+    F_ODD_OFFSETS,
+    F_ODD_HW,
+    F_BATCH,
+    F_STRIDE,
+    F_UNEVEN_STRIDE,
+    F_DILATION,
+    F_GROUPS,
+    F_DEPTHWISE_MULT,
+    F_PADDING,
+    F_UNEVEN_PADDING,
+    F_NO_BIAS,
+    F_ACT,
+    F_RES_BEFORE,
+    F_RES_AFTER,
+    F_SLICE,
+    F_AFFINE,
+    F_GATE,
+    F_K_1024,
+    F_K_ODD,
+    F_OC_ODD,
+    F_WIDE,
+    F_OC_64,
+    F_KERNEL_1X1,
+    F_KERNEL_RECT,
+    F_KERNEL_5,
+    F_ONE_PIXEL,
+    F_TRANSPOSE,
+    F_COUNT
+};
+static const char *const feature_names[64] = {
+    "fp32 storage",
+    "fp16 storage",
+    "fp16 arithmetic",
+    "aligned offsets",
+    "odd offsets",
+    "odd height or width",
+    "batch > 1",
+    "stride > 1",
+    "unequal strides",
+    "dilation",
+    "groups",
+    "depthwise multiplier",
+    "padding",
+    "uneven padding",
+    "no bias",
+    "activation",
+    "residual before the activation",
+    "residual after the activation",
+    "channel slice",
+    "post affine",
+    "input gate",
+    "K >= 1024",
+    "K not a multiple of 4",
+    "OC not a multiple of 4",
+    "more than 128 output columns",
+    "OC > 64",
+    "1x1 kernel",
+    "non-square kernel",
+    "kernel of 5 or more",
+    "one-pixel input",
+    "transposed",
+};
+#define BIT(f) ((uint64_t)1 << (f))
+
+static bool is_depthwise(const struct conv_case *cc)
+{
+    return !cc->transpose && cc->group == cc->c && cc->oc == cc->c;
+}
+
+/* The features of case i (at the index that decides its offsets' alignment) in any precision. */
+static uint64_t case_features(const struct conv_case *cc, size_t i)
+{
+    struct pvk_conv_params p = {cc->kh, cc->kw, cc->sh,    cc->sw, cc->dh, cc->dw, cc->pt, cc->pl,
+                                cc->pb, cc->pr, cc->group, 0,      0,      0,      0};
+    int oh = 0, ow = 0;
+    if (cc->transpose)
+        pvk_conv_transpose2d_out_hw(cc->h, cc->w, &p, &oh, &ow);
+    else
+        pvk_conv2d_out_hw(cc->h, cc->w, &p, &oh, &ow);
+    const int k = (cc->c / cc->group) * cc->kh * cc->kw;
+    uint64_t f = BIT((i / 2) % 2 ? F_ALIGNED : F_ODD_OFFSETS);
+    f |= (cc->h % 2 || cc->w % 2) ? BIT(F_ODD_HW) : 0;
+    f |= cc->n > 1 ? BIT(F_BATCH) : 0;
+    f |= (cc->sh > 1 || cc->sw > 1) ? BIT(F_STRIDE) : 0;
+    f |= cc->sh != cc->sw ? BIT(F_UNEVEN_STRIDE) : 0;
+    f |= (cc->dh > 1 || cc->dw > 1) ? BIT(F_DILATION) : 0;
+    f |= cc->group > 1 && cc->group != cc->c ? BIT(F_GROUPS) : 0;
+    f |= cc->group > 1 && cc->group == cc->c && cc->oc != cc->c ? BIT(F_DEPTHWISE_MULT) : 0;
+    f |= (cc->pt || cc->pl || cc->pb || cc->pr) ? BIT(F_PADDING) : 0;
+    f |= (cc->pt != cc->pb || cc->pl != cc->pr || cc->pt != cc->pl) ? BIT(F_UNEVEN_PADDING) : 0;
+    f |= cc->no_bias ? BIT(F_NO_BIAS) : 0;
+    f |= cc->act != PVK_ACT_NONE ? BIT(F_ACT) : 0;
+    f |= cc->res == PVK_RESIDUAL_BEFORE_ACT ? BIT(F_RES_BEFORE) : 0;
+    f |= cc->res == PVK_RESIDUAL_AFTER_ACT ? BIT(F_RES_AFTER) : 0;
+    f |= (cc->slice_before || cc->slice_after) ? BIT(F_SLICE) : 0;
+    f |= cc->post_affine ? BIT(F_AFFINE) : 0;
+    f |= cc->gate ? BIT(F_GATE) : 0;
+    f |= k >= 1024 ? BIT(F_K_1024) : 0;
+    f |= k % 4 ? BIT(F_K_ODD) : 0;
+    f |= cc->oc % 4 ? BIT(F_OC_ODD) : 0;
+    f |= (size_t)oh * ow > 128 ? BIT(F_WIDE) : 0;
+    f |= cc->oc > 64 ? BIT(F_OC_64) : 0;
+    f |= cc->kh == 1 && cc->kw == 1 ? BIT(F_KERNEL_1X1) : 0;
+    f |= cc->kh != cc->kw ? BIT(F_KERNEL_RECT) : 0;
+    f |= cc->kh >= 5 || cc->kw >= 5 ? BIT(F_KERNEL_5) : 0;
+    f |= cc->h * cc->w == 1 ? BIT(F_ONE_PIXEL) : 0;
+    f |= cc->transpose ? BIT(F_TRANSPOSE) : 0;
+    return f;
+}
+
+/* Roughly the work of a run (multiply-adds and elements), to prefer the smaller of two cases
+ * that meet the same features. */
+static double case_cost(const struct conv_case *cc)
+{
+    return (double)cc->n * cc->oc * cc->h * cc->w * (cc->c / cc->group) * cc->kh * cc->kw +
+           (double)cc->n * cc->c * cc->h * cc->w;
+}
+
+/* The cases through every kernel: shared-memory tiles for GPUs (big, small and sliced), K-split,
+ * register tiles for CPUs, direct convolutions (register tiles for the rest; their subgroup
+ * variant where the device has one, then never that variant), direct convolutions with GPU tiles
+ * and split channel sums, stride-1 convolutions through shared-memory tiles (fp32 only: in fp16
+ * that is the direct kernel again); then, only where the device has cooperative matrices, "": its
+ * own choice, and each cooperative-matrix tile forced. Depthwise convolutions take their own
+ * kernel whatever is forced, in three variants that the forced name picks: they count as three
+ * more kernels. Not every case in every kernel and
+ * precision (each distinct pipeline compiles at its first dispatch, a second or two on lavapipe):
+ * each kernel takes a few runs that together meet every feature of the cases it takes, in each
+ * precision the device has (support/coverage.h; a kernel that misses one fails the test), and
+ * each case runs at least once. */
 static void run_cases(const struct conv_case *cases, size_t first, size_t end)
 {
-    /* big and small shared-memory tiles, small tiles with K slices, K-split, register tiles,
-     * direct convolutions (register tiles for the rest; their subgroup variant where the device
-     * has one, then never that variant), direct convolutions with GPU tiles and
-     * split channel sums, stride-1 convolutions through shared-memory tiles (fp32 only: in fp16
-     * that is the direct kernel again); then, only where the device has cooperative matrices, "":
-     * its own choice, and each cooperative-matrix tile forced */
-    static const char *const kernels[] = {"tiled",        "small",        "sliced",        "ksplit",  "cpu",
-                                          "direct",       "direct1",      "gpudirect",     "gputile", "",
-                                          "coopmat32x64", "coopmat64x64", "coopmat128x128"};
-    const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 13 : 9;
-    for (int kernel = 0; kernel < count_kernels; kernel++) {
-        setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
+    /* the name PPOCR_VK_GEMM_KERNEL forces; the depthwise kernel's GPU tiles, CPU tiles (texels in
+     * fp32 where the device has 64-bit integers) and CPU tiles on a storage buffer */
+    static const char *const kernels[] = {
+        "tiled", "small",        "sliced",       "ksplit",         "cpu",   "direct", "direct1", "gpudirect", "gputile",
+        "",      "coopmat32x64", "coopmat64x64", "coopmat128x128", "tiled", "cpu",    "direct1"};
+    static const char *const kernel_names[] = {
+        "tiled",          "small",         "sliced",        "ksplit",        "cpu",          "direct",
+        "direct1",        "gpudirect",     "gputile",       "(own choice)",  "coopmat32x64", "coopmat64x64",
+        "coopmat128x128", "depthwise gpu", "depthwise cpu", "depthwise cpu1"};
+    enum { DEPTHWISE = 13, KERNELS = 16 };
+    const struct gpu_caps *caps = gpu_context_caps(ctx);
+    const int count_kernels = caps->coopmat_nv ? 13 : 9;
+    const bool f16 = caps->storage_16bit, f16_math = f16 && caps->shader_fp16;
+    struct coverage cov;
+    coverage_init(&cov, feature_names, kernel_names, KERNELS);
+    const size_t n = end - first;
+    uint64_t *features = malloc(3 * n * sizeof *features);
+    double *cost = malloc(3 * n * sizeof *cost);
+    size_t *picked = malloc(3 * n * sizeof *picked);
+    bool *ran = calloc(n, sizeof *ran);
+    assert_true(features && cost && picked && ran);
+    size_t total_runs = 0;
+    for (int kernel = 0; kernel < KERNELS; kernel++) {
+        if (kernel >= count_kernels && kernel < DEPTHWISE)
+            continue;
         const bool f32_only = !strcmp(kernels[kernel], "gputile");
-        /* lavapipe runs the GPU kernels' barriers slowly: there they take one precision per case */
-        const bool alternate = gpu_context_caps(ctx)->is_cpu && !f32_only && strcmp(kernels[kernel], "cpu") &&
-                               strcmp(kernels[kernel], "direct");
+        const uint64_t precisions =
+            BIT(F_F32) | (f16 && !f32_only ? BIT(F_F16) : 0) | (f16_math && !f32_only ? BIT(F_F16_MATH) : 0);
+        coverage_applies(&cov, kernel, ~(BIT(F_F32) | BIT(F_F16) | BIT(F_F16_MATH)) | precisions);
+        /* candidates: each case this kernel takes, in each precision */
+        size_t count = 0;
         for (size_t i = first; i < end; i++) {
-            aligned_offsets = (i / 2) % 2;
-            if (!alternate || i % 2 == 0)
-                conv_case_run(&cases[i], NN_F32, 1);
-            fp16_math = (kernel + i) % 2;
-            if (!f32_only && (!alternate || i % 2 == 1))
-                conv_case_run(&cases[i], NN_F16, 1);
+            if (is_depthwise(&cases[i]) != (kernel >= DEPTHWISE))
+                continue;
+            const uint64_t f = case_features(&cases[i], i);
+            coverage_offer(&cov, kernel, f | precisions);
+            for (int pr = F_F32; pr <= F_F16_MATH; pr++)
+                if (precisions >> pr & 1) {
+                    features[count] = f | BIT(pr);
+                    cost[count] = case_cost(&cases[i]);
+                    picked[count] = i * 3 + (size_t)pr; /* the candidate's case and precision */
+                    count++;
+                }
         }
+        if (!count)
+            continue;
+        size_t *which = malloc(count * sizeof *which);
+        const size_t runs = coverage_pick(features, cost, count, cov.held[kernel], which);
+        setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
+        for (size_t r = 0; r < runs; r++) {
+            const size_t i = picked[which[r]] / 3;
+            const int pr = (int)(picked[which[r]] % 3);
+            aligned_offsets = (i / 2) % 2;
+            fp16_math = pr == F_F16_MATH;
+            conv_case_run(&cases[i], pr == F_F32 ? NN_F32 : NN_F16);
+            coverage_ran(&cov, kernel, features[which[r]]);
+            ran[i - first] = true;
+        }
+        total_runs += runs;
+        free(which);
     }
+    /* each case at least once: in turn through the kernels, precisions alternating */
+    for (size_t i = first; i < end; i++) {
+        if (ran[i - first])
+            continue;
+        const int kernel = is_depthwise(&cases[i]) ? DEPTHWISE + (int)(i % 3) : (int)(i % (size_t)count_kernels);
+        const bool half = f16 && i % 2 && strcmp(kernels[kernel], "gputile");
+        setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
+        aligned_offsets = (i / 2) % 2;
+        fp16_math = half && f16_math && i % 4 == 3;
+        conv_case_run(&cases[i], half ? NN_F16 : NN_F32);
+        coverage_ran(&cov, kernel, case_features(&cases[i], i) | BIT(!half ? F_F32 : fp16_math ? F_F16_MATH : F_F16));
+        total_runs++;
+    }
+    fprintf(stderr, "conv cases %zu..%zu: %zu runs\n", first, end - 1, total_runs);
     unsetenv("PPOCR_VK_GEMM_KERNEL");
     aligned_offsets = false;
     fp16_math = false;
+    free(features);
+    free(cost);
+    free(picked);
+    free(ran);
+    assert_int_equal(coverage_check(&cov, "conv cases"), 0);
 }
 
 #define RUN(cases) run_cases(cases, 0, sizeof cases / sizeof cases[0])
 /* The first or the second half of a list of cases, each case at its own index (which decides its
- * offsets' alignment, its precisions and its fp16 arithmetic above): the halves of test_pointwise
- * and test_general are separate tests, so that they can run in separate ctest entries. */
+ * offsets' alignment above): the halves of test_pointwise and test_general are separate tests, each
+ * half covered on its own. */
 #define RUN_HALF(cases, half)                                                                                          \
     run_cases(cases, (half) ? sizeof cases / sizeof cases[0] / 2 : 0,                                                  \
               (half) ? sizeof cases / sizeof cases[0] : sizeof cases / sizeof cases[0] / 2)
@@ -508,10 +670,10 @@ static void test_activations(void **s)
         struct conv_case full = {1, 3, 5, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, (enum pvk_act)act,
                                  0, 0, 0, 0, 0, 0, 0};
         setenv("PPOCR_VK_GEMM_KERNEL", act % 2 ? "tiled" : "cpu", 1);
-        conv_case_run(&pw, NN_F32, 1);
-        conv_case_run(&dw, NN_F32, 1);
+        conv_case_run(&pw, NN_F32);
+        conv_case_run(&dw, NN_F32);
         fp16_math = act % 4 < 2;
-        conv_case_run(&full, NN_F16, 1);
+        conv_case_run(&full, NN_F16);
         fp16_math = false;
         unsetenv("PPOCR_VK_GEMM_KERNEL");
     }
@@ -585,62 +747,18 @@ static void test_input_gate(void **s)
     RUN(cases);
 }
 
-/* Net-sized convolutions, checked and timed (fastest of back-to-back dispatches) as GFLOP/s. */
-static void test_timings(void **s)
-{
-    (void)s;
-    static const struct {
-        const char *what;
-        struct conv_case cc;
-    } cases[] = {
-        {"det 1x1 16x240x240 -> 64",
-         {1, 16, 240, 240, 64, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU6, 0, 0, 0, 0, 0, 0, 0}},
-        {"det 1x1 96x120x120 -> 24",
-         {1, 96, 120, 120, 24, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0}},
-        {"dw 5x5 s1 96x60x60",
-         {1, 96, 60, 60, 96, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 96, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0}},
-        {"stem 3x3 s2 3x960x960 -> 16",
-         {1, 3, 960, 960, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0}},
-        {"full 3x3 s1 64x60x60 -> 64",
-         {1, 64, 60, 60, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_RELU, 0, 0, 0, 0, 0, 0, 0}},
-        {"deconv 2x2 s2 64x120x120 -> 16",
-         {1, 64, 120, 120, 16, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, 0, 0, 1, 0, 0}},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const struct conv_case *cc = &cases[i].cc;
-        struct pvk_conv_params p = {cc->kh, cc->kw, cc->sh,    cc->sw, cc->dh, cc->dw, cc->pt, cc->pl,
-                                    cc->pb, cc->pr, cc->group, 0,      0,      0,      0};
-        int oh, ow;
-        if (cc->transpose)
-            pvk_conv_transpose2d_out_hw(cc->h, cc->w, &p, &oh, &ow);
-        else
-            pvk_conv2d_out_hw(cc->h, cc->w, &p, &oh, &ow);
-        double macs = cc->transpose ? (double)cc->c * cc->oc * cc->h * cc->w * cc->kh * cc->kw
-                                    : (double)cc->oc * oh * ow * (cc->c / cc->group) * cc->kh * cc->kw;
-        for (int dt = NN_F32; dt <= NN_F16; dt++) {
-            aligned_offsets = true;
-            double us = conv_case_run(cc, (enum nn_dtype)dt, gpu_context_caps(ctx)->is_cpu ? 3 : 20);
-            aligned_offsets = false;
-            if (isfinite(us))
-                fprintf(stderr, "timing %-32s %s: %8.0f us, %6.2f GFLOP/s\n", cases[i].what,
-                        dt == NN_F16 ? "f16" : "f32", us, 2 * macs * cc->n / (us * 1e3));
-        }
-    }
-}
-
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pointwise_1), cmocka_unit_test(test_pointwise_2),  cmocka_unit_test(test_depthwise),
         cmocka_unit_test(test_general_1),   cmocka_unit_test(test_general_2),    cmocka_unit_test(test_residual),
         cmocka_unit_test(test_activations), cmocka_unit_test(test_concat_slice), cmocka_unit_test(test_transpose),
-        cmocka_unit_test(test_post_affine), cmocka_unit_test(test_input_gate),   cmocka_unit_test(test_timings),
+        cmocka_unit_test(test_post_affine), cmocka_unit_test(test_input_gate),
     };
-    /* ctest's entries test_gpu_op_conv_1..7, of about equal length on lavapipe, where compiling
-     * each case's kernels takes most of the time (with Mesa's shader cache empty, about 200 s of
-     * CPU for each half of test_pointwise and test_general, 10 to 20 s once it holds them) */
-    static const unsigned char parts[] = {1, 2, 5, 3, 4, 5, 6, 6, 6, 7, 7, 6};
-    const char *filter = getenv("PPOCR_TEST_FILTER"); /* e.g. test_timings */
+    /* ctest's entries test_gpu_op_conv_1..4, of about equal length on lavapipe, where compiling
+     * each run's kernels takes most of the time with Mesa's shader cache empty (BENCHMARKS.md) */
+    static const unsigned char parts[] = {1, 1, 3, 2, 2, 3, 3, 3, 3, 4, 4};
+    const char *filter = getenv("PPOCR_TEST_FILTER"); /* e.g. test_depthwise */
     if (filter && *filter)
         cmocka_set_test_filter(filter);
     return TEST_RUN_PARTS("gpu_op_conv", tests, parts, argc, argv, setup, teardown);

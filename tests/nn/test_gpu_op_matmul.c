@@ -1,7 +1,7 @@
 /* MATMUL on the GPU against ref_matmul (+ ref_act): a constant B with bias and activation (plain
  * and trans_b), two inputs with broadcast batch dims (plain and trans_b), sizes off the tiles,
  * K = 1, a CTC-head-wide N at small M; fp32 and fp16 storage; the output poisoned with NaN at an
- * odd element offset. Ends with the rec CTC head [1, 40, 120] x [120, 6625] timed. */
+ * odd element offset. Speed is bench_ops' (BENCHMARKS.md), not a test's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "gpu/cmd.h"
 #include "gpu/context.h"
@@ -24,6 +23,7 @@
 #include "nn/cpu/ref_ops.h"
 #include "nn/gpu/gpu_op.h"
 #include "nn/half.h"
+#include "support/coverage.h"
 #include "support/test_env.h"
 
 static struct gpu_context *ctx;
@@ -102,11 +102,11 @@ struct mm_case {
     enum pvk_act act;
 };
 
-/* Runs one case; returns the best GPU time of one dispatch in us (+inf without timestamps). */
-static double mm_run(const struct mm_case *mc, enum nn_dtype dt, int reps)
+/* Runs one case (nothing in fp16 where the device has no fp16 storage). */
+static void mm_run(const struct mm_case *mc, enum nn_dtype dt)
 {
     if (dt == NN_F16 && !gpu_context_caps(ctx)->storage_16bit)
-        return INFINITY;
+        return;
     struct pvk_shape ys;
     assert_int_equal(pvk_matmul_out_shape(&mc->a, &mc->b, mc->trans_b, &ys), 0);
     const size_t an = (size_t)pvk_shape_numel(&mc->a), bn = (size_t)pvk_shape_numel(&mc->b);
@@ -150,36 +150,14 @@ static double mm_run(const struct mm_case *mc, enum nn_dtype dt, int reps)
     struct nn_gpu_tensor in[2] = {{&ba, (uint32_t)a_off, dt, mc->a, 0}, {&bb, (uint32_t)b_off, dt, mc->b, 0}};
     struct nn_gpu_tensor out = {&by, (uint32_t)y_off, dt, ys, 0};
 
-    /* recorded `reps` times back to back; the first dispatch also carries the submission's start */
     struct gpu_cmd *cmd;
-    CHECK(gpu_cmd_create(ctx, (unsigned)reps, &cmd));
+    CHECK(gpu_cmd_create(ctx, 0, &cmd));
     CHECK(gpu_cmd_begin(cmd));
-    for (int r = 0; r < reps; r++) {
-        if (r)
-            gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
-        if (nn_gpu_matmul_impl.record(state, &op, cmd, in, mc->const_b ? 1 : 2, &out, 1, err, sizeof err))
-            fail_msg("record: %s", err);
-    }
+    if (nn_gpu_matmul_impl.record(state, &op, cmd, in, mc->const_b ? 1 : 2, &out, 1, err, sizeof err))
+        fail_msg("record: %s", err);
     gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_HOST);
     CHECK(gpu_cmd_end(cmd));
-    /* a timed recording on a GPU replays for 0.3 s first, so that clocks lowered while the host
-     * computed references have ramped up again */
     CHECK(gpu_cmd_run(cmd));
-    if (reps > 1 && !gpu_context_caps(ctx)->is_cpu) {
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        do {
-            CHECK(gpu_cmd_run(cmd));
-            clock_gettime(CLOCK_MONOTONIC, &t1);
-        } while ((t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9 < 0.3);
-    }
-    double best = INFINITY;
-    const struct gpu_timing *t;
-    unsigned count;
-    gpu_cmd_timings(cmd, &t, &count);
-    for (unsigned i = count > 1 ? 1 : 0; i < count; i++)
-        if (t[i].us < best)
-            best = t[i].us;
 
     ref_matmul(a, &mc->a, b, &mc->b, mc->trans_b, mc->bias ? bias : NULL, &ys, want);
     ref_act(mc->act, 0.2f, 0.5f, want, yn);
@@ -206,38 +184,137 @@ static double mm_run(const struct mm_case *mc, enum nn_dtype dt, int reps)
     free(bias);
     free(want);
     free(got);
-    return best;
 }
 
 #define S2(a, b) ((struct pvk_shape){2, {a, b}})
 #define S3(a, b, c) ((struct pvk_shape){3, {a, b, c}})
 #define S4(a, b, c, d) ((struct pvk_shape){4, {a, b, c, d}})
 
-/* Each case through every GEMM kernel (shared-memory tiles for GPUs, big, small and sliced; K-split;
- * register tiles for CPUs) whatever the device, in both precisions; then the cooperative-matrix kernel
- * where present. */
+/* What a run of a case exercises (support/coverage.h). */
+enum {
+    F_F32,
+    F_F16,
+    F_ALIGNED,
+    F_ODD_OFFSETS,
+    F_CONST_B,
+    F_TRANS_B,
+    F_BIAS,
+    F_ACT,
+    F_BATCH,
+    F_BROADCAST,
+    F_K_1,
+    F_M_ODD,
+    F_N_ODD,
+    F_K_ODD,
+    F_N_256,
+    F_M_64,
+    F_K_100,
+};
+static const char *const feature_names[64] = {
+    "fp32 storage",
+    "fp16 storage",
+    "aligned offsets",
+    "odd offsets",
+    "constant B",
+    "transposed B",
+    "bias",
+    "activation",
+    "batch",
+    "broadcast batch",
+    "K = 1",
+    "M not a multiple of 4",
+    "N not a multiple of 4",
+    "K not a multiple of 4",
+    "N > 256",
+    "M > 64",
+    "K > 100",
+};
+#define BIT(f) ((uint64_t)1 << (f))
+
+static uint64_t case_features(const struct mm_case *mc, size_t i, double *cost)
+{
+    struct pvk_shape ys;
+    assert_int_equal(pvk_matmul_out_shape(&mc->a, &mc->b, mc->trans_b, &ys), 0);
+    const int64_t k = mc->a.d[mc->a.ndim - 1], n = ys.d[ys.ndim - 1], m = ys.ndim > 1 ? ys.d[ys.ndim - 2] : 1;
+    const int64_t batch = pvk_shape_numel(&ys) / (m * n);
+    bool broadcast = mc->a.ndim != mc->b.ndim && !mc->const_b;
+    for (int d = 0; d + 2 < mc->a.ndim && d + 2 < mc->b.ndim && !mc->const_b; d++)
+        broadcast |= mc->a.d[mc->a.ndim - 3 - d] != mc->b.d[mc->b.ndim - 3 - d];
+    *cost = (double)batch * m * n * k;
+    uint64_t f = BIT((i / 2) % 2 ? F_ALIGNED : F_ODD_OFFSETS);
+    f |= mc->const_b ? BIT(F_CONST_B) : 0;
+    f |= mc->trans_b ? BIT(F_TRANS_B) : 0;
+    f |= mc->bias ? BIT(F_BIAS) : 0;
+    f |= mc->act != PVK_ACT_NONE ? BIT(F_ACT) : 0;
+    f |= batch > 1 ? BIT(F_BATCH) : 0;
+    f |= broadcast ? BIT(F_BROADCAST) : 0;
+    f |= k == 1 ? BIT(F_K_1) : 0;
+    f |= m % 4 ? BIT(F_M_ODD) : 0;
+    f |= n % 4 ? BIT(F_N_ODD) : 0;
+    f |= k % 4 ? BIT(F_K_ODD) : 0;
+    f |= n > 256 ? BIT(F_N_256) : 0;
+    f |= m > 64 ? BIT(F_M_64) : 0;
+    f |= k > 100 ? BIT(F_K_100) : 0;
+    return f;
+}
+
+/* The cases through every GEMM kernel: shared-memory tiles for GPUs (big, small and sliced),
+ * K-split, register tiles for CPUs (their subgroup variant where the device has one, then never
+ * that variant); then, only where the device has cooperative matrices, "": its own choice, and
+ * each cooperative-matrix tile forced. Not every case in every kernel and precision (each distinct
+ * pipeline compiles at its first dispatch, a second or two on lavapipe): each kernel takes a few
+ * runs that together meet every feature of the cases, in each precision the device has
+ * (support/coverage.h; a kernel that misses one fails the test), and each case runs at least once. */
 static void run_cases(const struct mm_case *cases, size_t count)
 {
-    /* big and small shared-memory tiles, small tiles with K slices, K-split, register tiles (their
-     * subgroup variant where the device has one, then never that variant); then, only where the
-     * device has cooperative matrices, "": its own choice, and each cooperative-matrix tile forced */
     static const char *const kernels[] = {"tiled", "small", "sliced",       "ksplit",       "cpu",
                                           "cpu1",  "",      "coopmat32x64", "coopmat64x64", "coopmat128x128"};
     const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 10 : 6;
+    const bool f16 = gpu_context_caps(ctx)->storage_16bit;
+    const uint64_t precisions = BIT(F_F32) | (f16 ? BIT(F_F16) : 0);
+    struct coverage cov;
+    coverage_init(&cov, feature_names, kernels, count_kernels);
+    uint64_t *features = malloc(2 * count * sizeof *features);
+    double *cost = malloc(2 * count * sizeof *cost);
+    size_t *which = malloc(2 * count * sizeof *which);
+    bool *ran = calloc(count, sizeof *ran);
+    assert_true(features && cost && which && ran);
+    for (size_t i = 0; i < count; i++) {
+        const uint64_t f = case_features(&cases[i], i, &cost[2 * i]);
+        cost[2 * i + 1] = cost[2 * i];
+        features[2 * i] = f | BIT(F_F32);
+        features[2 * i + 1] = f | (f16 ? BIT(F_F16) : BIT(F_F32));
+        for (int kernel = 0; kernel < count_kernels; kernel++)
+            coverage_offer(&cov, kernel, f | precisions);
+    }
     for (int kernel = 0; kernel < count_kernels; kernel++) {
         setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
-        /* lavapipe runs the GPU kernels' barriers slowly: there they take one precision per case */
-        const bool alternate = gpu_context_caps(ctx)->is_cpu && strcmp(kernels[kernel], "cpu");
-        for (size_t i = 0; i < count; i++) {
+        const size_t runs = coverage_pick(features, cost, 2 * count, cov.held[kernel], which);
+        for (size_t r = 0; r < runs; r++) {
+            const size_t i = which[r] / 2;
             aligned_offsets = (i / 2) % 2;
-            if (!alternate || i % 2 == 0)
-                mm_run(&cases[i], NN_F32, 1);
-            if (!alternate || i % 2 == 1)
-                mm_run(&cases[i], NN_F16, 1);
+            mm_run(&cases[i], which[r] % 2 && f16 ? NN_F16 : NN_F32);
+            coverage_ran(&cov, kernel, features[which[r]]);
+            ran[i] = true;
         }
+    }
+    /* each case at least once: in turn through the kernels, precisions alternating */
+    for (size_t i = 0; i < count; i++) {
+        if (ran[i])
+            continue;
+        const int kernel = (int)(i % (size_t)count_kernels);
+        setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
+        aligned_offsets = (i / 2) % 2;
+        mm_run(&cases[i], i % 2 && f16 ? NN_F16 : NN_F32);
+        coverage_ran(&cov, kernel, features[2 * i + i % 2]);
     }
     unsetenv("PPOCR_VK_GEMM_KERNEL");
     aligned_offsets = false;
+    free(features);
+    free(cost);
+    free(which);
+    free(ran);
+    assert_int_equal(coverage_check(&cov, "matmul cases"), 0);
 }
 
 #define RUN(cases) run_cases(cases, sizeof cases / sizeof cases[0])
@@ -270,7 +347,7 @@ static void test_activations(void **s)
     for (int act = 0; act < PVK_ACT_COUNT; act++) {
         struct mm_case mc = {S2(9, 11), S2(11, 10), 1, 0, 1, (enum pvk_act)act};
         setenv("PPOCR_VK_GEMM_KERNEL", act % 2 ? "tiled" : "cpu", 1);
-        mm_run(&mc, NN_F32, 1);
+        mm_run(&mc, NN_F32);
         unsetenv("PPOCR_VK_GEMM_KERNEL");
     }
 }
@@ -337,37 +414,13 @@ static void test_unsupported_broadcast(void **s)
     gpu_buffer_free(&by);
 }
 
-static void test_timings(void **s)
-{
-    (void)s;
-    static const struct {
-        const char *what;
-        struct mm_case mc;
-    } cases[] = {
-        {"rec CTC head [1,40,120]x[120,6625]", {S3(1, 40, 120), S2(120, 6625), 1, 0, 1, PVK_ACT_NONE}},
-        {"rec qkv [8,40,120]x[120,360]", {S3(8, 40, 120), S2(120, 360), 1, 0, 1, PVK_ACT_NONE}},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const struct mm_case *mc = &cases[i].mc;
-        double flops = 2.0 * pvk_shape_numel(&mc->a) * mc->b.d[1];
-        for (int dt = NN_F32; dt <= NN_F16; dt++) {
-            aligned_offsets = true;
-            double us = mm_run(mc, (enum nn_dtype)dt, gpu_context_caps(ctx)->is_cpu ? 3 : 20);
-            aligned_offsets = false;
-            if (isfinite(us))
-                fprintf(stderr, "timing %-36s %s: %8.0f us, %6.2f GFLOP/s\n", cases[i].what,
-                        dt == NN_F16 ? "f16" : "f32", us, flops / (us * 1e3));
-        }
-    }
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_constant_b), cmocka_unit_test(test_activations),           cmocka_unit_test(test_wide_n),
-        cmocka_unit_test(test_two_inputs), cmocka_unit_test(test_unsupported_broadcast), cmocka_unit_test(test_timings),
+        cmocka_unit_test(test_two_inputs), cmocka_unit_test(test_unsupported_broadcast),
     };
-    const char *filter = getenv("PPOCR_TEST_FILTER"); /* e.g. test_timings */
+    const char *filter = getenv("PPOCR_TEST_FILTER"); /* e.g. test_wide_n */
     if (filter && *filter)
         cmocka_set_test_filter(filter);
     return cmocka_run_group_tests_name("gpu_op_matmul", tests, setup, teardown);
