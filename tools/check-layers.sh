@@ -10,8 +10,9 @@ status=0
 # folder, then the include paths (an extended regular expression) its files may name
 rules='
 cli     ^(cli/[^/]+|ppocr\.h)$
-ocr     ^(ocr/[^/]+|ocr/gpu/(ocr_gpu|crop)\.h|nn/(session|device|bench)\.h|img/[^/]+|model/[^/]+|ppocr\.h)$
+ocr     ^(ocr/[^/]+|ocr/gpu/ocr_gpu\.h|ocr/cpu/ocr_cpu\.h|nn/(session|device|bench)\.h|img/[^/]+|model/[^/]+|ppocr\.h)$
 ocr/gpu ^(ocr/[^/]+|ocr/gpu/[^/]+|nn/(session|device|bench|shape|half)\.h|nn/gpu/[^/]+|gpu/[^/]+|img/[^/]+|model/[^/]+|ppocr\.h)$
+ocr/cpu ^(ocr/[^/]+|ocr/cpu/[^/]+|nn/(session|device|shape)\.h|nn/cpu/session_cpu\.h|img/[^/]+|model/[^/]+|ppocr\.h)$
 nn      ^(nn/[^/]+|model/[^/]+)$
 nn/gpu  ^(nn/[^/]+|nn/gpu/[^/]+|gpu/[^/]+|model/[^/]+)$
 nn/cpu  ^(nn/[^/]+|nn/cpu/[^/]+|model/[^/]+)$

@@ -4,8 +4,9 @@
  * lines, CER <= 1%, boxes within 3 px, scores within 0.02); by default its CER against the ground
  * truth must not fall behind the reference's by more than 0.5 points. The goldens are
  * tests/golden/{cls,nocls}, made by tools/ref/make-goldens.sh. ppocr-vk is $PPOCR_VK or
- * <build>/ppocr-vk; its JSON Lines are kept in <build>/eval-golden-<mode>-{parity,default}.jsonl
- * for `ppocr-eval` by hand. */
+ * <build>/ppocr-vk; its JSON Lines are kept in <build>/eval-golden[-DEVICE]-<mode>-{parity,default}.jsonl
+ * for `ppocr-eval` by hand. $PPOCR_GOLDEN_DEVICE, when set, is given to --device (the same goldens
+ * hold on every backend). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -59,7 +60,14 @@ static void run_vk(const eval_manifest *m, const char *flags, const char *out_pa
     char *cmd = malloc(cap);
     assert_non_null(cmd);
     /* under the sanitizers' options of the test (leak detection on): a report fails the run */
-    len += (size_t)snprintf(cmd, cap, "cd '%s/data/corpus' && '%s' --format json %s", test_data_dir(), vk, flags);
+    const char *device = getenv("PPOCR_GOLDEN_DEVICE");
+    if (device && *device) {
+        assert_null(strchr(device, '\''));
+        len += (size_t)snprintf(cmd, cap, "cd '%s/data/corpus' && '%s' --device '%s' --format json %s", test_data_dir(),
+                                vk, device, flags);
+    } else {
+        len += (size_t)snprintf(cmd, cap, "cd '%s/data/corpus' && '%s' --format json %s", test_data_dir(), vk, flags);
+    }
     for (size_t r = 0; r < m->n; r++) {
         assert_null(strchr(m->rows[r].file, '\'')); /* quoted below */
         assert_true(len + strlen(m->rows[r].file) + 4 < cap);
@@ -79,10 +87,13 @@ static void run_vk(const eval_manifest *m, const char *flags, const char *out_pa
  * default against the ground truth (each its own test, so that ctest runs them side by side). */
 static void run_mode(int use_cls, int parity_run_wanted)
 {
-    const char *mode = use_cls ? "cls" : "nocls";
+    const char *device = getenv("PPOCR_GOLDEN_DEVICE");
+    char mode[64];
+    snprintf(mode, sizeof mode, "%s%s%s", device && *device ? device : "", device && *device ? "-" : "",
+             use_cls ? "cls" : "nocls");
     char manifest_path[4096], golden_dir[4096], out_path[4096], err[512];
     snprintf(manifest_path, sizeof manifest_path, "%s/data/corpus/manifest.tsv", test_data_dir());
-    snprintf(golden_dir, sizeof golden_dir, "%s/golden/%s", test_data_dir(), mode);
+    snprintf(golden_dir, sizeof golden_dir, "%s/golden/%s", test_data_dir(), use_cls ? "cls" : "nocls");
 
     eval_manifest m;
     if (eval_load_manifest(manifest_path, &m, err, sizeof err))

@@ -1,0 +1,33 @@
+#!/bin/sh
+# The CPU backend (--device cpu): listed by --list-devices, the same bytes as the Vulkan device's
+# fp32 path on the sample and on a batch with a bad file in it, -j engines sharing the cores,
+# --threads, and bad values refused. Skipped where the build has no CPU backend.
+. "$(dirname "$0")/lib/common.sh"
+
+expect_exit 0 "--list-devices" -- "$BIN" --list-devices
+if ! grep -q '^cpu: ' "$TMP/out"; then
+    echo "skipped: this build has no CPU backend (libdnnl-dev)"
+    exit 0
+fi
+pass
+
+C="$SRC/tests/data/corpus/paddleocr"
+SAMPLE="$SRC/tests/data/sample.png"
+echo "not an image" > "$TMP/bad.png"
+set -- "$SAMPLE" "$C/en_word_1.png" "$TMP/bad.png" "$C/en_word_2.png"
+
+expect_exit 1 "Vulkan fp32" -- "$BIN" --fp32 --format tsv "$@"
+mv "$TMP/out" "$TMP/vulkan.out"
+expect_exit 1 "--device cpu" -- "$BIN" --device cpu --format tsv "$@"
+cmp -s "$TMP/vulkan.out" "$TMP/out" && pass || fail "--device cpu: stdout differs from the Vulkan device's fp32 path"
+expect_grep "bad.png" "$TMP/err" "the bad file is named"
+expect_lines 11 "$TMP/out" "TSV: header, the sample's eight lines and the two words'"
+
+expect_exit 1 "--device cpu -j 2" -- "$BIN" --device cpu -j 2 --format tsv "$@"
+cmp -s "$TMP/vulkan.out" "$TMP/out" && pass || fail "--device cpu -j 2: stdout differs"
+expect_exit 0 "--device cpu --threads 1" -- "$BIN" --device cpu --threads 1 --format tsv "$SAMPLE"
+head -9 "$TMP/vulkan.out" | cmp -s - "$TMP/out" && pass || fail "--threads 1: stdout differs"
+
+expect_exit 2 "--threads 0" -- "$BIN" --device cpu --threads 0 "$SAMPLE"
+expect_exit 2 "--device gpu" -- "$BIN" --device gpu "$SAMPLE"
+finish
