@@ -212,10 +212,19 @@ static int timed_child(const char *exe, const struct cli_args *args, const char 
         argv[n++] = "--models";
         argv[n++] = args->ocr.models_dir;
     }
-    if (args->ocr.device_index >= 0) {
+    if (args->ocr.use_cpu) {
+        argv[n++] = "--device";
+        argv[n++] = "cpu";
+    } else if (args->ocr.device_index >= 0) {
         snprintf(device, sizeof(device), "%d", args->ocr.device_index);
         argv[n++] = "--device";
         argv[n++] = device;
+    }
+    char threads[32];
+    if (args->ocr.threads) {
+        snprintf(threads, sizeof(threads), "%d", args->ocr.threads);
+        argv[n++] = "--threads";
+        argv[n++] = threads;
     }
     if (args->ocr.force_fp32)
         argv[n++] = "--fp32";
