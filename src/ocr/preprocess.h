@@ -82,6 +82,13 @@ void ocr_rotate90_ccw(const uint8_t *src, int w, int h, uint8_t *dst);
 /* The whole get_rotate_crop_image: warp, then turn tall crops. `out` is allocated (ppocr_image_free).
  * Returns 0, or -1 for a degenerate box or when out of memory. */
 int ocr_crop_box(const struct ppocr_image *img, const float box[4][2], struct ppocr_image *out);
+/* Its second half, of a crop already planned: the width x height warp of img by src_from_dst,
+ * turned 90 degrees counter-clockwise where `rotate`. `out` is allocated (ppocr_image_free).
+ * Returns 0, or -1 when out of memory. */
+int ocr_crop_warp(const struct ppocr_image *img, const double src_from_dst[9], int width, int height, int rotate,
+                  struct ppocr_image *out);
+/* The 180-degree turn of a 3-channel image, in place (a line the classifier turned over). */
+void ocr_rotate180(struct ppocr_image *img);
 
 /* ---- classifier and recogniser input ------------------------------------------------------- */
 

@@ -240,29 +240,47 @@ int ocr_crop_plan_make(const float box[4][2], struct ocr_crop_plan *plan)
     return 0;
 }
 
+int ocr_crop_warp(const struct ppocr_image *img, const double src_from_dst[9], int width, int height, int rotate,
+                  struct ppocr_image *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t bytes = (size_t)width * height * 3;
+    uint8_t *warped = malloc(bytes);
+    if (!warped)
+        return -1;
+    ocr_warp_perspective_cubic(img->bgr, img->width, img->height, src_from_dst, warped, width, height);
+    if (rotate) {
+        uint8_t *turned = malloc(bytes);
+        if (!turned) {
+            free(warped);
+            return -1;
+        }
+        ocr_rotate90_ccw(warped, width, height, turned);
+        free(warped);
+        warped = turned;
+    }
+    out->bgr = warped;
+    out->width = rotate ? height : width;
+    out->height = rotate ? width : height;
+    return 0;
+}
+
 int ocr_crop_box(const struct ppocr_image *img, const float box[4][2], struct ppocr_image *out)
 {
     memset(out, 0, sizeof *out);
     struct ocr_crop_plan plan;
     if (!img->bgr || img->width <= 0 || img->height <= 0 || ocr_crop_plan_make(box, &plan) != 0)
         return -1;
-    size_t bytes = (size_t)plan.width * plan.height * 3;
-    uint8_t *warped = malloc(bytes);
-    if (!warped)
-        return -1;
-    ocr_warp_perspective_cubic(img->bgr, img->width, img->height, plan.src_from_dst, warped, plan.width, plan.height);
-    if (plan.rotate) {
-        uint8_t *turned = malloc(bytes);
-        if (!turned) {
-            free(warped);
-            return -1;
+    return ocr_crop_warp(img, plan.src_from_dst, plan.width, plan.height, plan.rotate, out);
+}
+
+void ocr_rotate180(struct ppocr_image *img)
+{
+    const size_t n = (size_t)img->width * img->height;
+    for (size_t i = 0; i < n / 2; i++)
+        for (int c = 0; c < 3; c++) {
+            const uint8_t t = img->bgr[i * 3 + c];
+            img->bgr[i * 3 + c] = img->bgr[(n - 1 - i) * 3 + c];
+            img->bgr[(n - 1 - i) * 3 + c] = t;
         }
-        ocr_rotate90_ccw(warped, plan.width, plan.height, turned);
-        free(warped);
-        warped = turned;
-    }
-    out->bgr = warped;
-    out->width = plan.out_width;
-    out->height = plan.out_height;
-    return 0;
 }

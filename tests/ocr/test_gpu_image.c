@@ -216,17 +216,6 @@ static void test_det_f16(void **s)
 
 /* ---- crops ------------------------------------------------------------------------------------- */
 
-static void rotate180(struct ppocr_image *img)
-{
-    size_t n = (size_t)img->width * img->height;
-    for (size_t i = 0; i < n / 2; i++)
-        for (int c = 0; c < 3; c++) {
-            uint8_t t = img->bgr[i * 3 + c];
-            img->bgr[i * 3 + c] = img->bgr[(n - 1 - i) * 3 + c];
-            img->bgr[(n - 1 - i) * 3 + c] = t;
-        }
-}
-
 /* A random quadrilateral: a rotated, slightly skewed rectangle, sometimes tall, sometimes
  * reaching past the image border (BORDER_REPLICATE); one in three is a text-line box with a
  * whole-pixel left edge (as the timing test's), which puts some sampling coordinates exactly on
@@ -298,7 +287,7 @@ static struct crop_job crop_job_make(const struct ppocr_image *img, int n, int t
         struct ppocr_image crop;
         assert_int_equal(ocr_crop_box(img, box, &crop), 0);
         if (crops[i].flip)
-            rotate180(&crop);
+            ocr_rotate180(&crop);
         assert_int_equal(ocr_rec_preprocess(&crop, 48, target_w, j.want + (size_t)crops[i].slot * j.per), 0);
         free(crop.bgr);
     }

@@ -73,20 +73,31 @@ void ocr_cpu_destroy(struct ocr_cpu *c)
 
 /* ---- the image ------------------------------------------------------------------------------ */
 
+static void fill_pixels(uint8_t *px, int n, const uint8_t bgr[3])
+{
+    for (int i = 0; i < n; i++)
+        memcpy(px + (size_t)i * 3, bgr, 3);
+}
+
 int ocr_cpu_upload(struct ocr_cpu *c, const struct ppocr_image *src, int margin, char *err, size_t err_len)
 {
     const int w = src->width + 2 * margin, h = src->height + 2 * margin;
     if (reserve((void **)&c->framed, &c->framed_cap, (size_t)w * h * 3))
         return fail(err, err_len, "image memory: out of memory");
     const size_t row = (size_t)src->width * 3;
-    if (margin) {
-        uint8_t fill[3];
+    uint8_t fill[3] = {0};
+    if (margin)
         ocr_border_colour(src, fill);
-        for (size_t i = 0; i < (size_t)w * h; i++)
-            memcpy(c->framed + 3 * i, fill, 3);
+    for (int y = 0; y < h; y++) {
+        uint8_t *out = c->framed + (size_t)y * w * 3;
+        if (y < margin || y >= h - margin) {
+            fill_pixels(out, w, fill);
+            continue;
+        }
+        fill_pixels(out, margin, fill);
+        memcpy(out + (size_t)margin * 3, src->bgr + (size_t)(y - margin) * row, row);
+        fill_pixels(out + (size_t)(margin + src->width) * 3, margin, fill);
     }
-    for (int y = 0; y < src->height; y++)
-        memcpy(c->framed + ((size_t)(y + margin) * w + margin) * 3, src->bgr + (size_t)y * row, row);
     c->width = w;
     c->height = h;
     c->margin = margin;
@@ -173,36 +184,18 @@ int ocr_cpu_set_crops(struct ocr_cpu *c, int batch, const struct image_crop *cro
     return 0;
 }
 
-/* The 180-degree turn of a w x h BGR image, in place. */
-static void turn_over(uint8_t *px, int w, int h)
-{
-    for (size_t i = 0, j = (size_t)w * h - 1; i < j; i++, j--)
-        for (int ch = 0; ch < 3; ch++) {
-            const uint8_t t = px[3 * i + ch];
-            px[3 * i + ch] = px[3 * j + ch];
-            px[3 * j + ch] = t;
-        }
-}
-
 /* One crop into its slot of dst [N][3][target_h][target_w]: warp, turns, resize and normalise, as
  * the GPU's crop kernels do. */
 static int make_crop(const struct ocr_cpu *c, const struct image_crop *k, int target_h, int target_w, float *dst)
 {
-    const size_t px = (size_t)k->width * k->height;
-    uint8_t *warped = malloc(px * 3 * 2);
-    if (!warped)
+    const struct ppocr_image framed = {.width = c->width, .height = c->height, .bgr = c->framed};
+    struct ppocr_image crop;
+    if (ocr_crop_warp(&framed, k->src_from_dst, k->width, k->height, k->rotate, &crop))
         return -1;
-    uint8_t *turned = warped + px * 3;
-    ocr_warp_perspective_cubic(c->framed, c->width, c->height, k->src_from_dst, warped, k->width, k->height);
-    struct ppocr_image crop = {.width = k->width, .height = k->height, .bgr = warped};
-    if (k->rotate) {
-        ocr_rotate90_ccw(warped, k->width, k->height, turned);
-        crop = (struct ppocr_image){.width = k->height, .height = k->width, .bgr = turned};
-    }
     if (k->flip)
-        turn_over(crop.bgr, crop.width, crop.height);
+        ocr_rotate180(&crop);
     const int rc = ocr_rec_preprocess(&crop, target_h, target_w, dst);
-    free(warped);
+    ppocr_image_free(&crop);
     return rc;
 }
 

@@ -27,7 +27,7 @@ struct ocr_gpu {
     struct image_ops *image_ops;
     struct db_bitmap *db_bitmap;
     float db_thresh;
-    struct image_crop_batch *crops[OCR_GPU_CROP_BATCHES];
+    struct image_crop_batch *crops[OCR_CROP_BATCHES];
     struct gpu_buffer image; /* the current image's BGR bytes, framed by margin (image_ops.h) */
     int margin;
     size_t image_cap;
@@ -58,7 +58,7 @@ int ocr_gpu_create(struct nn_device *dev, float db_thresh, struct ocr_gpu **out,
     if (image_ops_create(g->ctx, det.act_dtype, lines.act_dtype, &g->image_ops, err, err_len) ||
         db_bitmap_create(g->ctx, det.act_dtype, &g->db_bitmap, err, err_len))
         goto fail;
-    for (int i = 0; i < OCR_GPU_CROP_BATCHES; i++)
+    for (int i = 0; i < OCR_CROP_BATCHES; i++)
         if (image_crop_batch_create(g->image_ops, &g->crops[i], err, err_len))
             goto fail;
     *out = g;
@@ -72,7 +72,7 @@ void ocr_gpu_destroy(struct ocr_gpu *g)
 {
     if (!g)
         return;
-    for (int i = 0; i < OCR_GPU_CROP_BATCHES; i++)
+    for (int i = 0; i < OCR_CROP_BATCHES; i++)
         image_crop_batch_destroy(g->crops[i]);
     image_det_job_destroy(g->det_job);
     image_ops_destroy(g->image_ops);
@@ -192,7 +192,7 @@ int8_t *ocr_gpu_db_work(struct ocr_gpu *g)
 int ocr_gpu_set_crops(struct ocr_gpu *g, int batch, const struct image_crop *crops, int n, int target_h, int target_w,
                       char *err, size_t err_len)
 {
-    if (batch < 0 || batch >= OCR_GPU_CROP_BATCHES)
+    if (batch < 0 || batch >= OCR_CROP_BATCHES)
         return fail(err, err_len, "%s", "no such crop batch");
     return image_crop_batch_set(g->image_ops, g->crops[batch], crops, n, target_h, target_w, err, err_len);
 }
@@ -200,12 +200,12 @@ int ocr_gpu_set_crops(struct ocr_gpu *g, int batch, const struct image_crop *cro
 int ocr_gpu_record_crops(struct ocr_gpu *g, const struct ocr_crop_runs *c, struct nn_recorder *rec,
                          struct nn_plan *const *plans, int n_plans, char *err, size_t err_len)
 {
-    struct image_crop_batch *batches[OCR_GPU_CROP_BATCHES];
-    const struct nn_gpu_tensor *dsts[OCR_GPU_CROP_BATCHES];
-    if (c->n < 0 || c->n > OCR_GPU_CROP_BATCHES)
+    struct image_crop_batch *batches[OCR_CROP_BATCHES];
+    const struct nn_gpu_tensor *dsts[OCR_CROP_BATCHES];
+    if (c->n < 0 || c->n > OCR_CROP_BATCHES)
         return fail(err, err_len, "%s", "too many crop batches");
     for (int k = 0; k < c->n; k++) {
-        if (c->plan[k] < 0 || c->plan[k] >= n_plans || c->batch[k] < 0 || c->batch[k] >= OCR_GPU_CROP_BATCHES)
+        if (c->plan[k] < 0 || c->plan[k] >= n_plans || c->batch[k] < 0 || c->batch[k] >= OCR_CROP_BATCHES)
             return fail(err, err_len, "%s", "a crop batch without its plan");
         batches[k] = g->crops[c->batch[k]];
         dsts[k] = nn_gpu_plan_input_tensor(plans[c->plan[k]]);

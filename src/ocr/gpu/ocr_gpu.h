@@ -20,7 +20,6 @@ struct ocr_gpu;
 struct ppocr_image;
 struct ocr_workers;
 
-#define OCR_GPU_CROP_BATCHES OCR_CROP_BATCHES
 /* The length of the replay key that ocr_gpu_det_prepare fills. */
 #define OCR_GPU_DET_KEY 6
 
