@@ -114,10 +114,18 @@ int ppocr_image_has_known_extension(const char *name);
 
 /* ---- the engine ----------------------------------------------------------------------------- */
 
+/* Where the nets run. */
+enum ppocr_backend {
+    PPOCR_BACKEND_AUTO,   /* the best Vulkan device (lavapipe on a machine without a GPU), else, with no
+                           * usable Vulkan driver, the CPU backend where it is built */
+    PPOCR_BACKEND_VULKAN, /* a Vulkan device: device_index, else the best one (lavapipe on a machine without a GPU) */
+    PPOCR_BACKEND_CPU,    /* the CPU backend (oneDNN, fp32) */
+};
+
 struct ppocr_options {
     const char *models_dir;     /* holds det.pvk, cls.pvk, rec.pvk; NULL: search the default places */
-    int device_index;           /* -1: best device */
-    int use_cpu;                /* run the nets on the CPU backend (oneDNN, fp32) instead of Vulkan */
+    int backend;                /* enum ppocr_backend: PPOCR_BACKEND_AUTO */
+    int device_index;           /* Vulkan: -1: the best device */
     int threads;                /* CPU backend: threads of each engine's runs; 0: all cores, or OMP_NUM_THREADS */
     int force_fp32;             /* never use fp16 storage or arithmetic */
     int fp16_math;              /* cls and rec: fp16 element-wise arithmetic over fp16 storage  */
@@ -233,10 +241,10 @@ const char *ppocr_engine_device(const struct ppocr_engine *engine);
 enum ppocr_device_class { PPOCR_DEVICE_CPU, PPOCR_DEVICE_DISCRETE_GPU, PPOCR_DEVICE_OTHER_GPU };
 enum ppocr_device_class ppocr_engine_device_class(const struct ppocr_engine *engine);
 
-/* Prints every Vulkan device with its index (what --device takes). Returns the device count, or
- * -1 with a one-line reason. */
+/* Prints every Vulkan device with its index (what --device takes), then the CPU backend as
+ * "cpu: ..." where it is built. Returns the device count, or -1 with a one-line reason. */
 int ppocr_list_devices(FILE *out, char *err, size_t err_len);
-/* Opens the device the engine would use (opt->device_index, opt->force_fp32), prints which one and
+/* Opens the device the engine would use (opt->backend, device_index, force_fp32), prints which one and
  * its capabilities, runs a small computation on it and compares with the CPU.
  * Returns PPOCR_OK, or PPOCR_ERR_NO_DEVICE with a one-line reason. */
 enum ppocr_status ppocr_self_check(const struct ppocr_options *opt, FILE *out, char *err, size_t err_len);

@@ -46,7 +46,8 @@ void cli_print_help(const char *prog)
            "\n"
            "Device and models:\n"
            "  --models DIR             folder with det.pvk, cls.pvk, rec.pvk\n"
-           "  --device N|cpu           use Vulkan device N, or the CPU backend (see --list-devices)\n"
+           "  --device N|vulkan|cpu    Vulkan device N, the best Vulkan device, or the CPU backend\n"
+           "                           (default: a GPU, else the CPU backend; see --list-devices)\n"
            "  --threads N              CPU backend: threads per engine (all cores, shared by -j)\n"
            "  --list-devices           list the devices and exit\n"
            "  --fp32                   never use fp16\n"
@@ -290,9 +291,9 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
         } else if (!strcmp(name, "--pdf-dpi")) {
             rc = parse_double(name, value, 10, 2400, &args->pdf_dpi);
         } else if (!strcmp(name, "--device")) {
-            if (!strcmp(value, "cpu"))
-                args->ocr.use_cpu = 1;
-            else
+            args->ocr.backend = !strcmp(value, "cpu") ? PPOCR_BACKEND_CPU : PPOCR_BACKEND_VULKAN;
+            args->ocr.device_index = -1;
+            if (strcmp(value, "cpu") && strcmp(value, "vulkan"))
                 rc = parse_int(name, value, 0, 1024, &args->ocr.device_index);
         } else if (!strcmp(name, "--threads")) {
             rc = parse_int(name, value, 1, 1024, &args->ocr.threads);

@@ -212,13 +212,13 @@ static int timed_child(const char *exe, const struct cli_args *args, const char 
         argv[n++] = "--models";
         argv[n++] = args->ocr.models_dir;
     }
-    if (args->ocr.use_cpu) {
-        argv[n++] = "--device";
-        argv[n++] = "cpu";
-    } else if (args->ocr.device_index >= 0) {
+    if (args->ocr.device_index >= 0) {
         snprintf(device, sizeof(device), "%d", args->ocr.device_index);
         argv[n++] = "--device";
         argv[n++] = device;
+    } else if (args->ocr.backend != PPOCR_BACKEND_AUTO) {
+        argv[n++] = "--device";
+        argv[n++] = args->ocr.backend == PPOCR_BACKEND_CPU ? "cpu" : "vulkan";
     }
     char threads[32];
     if (args->ocr.threads) {

@@ -241,9 +241,10 @@ static int run_ocr(const struct cli_args *args)
     }
     cli_keep_shard(&run.items, args->shard_index, args->shard_count);
 
-    /* -j engines on the CPU backend share the cores rather than each taking all of them */
+    /* -j engines on the CPU backend share the cores rather than each taking all of them (a Vulkan
+     * device has no use for threads) */
     struct ppocr_options ocr = args->ocr;
-    if (ocr.use_cpu && !ocr.threads && args->jobs > 1 && !getenv("OMP_NUM_THREADS")) {
+    if (!ocr.threads && args->jobs > 1 && !getenv("OMP_NUM_THREADS")) {
         const long cores = sysconf(_SC_NPROCESSORS_ONLN);
         ocr.threads = cores > args->jobs ? (int)(cores / args->jobs) : 1;
     }
@@ -258,6 +259,7 @@ static int run_ocr(const struct cli_args *args)
     if (args->ocr.profile) {
         struct ppocr_engine_startup st;
         ppocr_engine_startup(first, &st);
+        fprintf(stderr, "profile device: %s\n", ppocr_engine_device(first));
         fprintf(stderr, "profile startup: models %.2f ms device %.2f ms nets %.2f ms other %.2f ms\n", st.models_ms,
                 st.device_ms, st.nets_ms, st.other_ms);
     }

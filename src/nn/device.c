@@ -8,14 +8,39 @@ static const struct nn_backend *backend_of(const struct nn_device_options *opt, 
     switch (opt->backend) {
     case NN_BACKEND_VULKAN: return &nn_backend_vulkan;
     case NN_BACKEND_CPU: return &nn_backend_cpu;
+    case NN_BACKEND_AUTO: break;
     }
     snprintf(err, err_len, "no such backend (%d)", (int)opt->backend);
     return NULL;
 }
 
+/* NN_BACKEND_AUTO's order: a Vulkan device, else the CPU backend. The Vulkan failure is passed
+ * over in silence unless the CPU backend fails too: then both reasons are given (no Vulkan
+ * driver, most often, and a build without the CPU backend). */
+static int open_auto(const struct nn_device_options *opt, struct nn_device **out, char *err, size_t err_len)
+{
+    struct nn_device_options o = *opt;
+    o.backend = NN_BACKEND_VULKAN;
+    char vulkan_err[512];
+    if (!nn_backend_vulkan.device_open(&o, out, vulkan_err, sizeof vulkan_err))
+        return 0;
+    if (o.index >= 0) {
+        snprintf(err, err_len, "%s", vulkan_err);
+        return -1;
+    }
+    o.backend = NN_BACKEND_CPU;
+    char cpu_err[512];
+    if (!nn_backend_cpu.device_open(&o, out, cpu_err, sizeof cpu_err))
+        return 0;
+    snprintf(err, err_len, "%s; %s", vulkan_err, cpu_err);
+    return -1;
+}
+
 int nn_device_open(const struct nn_device_options *opt, struct nn_device **out, char *err, size_t err_len)
 {
     *out = NULL;
+    if (opt->backend == NN_BACKEND_AUTO)
+        return open_auto(opt, out, err, err_len);
     const struct nn_backend *b = backend_of(opt, err, err_len);
     return b ? b->device_open(opt, out, err, err_len) : -1;
 }
@@ -57,6 +82,15 @@ int nn_list_devices(FILE *out, char *err, size_t err_len)
 
 int nn_self_check(const struct nn_device_options *opt, FILE *out, char *err, size_t err_len)
 {
-    const struct nn_backend *b = backend_of(opt, err, err_len);
-    return b ? b->self_check(opt, out, err, err_len) : -1;
+    struct nn_device_options chosen = *opt;
+    if (opt->backend == NN_BACKEND_AUTO) {
+        /* the backend AUTO picks here, checked as the user would choose it by name */
+        struct nn_device *dev;
+        if (open_auto(opt, &dev, err, err_len))
+            return -1;
+        chosen.backend = nn_device_backend(dev);
+        nn_device_close(dev);
+    }
+    const struct nn_backend *b = backend_of(&chosen, err, err_len);
+    return b ? b->self_check(&chosen, out, err, err_len) : -1;
 }

@@ -6,10 +6,11 @@
 
 struct nn_device_options ocr_device_options(const struct ppocr_options *opt)
 {
-    return (struct nn_device_options){.backend = opt->use_cpu ? NN_BACKEND_CPU : NN_BACKEND_VULKAN,
-                                      .index = opt->device_index,
-                                      .force_fp32 = opt->force_fp32,
-                                      .threads = opt->threads};
+    const enum nn_backend_kind backend = opt->backend == PPOCR_BACKEND_CPU      ? NN_BACKEND_CPU
+                                         : opt->backend == PPOCR_BACKEND_VULKAN ? NN_BACKEND_VULKAN
+                                                                                : NN_BACKEND_AUTO;
+    return (struct nn_device_options){
+        .backend = backend, .index = opt->device_index, .force_fp32 = opt->force_fp32, .threads = opt->threads};
 }
 
 void ppocr_options_default(struct ppocr_options *opt)
