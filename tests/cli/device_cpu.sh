@@ -1,7 +1,8 @@
 #!/bin/sh
-# The CPU backend (--device cpu): listed by --list-devices, the same bytes as the Vulkan device's
-# fp32 path on the sample and on a batch with a bad file in it, -j engines sharing the cores,
-# --threads, and bad values refused. Skipped where the build has no CPU backend.
+# The CPU backend (--device cpu): listed by --list-devices, not chosen without --device where there
+# is a Vulkan device, the same bytes as the Vulkan device's fp32 path on the sample and on a
+# batch with a bad file in it, -j engines sharing the cores, --threads, and bad values refused.
+# Skipped where the build has no CPU backend.
 . "$(dirname "$0")/lib/common.sh"
 
 expect_exit 0 "--list-devices" -- "$BIN" --list-devices
@@ -16,7 +17,15 @@ SAMPLE="$SRC/tests/data/sample.png"
 echo "not an image" > "$TMP/bad.png"
 set -- "$SAMPLE" "$C/en_word_1.png" "$TMP/bad.png" "$C/en_word_2.png"
 
-expect_exit 1 "Vulkan fp32" -- "$BIN" --fp32 --format tsv "$@"
+# the default device: a Vulkan one wherever there is one
+expect_exit 0 "no --device" -- "$BIN" --profile "$SAMPLE"
+expect_grep "^profile device: " "$TMP/err" "--profile names the device"
+grep -q "^profile device: CPU (oneDNN" "$TMP/err" && fail "no --device: the CPU backend, with a Vulkan device there" || pass
+expect_exit 0 "--device vulkan" -- "$BIN" --device vulkan --profile "$SAMPLE"
+expect_grep "^profile device: .*, fp" "$TMP/err" "--device vulkan: a Vulkan device"
+grep -q "^profile device: CPU (oneDNN" "$TMP/err" && fail "--device vulkan: ran on the CPU backend" || pass
+
+expect_exit 1 "Vulkan fp32" -- "$BIN" --device vulkan --fp32 --format tsv "$@"
 mv "$TMP/out" "$TMP/vulkan.out"
 expect_exit 1 "--device cpu" -- "$BIN" --device cpu --format tsv "$@"
 cmp -s "$TMP/vulkan.out" "$TMP/out" && pass || fail "--device cpu: stdout differs from the Vulkan device's fp32 path"
@@ -30,4 +39,5 @@ head -9 "$TMP/vulkan.out" | cmp -s - "$TMP/out" && pass || fail "--threads 1: st
 
 expect_exit 2 "--threads 0" -- "$BIN" --device cpu --threads 0 "$SAMPLE"
 expect_exit 2 "--device gpu" -- "$BIN" --device gpu "$SAMPLE"
+expect_exit 2 "--device -1" -- "$BIN" --device -1 "$SAMPLE"
 finish
