@@ -189,14 +189,14 @@ fi
 
 # ---- no Vulkan device: exit 3, one line (no validation layer: the loader adds its own lines) --
 expect_exit 3 "no Vulkan driver" -- env -u PPOCR_VK_VALIDATE VK_ICD_FILENAMES=/dev/null VK_DRIVER_FILES=/dev/null \
-    "$BIN" "$WORDS/en_word_1.png"
+    "$BIN" --device vulkan "$WORDS/en_word_1.png"
 expect_lines 1 "$TMP/err" "no driver: one line"
 [ -s "$TMP/out" ] && fail "no driver: printed output" || pass
 
 # ---- device memory exhausted (pool cap) on one image: a clean error, the next one still runs ---
 # fp32 weights (about 17 MB) + the 640x480 page's detection activations (about 25 MB) are over a
 # 32 MB cap; a word image fits.
-expect_exit 1 "device out of memory" -- env PPOCR_VK_POOL_CAP=32000000 "$BIN" --fp32 --format json \
+expect_exit 1 "device out of memory" -- env PPOCR_VK_POOL_CAP=32000000 "$BIN" --device vulkan --fp32 --format json \
     "$SRC/tests/data/corpus/tesseract/phototest.png" "$WORDS/en_word_1.png"
 expect_error "phototest.png" "cap of 32000000 bytes" "device out of memory named"
 expect_lines 1 "$TMP/err" "device out of memory: one line"

@@ -28,14 +28,16 @@ expect_complete_json() {
 
 count_files() { find "$1" -type f | wc -l | tr -d ' '; }
 
-# 20 small images: a batch long enough to be interrupted in the middle.
+# 60 small images: a batch long enough to be interrupted in the middle, even on the CPU backend.
 mkdir "$TMP/in"
-for i in 01 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16 17 18 19 20; do
-    cp "$WORDS/en_word_$((1 + ${i#0} % 5)).png" "$TMP/in/w$i.png"
+i=10
+while [ $i -lt 70 ]; do
+    cp "$WORDS/en_word_$((1 + i % 5)).png" "$TMP/in/w$i.png"
+    i=$((i + 1))
 done
 
 # ---- -o: complete files, nothing else -------------------------------------------------------
-expect_exit 0 "-o DIR" -- "$BIN" --format json -o "$TMP/o1" "$TMP/in/w01.png" "$TMP/in/w02.png"
+expect_exit 0 "-o DIR" -- "$BIN" --format json -o "$TMP/o1" "$TMP/in/w10.png" "$TMP/in/w11.png"
 [ "$(count_files "$TMP/o1")" -eq 2 ] && pass || fail "-o DIR: $(count_files "$TMP/o1") files, expected 2"
 expect_complete_json "$TMP/o1" "-o DIR"
 [ -s "$TMP/out" ] && fail "-o DIR: also printed on stdout" || pass
@@ -56,8 +58,8 @@ rc=$?
 after=$(count_files "$TMP/o2")
 [ "$rc" -eq 1 ] && pass || fail "SIGTERM: exit $rc, expected 1"
 expect_grep "interrupted" "$TMP/err" "SIGTERM: says the remaining inputs were not processed"
-[ "$before" -ge 1 ] && [ "$after" -ge "$before" ] && [ "$after" -lt 20 ] && pass ||
-    fail "SIGTERM: $before files when sent, $after at exit (expected at least as many, and fewer than 20)"
+[ "$before" -ge 1 ] && [ "$after" -ge "$before" ] && [ "$after" -lt 60 ] && pass ||
+    fail "SIGTERM: $before files when sent, $after at exit (expected at least as many, and fewer than 60)"
 expect_complete_json "$TMP/o2" "SIGTERM with -o"
 
 # ---- SIGINT while printing to stdout: whole JSON lines only --------------------------------------
@@ -71,8 +73,8 @@ rc=$?
 [ "$rc" -eq 1 ] && pass || fail "SIGINT: exit $rc, expected 1"
 lines=$(wc -l <"$TMP/o3.jsonl" | tr -d ' ')
 whole=$(grep -c '^{"file":.*"lines":\[.*\]}$' "$TMP/o3.jsonl")
-[ "$lines" -ge 1 ] && [ "$lines" -lt 20 ] && [ "$whole" -eq "$lines" ] && [ "$(tail -c 1 "$TMP/o3.jsonl" | od -An -c | tr -d ' ')" = '\n' ] &&
-    pass || fail "SIGINT: $lines lines, $whole of them whole JSON objects (expected 1-19, all whole)"
+[ "$lines" -ge 1 ] && [ "$lines" -lt 60 ] && [ "$whole" -eq "$lines" ] && [ "$(tail -c 1 "$TMP/o3.jsonl" | od -An -c | tr -d ' ')" = '\n' ] &&
+    pass || fail "SIGINT: $lines lines, $whole of them whole JSON objects (expected 1-59, all whole)"
 
 # ---- a stop signal while stdout is blocked on a slow reader: the result is still delivered --------
 # A pipe of one page, filled before the command writes: its write blocks until the pipe is read.
@@ -133,7 +135,9 @@ expect_grep "^JOINT$" "$TMP/eintr.out" "SIGTERM in a blocked write: the first re
 expect_grep "interrupted" "$TMP/err" "SIGTERM in a blocked write: then the run stops"
 
 # ---- a second SIGINT stops at once, by the signal, with no temporary file left ----------------------
-"$BIN" --format json -o "$TMP/o5" --draw "$TMP/d5" "$TMP/in" >"$TMP/out" 2>"$TMP/err" &
+# On a Vulkan device (lavapipe without a GPU): an image there takes long enough for the second
+# signal to land while it is in flight.
+"$BIN" --device vulkan --format json -o "$TMP/o5" --draw "$TMP/d5" "$TMP/in" >"$TMP/out" 2>"$TMP/err" &
 pid=$!
 wait_for_file "$TMP/o5"
 kill -INT $pid

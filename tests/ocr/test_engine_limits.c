@@ -40,6 +40,7 @@ static struct ppocr_engine *engine_with_range(uint64_t range, int parity)
         unsetenv("PPOCR_VK_MAX_BUFFER_RANGE");
     struct ppocr_options opt;
     ppocr_options_default(&opt);
+    opt.backend = PPOCR_BACKEND_VULKAN; /* the limits are a Vulkan device's */
     opt.models_dir = test_models_dir();
     opt.paddle_parity = parity;
     struct ppocr_engine *e;
