@@ -18,6 +18,7 @@
 #include "gpu/cmd.h"
 #include "gpu/context.h"
 #include "gpu/error.h"
+#include "gpu/pipeline.h"
 #include "gpu/pool.h"
 #include "gpu/transfer.h"
 #include "gpu/validation.h"
@@ -518,7 +519,8 @@ static void run_cases(const struct conv_case *cases, size_t first, size_t end)
         coverage_ran(&cov, kernel, case_features(&cases[i], i) | BIT(!half ? F_F32 : fp16_math ? F_F16_MATH : F_F16));
         total_runs++;
     }
-    fprintf(stderr, "conv cases %zu..%zu: %zu runs\n", first, end - 1, total_runs);
+    fprintf(stderr, "conv cases %zu..%zu: %zu runs, %u pipelines built so far\n", first, end - 1, total_runs,
+            gpu_pipeline_count(ctx));
     unsetenv("PPOCR_VK_GEMM_KERNEL");
     aligned_offsets = false;
     fp16_math = false;
