@@ -37,6 +37,15 @@ cmp -s "$TMP/vulkan.out" "$TMP/out" && pass || fail "--device cpu -j 2: stdout d
 expect_exit 0 "--device cpu --threads 1" -- "$BIN" --device cpu --threads 1 --format tsv "$SAMPLE"
 head -9 "$TMP/vulkan.out" | cmp -s - "$TMP/out" && pass || fail "--threads 1: stdout differs"
 
+# OMP_THREAD_LIMIT (OCRmyPDF sets it to 1 for the OCR engines it runs) below the threads asked for:
+# the runs keep within it and read the same
+expect_exit 1 "OMP_THREAD_LIMIT=1" -- env OMP_THREAD_LIMIT=1 "$BIN" --device cpu --format tsv "$@"
+cmp -s "$TMP/vulkan.out" "$TMP/out" && pass || fail "OMP_THREAD_LIMIT=1: stdout differs: $(head -c 300 "$TMP/out")"
+expect_exit 1 "OMP_THREAD_LIMIT=1 --threads 2" -- env OMP_THREAD_LIMIT=1 "$BIN" --device cpu --threads 2 --format tsv "$@"
+cmp -s "$TMP/vulkan.out" "$TMP/out" && pass || fail "OMP_THREAD_LIMIT=1 --threads 2: stdout differs"
+expect_exit 0 "OMP_THREAD_LIMIT=1 --list-devices" -- env OMP_THREAD_LIMIT=1 "$BIN" --list-devices
+expect_grep "^cpu: CPU (oneDNN, 1 thread)" "$TMP/out" "OMP_THREAD_LIMIT=1: one thread listed"
+
 expect_exit 2 "--threads 0" -- "$BIN" --device cpu --threads 0 "$SAMPLE"
 expect_exit 2 "--device gpu" -- "$BIN" --device gpu "$SAMPLE"
 expect_exit 2 "--device -1" -- "$BIN" --device -1 "$SAMPLE"

@@ -2,7 +2,7 @@
 # The OCRmyPDF plugin (tools/ocrmypdf/ppocr_vk_ocrmypdf.py): a two-page scan (the bundled sample, a
 # Chinese sign) becomes a searchable PDF whose text layer, read back by pdftotext, holds the
 # sample's lines in order and the Chinese text, through OCRmyPDF's default PDF/A output; the
-# sidecar text too; a missing ppocr-vk is a clear error. ocrmypdf and poppler-utils come from
+# sidecar text too, also on the CPU backend; a missing ppocr-vk is a clear error. ocrmypdf and poppler-utils come from
 # tools/setup.sh: without them the test fails rather than passing unchecked.
 . "$(dirname "$0")/lib/common.sh"
 
@@ -42,6 +42,15 @@ in_order "$TMP/text.txt" "text layer"
 tr -d ' \n' <"$TMP/text.txt" | grep -qF "$ZH" && pass || fail "text layer lacks '$ZH': $(cat "$TMP/text.txt")"
 in_order "$TMP/side.txt" "sidecar"
 grep -qF "$ZH" "$TMP/side.txt" && pass || fail "sidecar lacks '$ZH': $(cat "$TMP/side.txt")"
+
+# On the CPU backend, where the build has it: OCRmyPDF runs its OCR engines with OMP_THREAD_LIMIT=1,
+# which once left half of each net's work undone (both pages misread).
+if "$BIN" --list-devices 2>/dev/null | grep -q '^cpu: '; then
+    expect_exit 0 "ocrmypdf, CPU backend" -- ocrmypdf --plugin "$PLUGIN" --ppocr-vk "$BIN" --ppocr-vk-arg=--device=cpu \
+        --sidecar "$TMP/side_cpu.txt" "$TMP/scan.pdf" "$TMP/searchable_cpu.pdf"
+    in_order "$TMP/side_cpu.txt" "sidecar, CPU backend"
+    grep -qF "$ZH" "$TMP/side_cpu.txt" && pass || fail "sidecar, CPU backend, lacks '$ZH': $(cat "$TMP/side_cpu.txt")"
+fi
 
 # No ppocr-vk on the PATH and none given: a clear error, OCRmyPDF's exit status for a missing
 # dependency (3).

@@ -66,7 +66,7 @@ int cpu_net_create(const struct pvk_model *model, const struct cpu_net_options *
         return -1;
     }
     net->model = model;
-    net->threads = opt && opt->threads > 0 ? opt->threads : 0;
+    net->threads = cpu_net_threads(opt ? opt->threads : 0); /* set at every call: see cpu_net_threads */
     net->f32 = calloc((size_t)model->n_tensors + 1, sizeof *net->f32);
     net->widened = calloc((size_t)model->n_tensors + 1, sizeof *net->widened);
     if (!net->f32 || !net->widened) {

@@ -43,7 +43,8 @@ struct cpu_plan_options {
 /* 0 when this build has the CPU executor and the processor runs it; -1 with the reason. */
 int cpu_net_available(char *err, size_t err_len);
 
-/* The threads a run with cpu_net_options.threads = `threads` uses (0: OpenMP's default). */
+/* The threads a run with cpu_net_options.threads = `threads` uses (0: OpenMP's default), at most
+ * OMP_THREAD_LIMIT. */
 int cpu_net_threads(int threads);
 /* Prints the library, its runtime and the threads, runs one small convolution through oneDNN and
  * compares it with plain C. Returns 0, or -1 with a one-line reason. */

@@ -12,12 +12,17 @@
 
 int cpu_net_threads(int threads)
 {
-    if (threads > 0)
-        return threads;
 #if DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP
-    return omp_get_max_threads();
+    int n = threads > 0 ? threads : omp_get_max_threads();
+    /* OMP_THREAD_LIMIT (which OCRmyPDF sets for its OCR engines) caps a parallel region's team
+     * but not omp_get_max_threads(): oneDNN splits its work for the latter, and the threads that
+     * never start leave their share unwritten. */
+    const int limit = omp_get_thread_limit();
+    if (limit > 0 && n > limit)
+        n = limit;
+    return n;
 #else
-    return 1;
+    return threads > 0 ? threads : 1;
 #endif
 }
 
