@@ -2,8 +2,8 @@
 # The OCRmyPDF plugin (tools/ocrmypdf/ppocr_vk_ocrmypdf.py): a two-page scan (the bundled sample, a
 # Chinese sign) becomes a searchable PDF whose text layer, read back by pdftotext, holds the
 # sample's lines in order and the Chinese text, through OCRmyPDF's default PDF/A output; the
-# sidecar text too, also on the CPU backend; a missing ppocr-vk is a clear error. ocrmypdf and poppler-utils come from
-# tools/setup.sh: without them the test fails rather than passing unchecked.
+# sidecar text too, also on the CPU backend; a missing ppocr-vk is a clear error. ocrmypdf and
+# poppler-utils come from tools/setup.sh: without them the test fails rather than passing unchecked.
 . "$(dirname "$0")/lib/common.sh"
 
 C="$SRC/tests/data/corpus"

@@ -23,8 +23,7 @@ static int threads_enter(const struct cpu_net *net)
 {
 #if DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP
     int prev = omp_get_max_threads();
-    if (net->threads > 0)
-        omp_set_num_threads(net->threads);
+    omp_set_num_threads(net->threads);
     return prev;
 #else
     (void)net;
@@ -32,13 +31,11 @@ static int threads_enter(const struct cpu_net *net)
 #endif
 }
 
-static void threads_leave(const struct cpu_net *net, int prev)
+static void threads_leave(int prev)
 {
 #if DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP
-    if (net->threads > 0)
-        omp_set_num_threads(prev);
+    omp_set_num_threads(prev);
 #else
-    (void)net;
     (void)prev;
 #endif
 }
@@ -299,7 +296,7 @@ int cpu_net_plan(struct cpu_net *net, const int64_t input_nchw[4], const struct 
     }
     if (!rc)
         rc = place_storages(p);
-    threads_leave(net, prev);
+    threads_leave(prev);
     p->err = NULL;
     p->err_len = 0;
     if (rc) {
@@ -452,7 +449,7 @@ int cpu_plan_run_timed(struct cpu_plan *plan, const float *input, void *workspac
         rc = bind(p, ws, input);
         if (!rc)
             rc = run_steps(p, step_ms);
-        threads_leave(p->net, prev);
+        threads_leave(prev);
     }
     p->err = NULL;
     p->err_len = 0;
