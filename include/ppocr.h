@@ -116,8 +116,8 @@ int ppocr_image_has_known_extension(const char *name);
 
 /* Where the nets run. */
 enum ppocr_backend {
-    PPOCR_BACKEND_AUTO,   /* the best Vulkan device (lavapipe on a machine without a GPU), else, with no
-                           * usable Vulkan driver, the CPU backend where it is built */
+    PPOCR_BACKEND_AUTO,   /* the best Vulkan GPU; else the CPU backend where it is built; else a
+                           * Vulkan CPU driver (lavapipe) */
     PPOCR_BACKEND_VULKAN, /* a Vulkan device: device_index, else the best one (lavapipe on a machine without a GPU) */
     PPOCR_BACKEND_CPU,    /* the CPU backend (oneDNN, fp32) */
 };

@@ -31,6 +31,7 @@ struct gpu_context;
 
 struct gpu_options {
     int device_index;             /* -1: the best device; N: vkEnumeratePhysicalDevices' N-th */
+    bool gpus_only;               /* device_index -1: never a CPU driver such as lavapipe */
     int validate;                 /* -1: PPOCR_VK_VALIDATE=1 decides; 0 off; 1 on */
     bool force_fp32;              /* also PPOCR_VK_FORCE_FP32=1: report no fp16 to callers */
     bool no_push_descriptors;     /* also PPOCR_VK_NO_PUSH_DESCRIPTORS=1: use descriptor pools */

@@ -472,7 +472,7 @@ static uint32_t usable_api(uint32_t instance_api, VkPhysicalDevice pd)
     return dev < instance_api ? dev : instance_api;
 }
 
-static int pick_device(VkInstance instance, uint32_t instance_api, int wanted, VkPhysicalDevice *out)
+static int pick_device(VkInstance instance, uint32_t instance_api, int wanted, bool gpus_only, VkPhysicalDevice *out)
 {
     VkPhysicalDevice *pds;
     uint32_t n;
@@ -502,6 +502,7 @@ static int pick_device(VkInstance instance, uint32_t instance_api, int wanted, V
     }
     int best = -1, best_rank = -1;
     uint64_t best_memory = 0;
+    bool cpu_passed_over = false;
     for (uint32_t i = 0; i < n; i++) {
         if (usable_api(instance_api, pds[i]) < VK_API_VERSION_1_1)
             continue;
@@ -509,6 +510,10 @@ static int pick_device(VkInstance instance, uint32_t instance_api, int wanted, V
         VkPhysicalDeviceMemoryProperties m;
         vkGetPhysicalDeviceProperties(pds[i], &p);
         vkGetPhysicalDeviceMemoryProperties(pds[i], &m);
+        if (gpus_only && kind_of(p.deviceType) == GPU_DEVICE_CPU) {
+            cpu_passed_over = true;
+            continue;
+        }
         int rank = kind_rank(kind_of(p.deviceType));
         uint64_t memory = largest_device_local_heap(&m);
         if (rank > best_rank || (rank == best_rank && memory > best_memory)) {
@@ -520,6 +525,8 @@ static int pick_device(VkInstance instance, uint32_t instance_api, int wanted, V
     if (best >= 0)
         *out = pds[best];
     free(pds);
+    if (best < 0 && cpu_passed_over)
+        return gpu_fail(GPU_ERR_NO_DEVICE, "choosing a Vulkan GPU: the only Vulkan devices are CPU drivers");
     if (best < 0)
         return gpu_fail(GPU_ERR_NO_DEVICE, "choosing a Vulkan device: none supports Vulkan 1.1");
     return GPU_OK;
@@ -616,7 +623,7 @@ int gpu_device_create(const struct gpu_settings *s, struct gpu_device *d)
     uint32_t api;
     int st = create_instance(s->validate, &d->instance, &d->messenger, &api);
     if (!st)
-        st = pick_device(d->instance, api, s->device_index, &d->physical);
+        st = pick_device(d->instance, api, s->device_index, s->gpus_only, &d->physical);
     if (!st) {
         d->caps.api_version = api;
         st = create_logical_device(s, d);

@@ -53,6 +53,7 @@ void gpu_settings_from_env(const struct gpu_options *in, struct gpu_settings *s)
         gpu_options_default(&o);
     memset(s, 0, sizeof *s);
     s->device_index = o.device_index;
+    s->gpus_only = o.gpus_only;
     s->validate = o.validate < 0 ? env_flag("PPOCR_VK_VALIDATE") : o.validate != 0;
     s->force_fp32 = o.force_fp32 || env_flag("PPOCR_VK_FORCE_FP32");
     s->no_push_descriptors = o.no_push_descriptors || env_flag("PPOCR_VK_NO_PUSH_DESCRIPTORS");

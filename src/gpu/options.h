@@ -11,6 +11,7 @@
 
 struct gpu_settings {
     int device_index;             /* -1: the best device */
+    bool gpus_only;               /* gpu_options.gpus_only */
     bool validate;                /* gpu_options.validate, else PPOCR_VK_VALIDATE */
     bool force_fp32;              /* or PPOCR_VK_FORCE_FP32 */
     bool no_push_descriptors;     /* or PPOCR_VK_NO_PUSH_DESCRIPTORS */

@@ -18,14 +18,15 @@ struct nn_device;
 enum nn_backend_kind {
     NN_BACKEND_VULKAN, /* a Vulkan device: a GPU, or lavapipe (Mesa's CPU driver) */
     NN_BACKEND_CPU,    /* the nets on the CPU through oneDNN, fp32 (src/nn/cpu) */
-    /* Only in nn_device_options, never a device's: the best Vulkan device (lavapipe where there is
-     * no GPU), else, with no usable Vulkan driver at all, the CPU backend where it is built. */
+    /* Only in nn_device_options, never a device's: the best Vulkan GPU, else the CPU backend where
+     * it is built, else a Vulkan CPU driver (lavapipe). */
     NN_BACKEND_AUTO,
 };
 
 struct nn_device_options {
     enum nn_backend_kind backend;
     int index;       /* Vulkan: -1 for the best device; AUTO: an index means Vulkan */
+    bool gpus_only;  /* Vulkan, index -1: never a CPU driver (lavapipe) */
     bool force_fp32; /* never use fp16 storage or arithmetic (the CPU backend is fp32 anyway) */
     int threads;     /* CPU: the threads a run uses; 0: all cores, or OMP_NUM_THREADS where it is set */
 };

@@ -27,6 +27,7 @@ static struct gpu_options options_of(const struct nn_device_options *opt)
     struct gpu_options g;
     gpu_options_default(&g);
     g.device_index = opt->index;
+    g.gpus_only = opt->gpus_only;
     g.force_fp32 = opt->force_fp32;
     return g;
 }
