@@ -2,7 +2,9 @@
  * ref_conv_transpose2d): every configuration of the three nets (shared/models.md) and a few more,
  * odd sizes, each activation, residual before/after the activation, writes into a channel slice
  * of a wider tensor at odd element offsets, in fp32 and fp16 storage. Outputs are poisoned with
- * NaN first; channels outside the slice must stay NaN. Speed is bench_ops' (BENCHMARKS.md), not a test's. */
+ * NaN first; channels outside the slice must stay NaN. Each kernel takes the few runs that together
+ * meet every feature of the cases it takes (support/coverage.h; a few packed cases hold most of
+ * them), and every case runs at least once. Speed is bench_ops' (BENCHMARKS.md), not a test's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -340,6 +342,7 @@ enum {
     F_KERNEL_5,
     F_ONE_PIXEL,
     F_TRANSPOSE,
+    F_VEC4_ROWS,
     F_COUNT
 };
 static const char *const feature_names[64] = {
@@ -374,6 +377,7 @@ static const char *const feature_names[64] = {
     "kernel of 5 or more",
     "one-pixel input",
     "transposed",
+    "vec4 rows (aligned offsets, H x W and OH x OW multiples of 4)",
 };
 #define BIT(f) ((uint64_t)1 << (f))
 
@@ -420,6 +424,7 @@ static uint64_t case_features(const struct conv_case *cc, size_t i)
     f |= cc->kh >= 5 || cc->kw >= 5 ? BIT(F_KERNEL_5) : 0;
     f |= cc->h * cc->w == 1 ? BIT(F_ONE_PIXEL) : 0;
     f |= cc->transpose ? BIT(F_TRANSPOSE) : 0;
+    f |= (i / 2) % 2 && cc->h * cc->w % 4 == 0 && oh * ow % 4 == 0 ? BIT(F_VEC4_ROWS) : 0;
     return f;
 }
 
@@ -430,114 +435,6 @@ static double case_cost(const struct conv_case *cc)
     return (double)cc->n * cc->oc * cc->h * cc->w * (cc->c / cc->group) * cc->kh * cc->kw +
            (double)cc->n * cc->c * cc->h * cc->w;
 }
-
-/* The cases through every kernel: shared-memory tiles for GPUs (big, small and sliced), K-split,
- * register tiles for CPUs, direct convolutions (register tiles for the rest; their subgroup
- * variant where the device has one, then never that variant), direct convolutions with GPU tiles
- * and split channel sums, stride-1 convolutions through shared-memory tiles (fp32 only: in fp16
- * that is the direct kernel again); then, only where the device has cooperative matrices, "": its
- * own choice, and each cooperative-matrix tile forced. Depthwise convolutions take their own
- * kernel whatever is forced, in three variants that the forced name picks: they count as three
- * more kernels. Not every case in every kernel and
- * precision (each distinct pipeline compiles at its first dispatch, a second or two on lavapipe):
- * each kernel takes a few runs that together meet every feature of the cases it takes, in each
- * precision the device has (support/coverage.h; a kernel that misses one fails the test), and
- * each case runs at least once. */
-static void run_cases(const struct conv_case *cases, size_t first, size_t end)
-{
-    /* the name PPOCR_VK_GEMM_KERNEL forces; the depthwise kernel's GPU tiles, CPU tiles (texels in
-     * fp32 where the device has 64-bit integers) and CPU tiles on a storage buffer */
-    static const char *const kernels[] = {
-        "tiled", "small",        "sliced",       "ksplit",         "cpu",   "direct", "direct1", "gpudirect", "gputile",
-        "",      "coopmat32x64", "coopmat64x64", "coopmat128x128", "tiled", "cpu",    "direct1"};
-    static const char *const kernel_names[] = {
-        "tiled",          "small",         "sliced",        "ksplit",        "cpu",          "direct",
-        "direct1",        "gpudirect",     "gputile",       "(own choice)",  "coopmat32x64", "coopmat64x64",
-        "coopmat128x128", "depthwise gpu", "depthwise cpu", "depthwise cpu1"};
-    enum { DEPTHWISE = 13, KERNELS = 16 };
-    const struct gpu_caps *caps = gpu_context_caps(ctx);
-    const int count_kernels = caps->coopmat_nv ? 13 : 9;
-    const bool f16 = caps->storage_16bit, f16_math = f16 && caps->shader_fp16;
-    struct coverage cov;
-    coverage_init(&cov, feature_names, kernel_names, KERNELS);
-    const size_t n = end - first;
-    uint64_t *features = malloc(3 * n * sizeof *features);
-    double *cost = malloc(3 * n * sizeof *cost);
-    size_t *picked = malloc(3 * n * sizeof *picked);
-    bool *ran = calloc(n, sizeof *ran);
-    assert_true(features && cost && picked && ran);
-    size_t total_runs = 0;
-    for (int kernel = 0; kernel < KERNELS; kernel++) {
-        if (kernel >= count_kernels && kernel < DEPTHWISE)
-            continue;
-        const bool f32_only = !strcmp(kernels[kernel], "gputile");
-        const uint64_t precisions =
-            BIT(F_F32) | (f16 && !f32_only ? BIT(F_F16) : 0) | (f16_math && !f32_only ? BIT(F_F16_MATH) : 0);
-        coverage_applies(&cov, kernel, ~(BIT(F_F32) | BIT(F_F16) | BIT(F_F16_MATH)) | precisions);
-        /* candidates: each case this kernel takes, in each precision */
-        size_t count = 0;
-        for (size_t i = first; i < end; i++) {
-            if (is_depthwise(&cases[i]) != (kernel >= DEPTHWISE))
-                continue;
-            const uint64_t f = case_features(&cases[i], i);
-            coverage_offer(&cov, kernel, f | precisions);
-            for (int pr = F_F32; pr <= F_F16_MATH; pr++)
-                if (precisions >> pr & 1) {
-                    features[count] = f | BIT(pr);
-                    cost[count] = case_cost(&cases[i]);
-                    picked[count] = i * 3 + (size_t)pr; /* the candidate's case and precision */
-                    count++;
-                }
-        }
-        if (!count)
-            continue;
-        size_t *which = malloc(count * sizeof *which);
-        const size_t runs = coverage_pick(features, cost, count, cov.held[kernel], which);
-        setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
-        for (size_t r = 0; r < runs; r++) {
-            const size_t i = picked[which[r]] / 3;
-            const int pr = (int)(picked[which[r]] % 3);
-            aligned_offsets = (i / 2) % 2;
-            fp16_math = pr == F_F16_MATH;
-            conv_case_run(&cases[i], pr == F_F32 ? NN_F32 : NN_F16);
-            coverage_ran(&cov, kernel, features[which[r]]);
-            ran[i - first] = true;
-        }
-        total_runs += runs;
-        free(which);
-    }
-    /* each case at least once: in turn through the kernels, precisions alternating */
-    for (size_t i = first; i < end; i++) {
-        if (ran[i - first])
-            continue;
-        const int kernel = is_depthwise(&cases[i]) ? DEPTHWISE + (int)(i % 3) : (int)(i % (size_t)count_kernels);
-        const bool half = f16 && i % 2 && strcmp(kernels[kernel], "gputile");
-        setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
-        aligned_offsets = (i / 2) % 2;
-        fp16_math = half && f16_math && i % 4 == 3;
-        conv_case_run(&cases[i], half ? NN_F16 : NN_F32);
-        coverage_ran(&cov, kernel, case_features(&cases[i], i) | BIT(!half ? F_F32 : fp16_math ? F_F16_MATH : F_F16));
-        total_runs++;
-    }
-    fprintf(stderr, "conv cases %zu..%zu: %zu runs, %u pipelines built so far\n", first, end - 1, total_runs,
-            gpu_pipeline_count(ctx));
-    unsetenv("PPOCR_VK_GEMM_KERNEL");
-    aligned_offsets = false;
-    fp16_math = false;
-    free(features);
-    free(cost);
-    free(picked);
-    free(ran);
-    assert_int_equal(coverage_check(&cov, "conv cases"), 0);
-}
-
-#define RUN(cases) run_cases(cases, 0, sizeof cases / sizeof cases[0])
-/* The first or the second half of a list of cases, each case at its own index (which decides its
- * offsets' alignment above): the halves of test_pointwise and test_general are separate tests, each
- * half covered on its own. */
-#define RUN_HALF(cases, half)                                                                                          \
-    run_cases(cases, (half) ? sizeof cases / sizeof cases[0] / 2 : 0,                                                  \
-              (half) ? sizeof cases / sizeof cases[0] : sizeof cases / sizeof cases[0] / 2)
 
 /* n, c, h, w, oc, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, group, act, res, no_bias, before, after, transpose,
  * post_affine, gate */
@@ -571,42 +468,25 @@ static const struct conv_case pointwise_cases[] = {
     {1, 200, 6, 8, 33, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 1},
 };
 
-static void test_pointwise_1(void **s)
-{
-    (void)s;
-    RUN_HALF(pointwise_cases, 0);
-}
-
-static void test_pointwise_2(void **s)
-{
-    (void)s;
-    RUN_HALF(pointwise_cases, 1);
-}
-
-static void test_depthwise(void **s)
-{
-    (void)s;
-    static const struct conv_case cases[] = {
-        {2, 8, 11, 17, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0},
-        {1, 5, 9, 10, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 5, PVK_ACT_RELU6, 0, 0, 0, 0, 0, 0, 0},
-        {1, 6, 8, 9, 6, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 6, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
-        {2, 6, 7, 12, 6, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 6, PVK_ACT_NONE, 0, 1, 0, 0, 0, 0, 0},
-        {1, 12, 13, 21, 12, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 12, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0},
-        {1, 7, 12, 11, 7, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 7, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
-        {2, 4, 12, 15, 4, 5, 5, 2, 1, 1, 1, 2, 2, 2, 2, 4, PVK_ACT_RELU, 0, 0, 0, 0, 0, 0, 0},
-        {1, 3, 19, 23, 3, 7, 7, 1, 1, 2, 2, 6, 6, 6, 6, 3, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
-        {1, 3, 10, 9, 3, 3, 3, 1, 1, 2, 2, 2, 1, 0, 3, 3, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
-        {1, 4, 1, 1, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
-        {1, 2, 3, 3, 2, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 2, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
-        {1, 5, 1, 300, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 5, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
-        /* large enough for the GPU tiles' row blocks (4 rows at 5x5, 2 at 3x3), the last block short */
-        {1, 96, 70, 90, 96, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 96, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0},
-        {2, 64, 61, 75, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 64, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
-        /* at aligned offsets (index 14), rows of 24: whole groups of 8 outputs and residuals, then a tail */
-        {1, 16, 6, 24, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, PVK_ACT_RELU, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0, 0},
-    };
-    RUN(cases);
-}
+static const struct conv_case depthwise_cases[] = {
+    {2, 8, 11, 17, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0},
+    {1, 5, 9, 10, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 5, PVK_ACT_RELU6, 0, 0, 0, 0, 0, 0, 0},
+    {1, 6, 8, 9, 6, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 6, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
+    {2, 6, 7, 12, 6, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 6, PVK_ACT_NONE, 0, 1, 0, 0, 0, 0, 0},
+    {1, 12, 13, 21, 12, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 12, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0},
+    {1, 7, 12, 11, 7, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 7, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
+    {2, 4, 12, 15, 4, 5, 5, 2, 1, 1, 1, 2, 2, 2, 2, 4, PVK_ACT_RELU, 0, 0, 0, 0, 0, 0, 0},
+    {1, 3, 19, 23, 3, 7, 7, 1, 1, 2, 2, 6, 6, 6, 6, 3, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
+    {1, 3, 10, 9, 3, 3, 3, 1, 1, 2, 2, 2, 1, 0, 3, 3, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
+    {1, 4, 1, 1, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
+    {1, 2, 3, 3, 2, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 2, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
+    {1, 5, 1, 300, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 5, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 0},
+    /* large enough for the GPU tiles' row blocks (4 rows at 5x5, 2 at 3x3), the last block short */
+    {1, 96, 70, 90, 96, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 96, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 0},
+    {2, 64, 61, 75, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 64, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
+    /* at aligned offsets (index 14), rows of 24: whole groups of 8 outputs and residuals, then a tail */
+    {1, 16, 6, 24, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, PVK_ACT_RELU, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0, 0},
+};
 
 static const struct conv_case general_cases[] = {
     {1, 5, 10, 12, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_RELU, 0, 0, 0, 0, 0, 0, 0},
@@ -637,30 +517,297 @@ static const struct conv_case general_cases[] = {
     {1, 5, 6, 28, 8, 1, 7, 1, 2, 1, 1, 0, 3, 0, 3, 1, PVK_ACT_NONE, 0, 1, 0, 0, 0, 1, 0},
 };
 
-static void test_general_1(void **s)
+static const struct conv_case residual_cases[] = {
+    {2, 16, 5, 6, 12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
+    {2, 16, 5, 6, 12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0, 0},
+    {1, 6, 9, 7, 6, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 6, PVK_ACT_HARDSWISH, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
+    {1, 6, 9, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, PVK_ACT_RELU6, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0, 0},
+    {1, 5, 6, 8, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_SIGMOID, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0, 0},
+    {2, 4, 6, 8, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
+};
+
+static const struct conv_case concat_slice_cases[] = {
+    {2, 8, 5, 7, 6, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 3, 2, 0, 0, 0},
+    {2, 5, 6, 9, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 5, PVK_ACT_NONE, PVK_RESIDUAL_BEFORE_ACT, 0, 1, 4, 0, 0, 0},
+    {2, 3, 7, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 2, 0, 0, 0, 0},
+    {1, 3, 7, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 0, 3, 0, 0, 0},
+    {2, 6, 3, 4, 5, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, 2, 1, 1, 0, 0},
+    {1, 4, 3, 4, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 1, 2, 1, 0, 0},
+};
+
+static const struct conv_case transpose_cases[] = {
+    {1, 16, 5, 7, 8, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, 0, 0, 1, 0, 0},
+    {2, 3, 1, 1, 5, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 1, 0, 0, 1, 0, 0},
+    {1, 24, 9, 6, 70, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_SIGMOID, 0, 0, 0, 0, 1, 0, 0},
+    {1, 5, 4, 6, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1, 0, 0},
+    {2, 4, 5, 3, 6, 4, 4, 2, 2, 1, 1, 1, 1, 1, 1, 2, PVK_ACT_RELU6, 0, 0, 0, 0, 1, 0, 0},
+    {1, 3, 4, 4, 2, 3, 2, 1, 3, 2, 1, 0, 1, 2, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1, 0, 0},
+    {1, 4, 3, 5, 3, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1, 0, 0},
+    {2, 9, 4, 5, 6, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1, 0, 0}, /* aligned: vec4 */
+    /* 27 rows (oc, a, b), not a multiple of 4, into a channel slice */
+    {2, 5, 3, 7, 3, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSIGMOID, 0, 0, 2, 1, 1, 0, 0},
+};
+
+/* A learnable affine after the activation, applied in the epilogue of every convolution kernel
+ * (GEMM tiles and vec4 stores, depthwise, im2col), with and without bias and residual. */
+static const struct conv_case post_affine_cases[] = {
+    {2, 16, 9, 13, 24, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 1, 0},
+    {1, 7, 1, 37, 70, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 1, 0, 0, 0, 1, 0},
+    {1, 8, 12, 20, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 1, 0},
+    {2, 12, 4, 6, 20, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, 2, 1, 0, 1, 0},
+    {2, 8, 11, 17, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 1, 0},
+    {1, 12, 13, 21, 12, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 12, PVK_ACT_HARDSWISH, 0, 1, 0, 0, 0, 1, 0},
+    {1, 5, 10, 12, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_RELU, 0, 0, 0, 0, 0, 1, 0},
+    {1, 8, 9, 7, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, PVK_ACT_NONE, 0, 0, 0, 0, 0, 1, 0},
+};
+
+/* An SE gate applied to the input rows of the 1x1 convolution's GEMM as they load, in every
+ * GEMM kernel (tiles, vec4, register tiles) and the direct one, with the other epilogue fusions
+ * around it. */
+static const struct conv_case input_gate_cases[] = {
+    {2, 16, 9, 13, 24, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 1},
+    {1, 7, 1, 37, 70, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 1, 0, 0, 0, 1, 1},
+    {2, 12, 4, 6, 20, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0, 1},
+    {3, 40, 5, 7, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 1},
+    {1, 96, 17, 19, 130, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 1, 1},
+    {2, 24, 16, 20, 40, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 1, 1},
+    {2, 150, 5, 11, 36, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 1},
+};
+
+/* Cases that each hold many features at once, so that every kernel meets them all in a few runs:
+ * each run is mostly a pipeline of its own (fusions, kernel geometry and tile choices are
+ * specialisation constants), and a pipeline compiles at its first dispatch, seconds each with
+ * lavapipe's LLVM under ASan. Indices 0, 1 and 4, 5 run at odd offsets, 2, 3 and 6, 7 at aligned
+ * ones; each family once with the residual before the activation and once after it. */
+static const struct conv_case packed_cases[] = {
+    /* pointwise, gated, no bias: K past 1,024 and odd, odd sides, more than 128 columns, OC past
+     * 64 and odd, into a channel slice, with the affine */
+    {2, 1031, 13, 11, 67, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, PVK_RESIDUAL_AFTER_ACT, 1, 2, 3, 0, 1, 1},
+    /* a 5x3 kernel, strides 2 and 1, dilation 2, uneven padding, 2 groups, OC past 64 */
+    {2, 6, 25, 23, 66, 5, 3, 2, 1, 2, 2, 3, 1, 2, 2, 2, PVK_ACT_RELU, PVK_RESIDUAL_BEFORE_ACT, 1, 1, 2, 0, 1, 0},
+    /* the same at aligned offsets, the residuals swapped, with sides whose products are multiples of
+     * 4 in and out (vec4 rows) */
+    {2, 1031, 12, 11, 67, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU6, PVK_RESIDUAL_BEFORE_ACT, 1, 2, 3, 0, 1, 1},
+    {2, 6, 24, 25, 66, 5, 3, 2, 1, 2, 2, 3, 1, 2, 2, 2, PVK_ACT_HARDSWISH, PVK_RESIDUAL_AFTER_ACT, 1, 1, 2, 0, 1, 0},
+    /* depthwise: 5x5, strides 2 and 1, dilation 2, uneven padding, 67 channels */
+    {2, 67, 23, 21, 67, 5, 5, 2, 1, 2, 2, 4, 3, 4, 5, 67, PVK_ACT_HARDSWISH, PVK_RESIDUAL_AFTER_ACT, 1, 2, 1, 0, 1, 0},
+    /* transposed, batched, one pixel, no bias, into a slice */
+    {2, 5, 1, 1, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_RELU, 0, 1, 1, 2, 1, 0, 0},
+    {2, 67, 24, 21, 67, 5, 5, 2, 1, 2, 2, 4, 3, 4, 5, 67, PVK_ACT_RELU, PVK_RESIDUAL_BEFORE_ACT, 1, 2, 1, 0, 1, 0},
+    {2, 5, 4, 5, 7, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 0, 2, 1, 1, 0, 0},
+};
+
+/* Every case of every table, each at its index in its own table (which decides its offsets'
+ * alignment: indices 2 and 3 of every 4 are aligned, see the comments of the tables). */
+struct case_ref {
+    const struct conv_case *cc;
+    size_t index;
+};
+#define TABLE(t)                                                                                                       \
+    {                                                                                                                  \
+        t, sizeof t / sizeof t[0]                                                                                      \
+    }
+static const struct {
+    const struct conv_case *cases;
+    size_t count;
+} tables[] = {TABLE(packed_cases),    TABLE(pointwise_cases),   TABLE(depthwise_cases),
+              TABLE(general_cases),   TABLE(residual_cases),    TABLE(concat_slice_cases),
+              TABLE(transpose_cases), TABLE(post_affine_cases), TABLE(input_gate_cases)};
+enum { MAX_CASES = 160 };
+static struct case_ref all_cases[MAX_CASES];
+static size_t case_count;
+
+static void list_cases(void)
 {
-    (void)s;
-    RUN_HALF(general_cases, 0);
+    case_count = 0;
+    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+        for (size_t i = 0; i < tables[t].count && case_count < MAX_CASES; i++)
+            all_cases[case_count++] = (struct case_ref){&tables[t].cases[i], i};
 }
 
-static void test_general_2(void **s)
+static bool aligned_at(size_t index)
 {
-    (void)s;
-    RUN_HALF(general_cases, 1);
+    return (index / 2) % 2;
 }
 
-static void test_residual(void **s)
+/* The kernels: the name PPOCR_VK_GEMM_KERNEL forces and the name coverage reports. Shared-memory
+ * tiles for GPUs (big, small and sliced), K-split, register tiles for CPUs, direct convolutions
+ * (register tiles for the rest; their subgroup variant where the device has one, then never that
+ * variant), direct convolutions with GPU tiles and split channel sums, stride-1 convolutions
+ * through shared-memory tiles (fp32 only: in fp16 that is the direct kernel again); then, only
+ * where the device has cooperative matrices, "": its own choice, and each cooperative-matrix tile
+ * forced. Depthwise convolutions take their own kernel whatever is forced, in three variants that
+ * the forced name picks (GPU tiles, CPU tiles on texels in fp32 where the device has 64-bit
+ * integers, CPU tiles on a storage buffer): they count as three more kernels. */
+enum { COOPMAT_FIRST = 9, DEPTHWISE = 13, KERNELS = 16 };
+static const char *const kernels[KERNELS] = {
+    "tiled", "small",        "sliced",       "ksplit",         "cpu",   "direct", "direct1", "gpudirect", "gputile",
+    "",      "coopmat32x64", "coopmat64x64", "coopmat128x128", "tiled", "cpu",    "direct1"};
+static const char *const kernel_names[KERNELS] = {
+    "tiled",          "small",         "sliced",        "ksplit",        "cpu",          "direct",
+    "direct1",        "gpudirect",     "gputile",       "(own choice)",  "coopmat32x64", "coopmat64x64",
+    "coopmat128x128", "depthwise gpu", "depthwise cpu", "depthwise cpu1"};
+enum { KSPLIT = 3, GPUDIRECT = 7 };
+
+static bool kernel_on_device(int kernel)
+{
+    return kernel < COOPMAT_FIRST || kernel >= DEPTHWISE || gpu_context_caps(ctx)->coopmat_nv;
+}
+
+/* The precisions a kernel runs in on this device (feature bits). */
+static uint64_t kernel_precisions(int kernel)
+{
+    const struct gpu_caps *caps = gpu_context_caps(ctx);
+    const bool f32_only = !strcmp(kernels[kernel], "gputile");
+    const bool f16 = caps->storage_16bit && !f32_only, f16_math = f16 && caps->shader_fp16;
+    return BIT(F_F32) | (f16 ? BIT(F_F16) : 0) | (f16_math ? BIT(F_F16_MATH) : 0);
+}
+
+struct conv_run {
+    size_t case_number; /* into all_cases */
+    int precision;      /* F_F32, F_F16 or F_F16_MATH */
+    uint64_t features;
+};
+
+/* The runs of one kernel: a few (case, precision) pairs of the cases it takes that together meet
+ * every feature those cases hold (support/coverage.h), offered to cov. Returns their count. */
+static size_t pick_runs(int kernel, struct coverage *cov, struct conv_run *runs)
+{
+    const uint64_t precisions = kernel_precisions(kernel);
+    coverage_applies(cov, kernel, ~(BIT(F_F32) | BIT(F_F16) | BIT(F_F16_MATH)) | precisions);
+    struct conv_run *candidates = malloc(3 * case_count * sizeof *candidates);
+    uint64_t *features = malloc(3 * case_count * sizeof *features);
+    double *cost = malloc(3 * case_count * sizeof *cost);
+    size_t *which = malloc(3 * case_count * sizeof *which);
+    assert_true(candidates && features && cost && which);
+    size_t count = 0;
+    for (size_t c = 0; c < case_count; c++) {
+        const struct case_ref *r = &all_cases[c];
+        if (is_depthwise(r->cc) != (kernel >= DEPTHWISE))
+            continue;
+        const uint64_t f = case_features(r->cc, r->index);
+        coverage_offer(cov, kernel, f | precisions);
+        for (int pr = F_F32; pr <= F_F16_MATH; pr++)
+            if (precisions >> pr & 1) {
+                candidates[count] = (struct conv_run){c, pr, f | BIT(pr)};
+                features[count] = f | BIT(pr);
+                cost[count] = case_cost(r->cc);
+                count++;
+            }
+    }
+    const size_t n = count ? coverage_pick(features, cost, count, cov->held[kernel], which) : 0;
+    for (size_t i = 0; i < n; i++)
+        runs[i] = candidates[which[i]];
+    free(candidates);
+    free(features);
+    free(cost);
+    free(which);
+    return n;
+}
+
+static void run_one(int kernel, const struct conv_run *r)
+{
+    const struct case_ref *c = &all_cases[r->case_number];
+    setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
+    aligned_offsets = aligned_at(c->index);
+    fp16_math = r->precision == F_F16_MATH;
+    conv_case_run(c->cc, r->precision == F_F32 ? NN_F32 : NN_F16);
+    unsetenv("PPOCR_VK_GEMM_KERNEL");
+    aligned_offsets = false;
+    fp16_math = false;
+}
+
+/* Each of the kernels [first, end) that the device has, through its picked runs; a kernel that
+ * misses a feature of the cases it takes fails the test. */
+static void run_kernels(int first, int end)
+{
+    struct coverage cov;
+    coverage_init(&cov, feature_names, kernel_names, KERNELS);
+    struct conv_run *runs = malloc(3 * case_count * sizeof *runs);
+    assert_non_null(runs);
+    size_t total = 0;
+    for (int kernel = first; kernel < end; kernel++) {
+        if (!kernel_on_device(kernel))
+            continue;
+        const size_t n = pick_runs(kernel, &cov, runs);
+        for (size_t i = 0; i < n; i++) {
+            run_one(kernel, &runs[i]);
+            coverage_ran(&cov, kernel, runs[i].features);
+        }
+        total += n;
+    }
+    fprintf(stderr, "conv kernels %s..%s: %zu runs, %u pipelines built\n", kernel_names[first], kernel_names[end - 1],
+            total, gpu_pipeline_count(ctx));
+    free(runs);
+    assert_int_equal(coverage_check(&cov, "conv cases"), 0);
+}
+
+static void test_tiled_small(void **s)
 {
     (void)s;
-    static const struct conv_case cases[] = {
-        {2, 16, 5, 6, 12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
-        {2, 16, 5, 6, 12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0, 0},
-        {1, 6, 9, 7, 6, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 6, PVK_ACT_HARDSWISH, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
-        {1, 6, 9, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, PVK_ACT_RELU6, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0, 0},
-        {1, 5, 6, 8, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_SIGMOID, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0, 0},
-        {2, 4, 6, 8, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 0, 0},
-    };
-    RUN(cases);
+    run_kernels(0, 2); /* tiled, small */
+}
+
+static void test_sliced_ksplit_cpu(void **s)
+{
+    (void)s;
+    run_kernels(2, 5); /* sliced, ksplit, cpu */
+}
+
+static void test_direct(void **s)
+{
+    (void)s;
+    run_kernels(5, COOPMAT_FIRST); /* direct, direct1, gpudirect, gputile */
+}
+
+static void test_coopmat(void **s)
+{
+    (void)s;
+    if (!gpu_context_caps(ctx)->coopmat_nv)
+        skip();
+    run_kernels(COOPMAT_FIRST, DEPTHWISE);
+}
+
+static void test_depthwise(void **s)
+{
+    (void)s;
+    run_kernels(DEPTHWISE, KERNELS);
+}
+
+/* Each case that no kernel's runs took, once: through the K-split and the direct kernels with GPU
+ * tiles in turn (the cheapest to compile) or a depthwise variant, precisions alternating. */
+static void test_every_case(void **s)
+{
+    (void)s;
+    struct coverage scratch;
+    coverage_init(&scratch, feature_names, kernel_names, KERNELS);
+    struct conv_run *runs = malloc(3 * case_count * sizeof *runs);
+    bool *ran = calloc(case_count, sizeof *ran);
+    assert_true(runs && ran);
+    for (int kernel = 0; kernel < KERNELS; kernel++) {
+        if (!kernel_on_device(kernel))
+            continue;
+        const size_t n = pick_runs(kernel, &scratch, runs);
+        for (size_t i = 0; i < n; i++)
+            ran[runs[i].case_number] = true;
+    }
+    const struct gpu_caps *caps = gpu_context_caps(ctx);
+    const bool f16 = caps->storage_16bit, f16_math = f16 && caps->shader_fp16;
+    size_t count = 0;
+    for (size_t c = 0; c < case_count; c++) {
+        if (ran[c])
+            continue;
+        const bool dw = is_depthwise(all_cases[c].cc);
+        const int kernel = dw ? DEPTHWISE + (int)(count % 3) : count % 2 ? GPUDIRECT : KSPLIT;
+        const bool half = f16 && c % 2;
+        const struct conv_run r = {c, !half ? F_F32 : f16_math && c % 4 == 3 ? F_F16_MATH : F_F16, 0};
+        run_one(kernel, &r);
+        count++;
+    }
+    fprintf(stderr, "conv cases no kernel's runs took: %zu of %zu, %u pipelines built\n", count, case_count,
+            gpu_pipeline_count(ctx));
+    free(runs);
+    free(ran);
 }
 
 static void test_activations(void **s)
@@ -681,87 +828,23 @@ static void test_activations(void **s)
     }
 }
 
-static void test_concat_slice(void **s)
-{
-    (void)s;
-    static const struct conv_case cases[] = {
-        {2, 8, 5, 7, 6, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 3, 2, 0, 0, 0},
-        {2, 5, 6, 9, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 5, PVK_ACT_NONE, PVK_RESIDUAL_BEFORE_ACT, 0, 1, 4, 0, 0, 0},
-        {2, 3, 7, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 2, 0, 0, 0, 0},
-        {1, 3, 7, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 0, 3, 0, 0, 0},
-        {2, 6, 3, 4, 5, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, 2, 1, 1, 0, 0},
-        {1, 4, 3, 4, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 1, 2, 1, 0, 0},
-    };
-    RUN(cases);
-}
-
-static void test_transpose(void **s)
-{
-    (void)s;
-    static const struct conv_case cases[] = {
-        {1, 16, 5, 7, 8, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, 0, 0, 1, 0, 0},
-        {2, 3, 1, 1, 5, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 1, 0, 0, 1, 0, 0},
-        {1, 24, 9, 6, 70, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_SIGMOID, 0, 0, 0, 0, 1, 0, 0},
-        {1, 5, 4, 6, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1, 0, 0},
-        {2, 4, 5, 3, 6, 4, 4, 2, 2, 1, 1, 1, 1, 1, 1, 2, PVK_ACT_RELU6, 0, 0, 0, 0, 1, 0, 0},
-        {1, 3, 4, 4, 2, 3, 2, 1, 3, 2, 1, 0, 1, 2, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1, 0, 0},
-        {1, 4, 3, 5, 3, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1, 0, 0},
-        {2, 9, 4, 5, 6, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 1, 0, 0}, /* aligned: vec4 */
-        /* 27 rows (oc, a, b), not a multiple of 4, into a channel slice */
-        {2, 5, 3, 7, 3, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSIGMOID, 0, 0, 2, 1, 1, 0, 0},
-    };
-    RUN(cases);
-}
-
-/* A learnable affine after the activation, applied in the epilogue of every convolution kernel
- * (GEMM tiles and vec4 stores, depthwise, im2col), with and without bias and residual. */
-static void test_post_affine(void **s)
-{
-    (void)s;
-    static const struct conv_case cases[] = {
-        {2, 16, 9, 13, 24, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 1, 0},
-        {1, 7, 1, 37, 70, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 1, 0, 0, 0, 1, 0},
-        {1, 8, 12, 20, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_AFTER_ACT, 0, 0, 0, 0, 1, 0},
-        {2, 12, 4, 6, 20, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, 0, 0, 2, 1, 0, 1, 0},
-        {2, 8, 11, 17, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 1, 0},
-        {1, 12, 13, 21, 12, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 12, PVK_ACT_HARDSWISH, 0, 1, 0, 0, 0, 1, 0},
-        {1, 5, 10, 12, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, PVK_ACT_RELU, 0, 0, 0, 0, 0, 1, 0},
-        {1, 8, 9, 7, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, PVK_ACT_NONE, 0, 0, 0, 0, 0, 1, 0},
-    };
-    RUN(cases);
-}
-
-/* An SE gate applied to the input rows of the 1x1 convolution's GEMM as they load, in every
- * GEMM kernel (tiles, vec4, register tiles) and the direct one, with the other epilogue fusions
- * around it. */
-static void test_input_gate(void **s)
-{
-    (void)s;
-    static const struct conv_case cases[] = {
-        {2, 16, 9, 13, 24, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 0, 1},
-        {1, 7, 1, 37, 70, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 1, 0, 0, 0, 1, 1},
-        {2, 12, 4, 6, 20, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_RELU, PVK_RESIDUAL_BEFORE_ACT, 0, 0, 0, 0, 0, 1},
-        {3, 40, 5, 7, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 1},
-        {1, 96, 17, 19, 130, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 1, 1},
-        {2, 24, 16, 20, 40, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_HARDSWISH, 0, 0, 0, 0, 0, 1, 1},
-        {2, 150, 5, 11, 36, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, PVK_ACT_NONE, 0, 0, 0, 0, 0, 0, 1},
-    };
-    RUN(cases);
-}
-
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pointwise_1), cmocka_unit_test(test_pointwise_2),  cmocka_unit_test(test_depthwise),
-        cmocka_unit_test(test_general_1),   cmocka_unit_test(test_general_2),    cmocka_unit_test(test_residual),
-        cmocka_unit_test(test_activations), cmocka_unit_test(test_concat_slice), cmocka_unit_test(test_transpose),
-        cmocka_unit_test(test_post_affine), cmocka_unit_test(test_input_gate),
+        cmocka_unit_test(test_tiled_small), cmocka_unit_test(test_sliced_ksplit_cpu), cmocka_unit_test(test_direct),
+        cmocka_unit_test(test_coopmat),     cmocka_unit_test(test_depthwise),         cmocka_unit_test(test_every_case),
+        cmocka_unit_test(test_activations),
     };
-    /* ctest's entries test_gpu_op_conv_1..4, of about equal length on lavapipe, where compiling
-     * each run's kernels takes most of the time with Mesa's shader cache empty (BENCHMARKS.md) */
-    static const unsigned char parts[] = {1, 1, 3, 2, 2, 3, 3, 3, 3, 4, 4};
+    /* ctest's entries test_gpu_op_conv_1..3, of about equal length on lavapipe, where compiling
+     * each run's kernels takes most of the time with Mesa's shader cache empty */
+    static const unsigned char parts[] = {1, 1, 1, 2, 2, 3, 2};
     const char *filter = getenv("PPOCR_TEST_FILTER"); /* e.g. test_depthwise */
     if (filter && *filter)
         cmocka_set_test_filter(filter);
+    list_cases();
+    if (case_count == MAX_CASES) {
+        fprintf(stderr, "test_gpu_op_conv: more cases than MAX_CASES\n");
+        return 1;
+    }
     return TEST_RUN_PARTS("gpu_op_conv", tests, parts, argc, argv, setup, teardown);
 }
