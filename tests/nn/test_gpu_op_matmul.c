@@ -1,7 +1,9 @@
 /* MATMUL on the GPU against ref_matmul (+ ref_act): a constant B with bias and activation (plain
  * and trans_b), two inputs with broadcast batch dims (plain and trans_b), sizes off the tiles,
  * K = 1, a CTC-head-wide N at small M; fp32 and fp16 storage; the output poisoned with NaN at an
- * odd element offset. Speed is bench_ops' (BENCHMARKS.md), not a test's. */
+ * odd element offset. Each kernel takes the few runs that together meet every feature of the cases
+ * (support/coverage.h; a few packed cases hold most of them), and every case runs at least once.
+ * Speed is bench_ops' (BENCHMARKS.md), not a test's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +19,7 @@
 #include "gpu/cmd.h"
 #include "gpu/context.h"
 #include "gpu/error.h"
+#include "gpu/pipeline.h"
 #include "gpu/pool.h"
 #include "gpu/transfer.h"
 #include "gpu/validation.h"
@@ -209,6 +212,7 @@ enum {
     F_N_256,
     F_M_64,
     F_K_100,
+    F_VEC4,
 };
 static const char *const feature_names[64] = {
     "fp32 storage",
@@ -228,6 +232,7 @@ static const char *const feature_names[64] = {
     "N > 256",
     "M > 64",
     "K > 100",
+    "vec4 rows (aligned offsets, K and N multiples of 4)",
 };
 #define BIT(f) ((uint64_t)1 << (f))
 
@@ -255,90 +260,165 @@ static uint64_t case_features(const struct mm_case *mc, size_t i, double *cost)
     f |= n > 256 ? BIT(F_N_256) : 0;
     f |= m > 64 ? BIT(F_M_64) : 0;
     f |= k > 100 ? BIT(F_K_100) : 0;
+    f |= (i / 2) % 2 && k % 4 == 0 && n % 4 == 0 ? BIT(F_VEC4) : 0;
     return f;
 }
 
-/* The cases through every GEMM kernel: shared-memory tiles for GPUs (big, small and sliced),
- * K-split, register tiles for CPUs (their subgroup variant where the device has one, then never
- * that variant); then, only where the device has cooperative matrices, "": its own choice, and
- * each cooperative-matrix tile forced. Not every case in every kernel and precision (each distinct
- * pipeline compiles at its first dispatch, a second or two on lavapipe): each kernel takes a few
- * runs that together meet every feature of the cases, in each precision the device has
- * (support/coverage.h; a kernel that misses one fails the test), and each case runs at least once. */
-static void run_cases(const struct mm_case *cases, size_t count)
+/* Cases that each hold many features at once, so that every kernel meets them all in a few runs
+ * (each distinct pipeline compiles at its first dispatch, seconds each with lavapipe's LLVM under
+ * ASan): M past 64 and odd, K past 100, N past 256; with a constant B (bias, trans_b) and with two
+ * inputs whose batch dims broadcast. 0, 1 at odd offsets; 2, 3 at aligned ones, K and N multiples
+ * of 4 (vec4 rows). */
+static const struct mm_case packed_cases[] = {
+    {S3(2, 67, 101), S2(259, 101), 1, 1, 1, PVK_ACT_HARDSWISH},
+    {S4(2, 3, 66, 102), S3(3, 102, 258), 0, 0, 1, PVK_ACT_RELU},
+    {S3(2, 67, 104), S2(260, 104), 1, 1, 1, PVK_ACT_GELU_TANH},
+    {S4(2, 3, 67, 104), S3(3, 104, 260), 0, 0, 1, PVK_ACT_NONE},
+};
+
+static const struct mm_case constant_b_cases[] = {
+    {S3(2, 7, 20), S2(20, 33), 1, 0, 1, PVK_ACT_GELU_ERF},
+    {S3(1, 40, 120), S2(120, 360), 1, 0, 1, PVK_ACT_NONE},
+    {S3(3, 13, 120), S2(240, 120), 1, 1, 1, PVK_ACT_HARDSWISH},
+    {S2(1, 200), S2(200, 2), 1, 0, 1, PVK_ACT_NONE},
+    {S2(5, 1), S2(1, 9), 1, 0, 0, PVK_ACT_RELU},
+    {S3(1, 1, 1), S2(1, 1), 1, 0, 1, PVK_ACT_SIGMOID},
+    {S2(67, 65), S2(66, 65), 1, 1, 0, PVK_ACT_GELU_TANH},
+    {S4(2, 1, 3, 17), S3(1, 17, 19), 1, 0, 1, PVK_ACT_SWISH},
+    /* cooperative matrices: M, N and K past the tiles; at odd offsets, then (10, 11) at
+     * aligned ones, where whole groups of 8 load at once */
+    {S3(2, 37, 128), S2(128, 200), 1, 0, 1, PVK_ACT_RELU},
+    {S3(1, 150, 96), S2(96, 136), 1, 0, 0, PVK_ACT_NONE},
+    {S3(2, 37, 128), S2(128, 200), 1, 0, 1, PVK_ACT_RELU},
+    {S3(1, 150, 96), S2(96, 136), 1, 0, 0, PVK_ACT_NONE},
+};
+
+static const struct mm_case wide_n_cases[] = {
+    {S3(1, 3, 120), S2(120, 6625), 1, 0, 1, PVK_ACT_NONE},
+    {S2(2, 96), S2(6625, 96), 1, 1, 1, PVK_ACT_NONE},
+    /* at aligned offsets (indices 2, 3): vec4 loads and stores */
+    {S3(2, 5, 40), S2(40, 300), 1, 0, 1, PVK_ACT_HARDSWISH},
+    {S2(9, 64), S2(258, 64), 1, 1, 1, PVK_ACT_NONE},
+};
+
+static const struct mm_case two_inputs_cases[] = {
+    {S3(2, 5, 8), S3(2, 8, 6), 0, 0, 0, PVK_ACT_NONE},
+    {S4(2, 3, 5, 8), S3(3, 8, 6), 0, 0, 0, PVK_ACT_NONE},
+    {S4(1, 4, 5, 8), S4(2, 1, 8, 6), 0, 0, 0, PVK_ACT_RELU},
+    {S4(2, 3, 9, 16), S4(2, 3, 7, 16), 0, 1, 0, PVK_ACT_NONE},
+    {S3(4, 70, 1), S2(1, 67), 0, 0, 1, PVK_ACT_NONE},
+    {S2(3, 4), S4(2, 2, 4, 5), 0, 0, 0, PVK_ACT_NONE},
+    {S4(2, 8, 40, 15), S4(2, 8, 40, 15), 0, 1, 0, PVK_ACT_NONE},
+};
+
+/* Every case of every table, each at its index in its own table (which decides its offsets'
+ * alignment: indices 2 and 3 of every 4 are aligned). */
+struct case_ref {
+    const struct mm_case *mc;
+    size_t index;
+};
+#define TABLE(t)                                                                                                       \
+    {                                                                                                                  \
+        t, sizeof t / sizeof t[0]                                                                                      \
+    }
+static const struct {
+    const struct mm_case *cases;
+    size_t count;
+} tables[] = {TABLE(packed_cases), TABLE(constant_b_cases), TABLE(wide_n_cases), TABLE(two_inputs_cases)};
+enum { MAX_CASES = 64 };
+static struct case_ref all_cases[MAX_CASES];
+static size_t case_count;
+
+static void list_cases(void)
 {
-    static const char *const kernels[] = {"tiled", "small", "sliced",       "ksplit",       "cpu",
-                                          "cpu1",  "",      "coopmat32x64", "coopmat64x64", "coopmat128x128"};
-    const int count_kernels = gpu_context_caps(ctx)->coopmat_nv ? 10 : 6;
+    case_count = 0;
+    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+        for (size_t i = 0; i < tables[t].count && case_count < MAX_CASES; i++)
+            all_cases[case_count++] = (struct case_ref){&tables[t].cases[i], i};
+}
+
+/* The GEMM kernels: shared-memory tiles for GPUs (big, small and sliced), K-split, register tiles
+ * for CPUs (their subgroup variant where the device has one, then never that variant); then, only
+ * where the device has cooperative matrices, "": its own choice, and each cooperative-matrix tile
+ * forced. */
+static const char *const kernels[] = {"tiled", "small", "sliced",       "ksplit",       "cpu",
+                                      "cpu1",  "",      "coopmat32x64", "coopmat64x64", "coopmat128x128"};
+enum { KSPLIT = 3, KERNELS = sizeof kernels / sizeof kernels[0] };
+
+static int kernels_on_device(void)
+{
+    return gpu_context_caps(ctx)->coopmat_nv ? KERNELS : 6;
+}
+
+/* The candidates: each case in each precision the device has (2 * case_count entries). */
+static void candidates(uint64_t *features, double *cost, uint64_t *held)
+{
     const bool f16 = gpu_context_caps(ctx)->storage_16bit;
-    const uint64_t precisions = BIT(F_F32) | (f16 ? BIT(F_F16) : 0);
-    struct coverage cov;
-    coverage_init(&cov, feature_names, kernels, count_kernels);
-    uint64_t *features = malloc(2 * count * sizeof *features);
-    double *cost = malloc(2 * count * sizeof *cost);
-    size_t *which = malloc(2 * count * sizeof *which);
-    bool *ran = calloc(count, sizeof *ran);
-    assert_true(features && cost && which && ran);
-    for (size_t i = 0; i < count; i++) {
-        const uint64_t f = case_features(&cases[i], i, &cost[2 * i]);
-        cost[2 * i + 1] = cost[2 * i];
-        features[2 * i] = f | BIT(F_F32);
-        features[2 * i + 1] = f | (f16 ? BIT(F_F16) : BIT(F_F32));
-        for (int kernel = 0; kernel < count_kernels; kernel++)
-            coverage_offer(&cov, kernel, f | precisions);
+    *held = 0;
+    for (size_t c = 0; c < case_count; c++) {
+        const uint64_t f = case_features(all_cases[c].mc, all_cases[c].index, &cost[2 * c]);
+        cost[2 * c + 1] = cost[2 * c];
+        features[2 * c] = f | BIT(F_F32);
+        features[2 * c + 1] = f | (f16 ? BIT(F_F16) : BIT(F_F32));
+        *held |= features[2 * c] | features[2 * c + 1];
     }
-    for (int kernel = 0; kernel < count_kernels; kernel++) {
-        setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
-        const size_t runs = coverage_pick(features, cost, 2 * count, cov.held[kernel], which);
-        for (size_t r = 0; r < runs; r++) {
-            const size_t i = which[r] / 2;
-            aligned_offsets = (i / 2) % 2;
-            mm_run(&cases[i], which[r] % 2 && f16 ? NN_F16 : NN_F32);
-            coverage_ran(&cov, kernel, features[which[r]]);
-            ran[i] = true;
-        }
-    }
-    /* each case at least once: in turn through the kernels, precisions alternating */
-    for (size_t i = 0; i < count; i++) {
-        if (ran[i])
-            continue;
-        const int kernel = (int)(i % (size_t)count_kernels);
-        setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
-        aligned_offsets = (i / 2) % 2;
-        mm_run(&cases[i], i % 2 && f16 ? NN_F16 : NN_F32);
-        coverage_ran(&cov, kernel, features[2 * i + i % 2]);
-    }
+}
+
+static void run_one(int kernel, size_t candidate)
+{
+    const struct case_ref *c = &all_cases[candidate / 2];
+    setenv("PPOCR_VK_GEMM_KERNEL", kernels[kernel], 1);
+    aligned_offsets = (c->index / 2) % 2;
+    mm_run(c->mc, candidate % 2 && gpu_context_caps(ctx)->storage_16bit ? NN_F16 : NN_F32);
     unsetenv("PPOCR_VK_GEMM_KERNEL");
     aligned_offsets = false;
-    free(features);
-    free(cost);
-    free(which);
-    free(ran);
+}
+
+/* Each kernel through the few runs that together meet every feature of the cases, in each
+ * precision the device has (support/coverage.h; a kernel that misses one fails the test). */
+static void test_kernels(void **s)
+{
+    (void)s;
+    uint64_t features[2 * MAX_CASES], held;
+    double cost[2 * MAX_CASES];
+    size_t which[2 * MAX_CASES];
+    candidates(features, cost, &held);
+    struct coverage cov;
+    coverage_init(&cov, feature_names, kernels, kernels_on_device());
+    size_t total = 0;
+    for (int kernel = 0; kernel < kernels_on_device(); kernel++) {
+        coverage_offer(&cov, kernel, held);
+        const size_t runs = coverage_pick(features, cost, 2 * case_count, held, which);
+        for (size_t r = 0; r < runs; r++) {
+            run_one(kernel, which[r]);
+            coverage_ran(&cov, kernel, features[which[r]]);
+        }
+        total += runs;
+    }
+    fprintf(stderr, "matmul kernels: %zu runs, %u pipelines built\n", total, gpu_pipeline_count(ctx));
     assert_int_equal(coverage_check(&cov, "matmul cases"), 0);
 }
 
-#define RUN(cases) run_cases(cases, sizeof cases / sizeof cases[0])
-
-static void test_constant_b(void **s)
+/* Each case that no kernel's runs took, once, through the K-split kernel (the cheapest to
+ * compile), precisions alternating. */
+static void test_every_case(void **s)
 {
     (void)s;
-    static const struct mm_case cases[] = {
-        {S3(2, 7, 20), S2(20, 33), 1, 0, 1, PVK_ACT_GELU_ERF},
-        {S3(1, 40, 120), S2(120, 360), 1, 0, 1, PVK_ACT_NONE},
-        {S3(3, 13, 120), S2(240, 120), 1, 1, 1, PVK_ACT_HARDSWISH},
-        {S2(1, 200), S2(200, 2), 1, 0, 1, PVK_ACT_NONE},
-        {S2(5, 1), S2(1, 9), 1, 0, 0, PVK_ACT_RELU},
-        {S3(1, 1, 1), S2(1, 1), 1, 0, 1, PVK_ACT_SIGMOID},
-        {S2(67, 65), S2(66, 65), 1, 1, 0, PVK_ACT_GELU_TANH},
-        {S4(2, 1, 3, 17), S3(1, 17, 19), 1, 0, 1, PVK_ACT_SWISH},
-        /* cooperative matrices: M, N and K past the tiles; at odd offsets, then (10, 11) at
-         * aligned ones, where whole groups of 8 load at once */
-        {S3(2, 37, 128), S2(128, 200), 1, 0, 1, PVK_ACT_RELU},
-        {S3(1, 150, 96), S2(96, 136), 1, 0, 0, PVK_ACT_NONE},
-        {S3(2, 37, 128), S2(128, 200), 1, 0, 1, PVK_ACT_RELU},
-        {S3(1, 150, 96), S2(96, 136), 1, 0, 0, PVK_ACT_NONE},
-    };
-    RUN(cases);
+    uint64_t features[2 * MAX_CASES], held;
+    double cost[2 * MAX_CASES];
+    size_t which[2 * MAX_CASES];
+    bool ran[MAX_CASES] = {false};
+    candidates(features, cost, &held);
+    const size_t runs = coverage_pick(features, cost, 2 * case_count, held, which);
+    for (size_t r = 0; r < runs; r++)
+        ran[which[r] / 2] = true;
+    size_t count = 0;
+    for (size_t c = 0; c < case_count; c++)
+        if (!ran[c]) {
+            run_one(KSPLIT, 2 * c + c % 2);
+            count++;
+        }
+    fprintf(stderr, "matmul cases no kernel's runs took: %zu of %zu\n", count, case_count);
 }
 
 static void test_activations(void **s)
@@ -350,34 +430,6 @@ static void test_activations(void **s)
         mm_run(&mc, NN_F32);
         unsetenv("PPOCR_VK_GEMM_KERNEL");
     }
-}
-
-static void test_wide_n(void **s)
-{
-    (void)s;
-    static const struct mm_case cases[] = {
-        {S3(1, 3, 120), S2(120, 6625), 1, 0, 1, PVK_ACT_NONE},
-        {S2(2, 96), S2(6625, 96), 1, 1, 1, PVK_ACT_NONE},
-        /* at aligned offsets (indices 2, 3): vec4 loads and stores */
-        {S3(2, 5, 40), S2(40, 300), 1, 0, 1, PVK_ACT_HARDSWISH},
-        {S2(9, 64), S2(258, 64), 1, 1, 1, PVK_ACT_NONE},
-    };
-    RUN(cases);
-}
-
-static void test_two_inputs(void **s)
-{
-    (void)s;
-    static const struct mm_case cases[] = {
-        {S3(2, 5, 8), S3(2, 8, 6), 0, 0, 0, PVK_ACT_NONE},
-        {S4(2, 3, 5, 8), S3(3, 8, 6), 0, 0, 0, PVK_ACT_NONE},
-        {S4(1, 4, 5, 8), S4(2, 1, 8, 6), 0, 0, 0, PVK_ACT_RELU},
-        {S4(2, 3, 9, 16), S4(2, 3, 7, 16), 0, 1, 0, PVK_ACT_NONE},
-        {S3(4, 70, 1), S2(1, 67), 0, 0, 1, PVK_ACT_NONE},
-        {S2(3, 4), S4(2, 2, 4, 5), 0, 0, 0, PVK_ACT_NONE},
-        {S4(2, 8, 40, 15), S4(2, 8, 40, 15), 0, 1, 0, PVK_ACT_NONE},
-    };
-    RUN(cases);
 }
 
 /* Three batch levels that do not merge: a clear error, not a wrong result. */
@@ -417,11 +469,18 @@ static void test_unsupported_broadcast(void **s)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_constant_b), cmocka_unit_test(test_activations),           cmocka_unit_test(test_wide_n),
-        cmocka_unit_test(test_two_inputs), cmocka_unit_test(test_unsupported_broadcast),
+        cmocka_unit_test(test_kernels),
+        cmocka_unit_test(test_every_case),
+        cmocka_unit_test(test_activations),
+        cmocka_unit_test(test_unsupported_broadcast),
     };
     const char *filter = getenv("PPOCR_TEST_FILTER"); /* e.g. test_wide_n */
     if (filter && *filter)
         cmocka_set_test_filter(filter);
+    list_cases();
+    if (case_count == MAX_CASES) {
+        fprintf(stderr, "test_gpu_op_matmul: more cases than MAX_CASES\n");
+        return 1;
+    }
     return cmocka_run_group_tests_name("gpu_op_matmul", tests, setup, teardown);
 }
