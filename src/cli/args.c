@@ -59,7 +59,7 @@ void cli_print_help(const char *prog)
            "  --bench [IMAGE...]       per-stage medians, throughput, memory and cold start\n"
            "                           (default: the bundled sample, and a 960x960 page and a 28-line\n"
            "                           document page made from it)\n"
-           "  --bench-ops              every op of the nets at PP-OCR's shapes: GPU time, GFLOP/s, GB/s\n"
+           "  --bench-ops              every op of the nets at PP-OCR's shapes, timed on the device\n"
            "  --bench-runs N           timed runs per image or net (10)\n"
            "  --version, --help\n"
            "\n"

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "nn/bench.h"
 #include "nn/device.h"
 #include "nn/session.h"
 
@@ -33,8 +34,8 @@ struct nn_recorder {
     const struct nn_backend *backend;
 };
 
-/* X(prefix, return type, call, parameters): the calls of nn/device.h and nn/session.h, named as
- * they are there without "nn_". nn_plans_bytes is not one: it is defined by nn_plan_bytes and
+/* X(prefix, return type, call, parameters): the calls of nn/device.h, nn/session.h and nn/bench.h,
+ * named as they are there without "nn_". nn_plans_bytes is not one: it is defined by nn_plan_bytes and
  * nn_plan_align on any backend. */
 #define NN_BACKEND_CALLS(X, P)                                                                                         \
     X(P, int, device_open, (const struct nn_device_options *opt, struct nn_device **out, char *err, size_t err_len))   \
@@ -43,6 +44,9 @@ struct nn_recorder {
     X(P, void, device_memory, (const struct nn_device *dev, struct nn_device_memory *out))                             \
     X(P, int, list_devices, (FILE * out, char *err, size_t err_len))                                                   \
     X(P, int, self_check, (const struct nn_device_options *opt, FILE *out, char *err, size_t err_len))                 \
+    X(P, int, bench_ops,                                                                                               \
+      (const struct nn_device_options *opt, const char *dir, bool fp16_math, int runs, FILE *out, char *err,           \
+       size_t err_len))                                                                                                \
     X(P, int, session_create,                                                                                          \
       (struct nn_device * dev, const struct nn_session_options *opt, struct nn_session **out, char *err,               \
        size_t err_len))                                                                                                \
@@ -78,10 +82,15 @@ struct nn_backend {
         .kind = kind_, NN_BACKEND_CALLS(NN_BACKEND_ENTRY, P)                                                           \
     }
 
-/* Vulkan: src/nn/gpu (device.c, session.c). */
+/* The backend whose device opt chooses (NN_BACKEND_AUTO: the device is opened to see which, and
+ * closed), and opt with that backend named in `chosen`. Returns 0, or -1 with a one-line reason. */
+int nn_backend_choose(const struct nn_device_options *opt, const struct nn_backend **out,
+                      struct nn_device_options *chosen, char *err, size_t err_len);
+
+/* Vulkan: src/nn/gpu (device.c, session.c, bench_ops.c). */
 NN_BACKEND_CALLS(NN_BACKEND_PROTOTYPE, nn_vulkan_)
 extern const struct nn_backend nn_backend_vulkan;
-/* CPU on oneDNN: src/nn/cpu (device_cpu.c, session_cpu.c). */
+/* CPU on oneDNN: src/nn/cpu (device_cpu.c, session_cpu.c, bench_ops_cpu.c). */
 NN_BACKEND_CALLS(NN_BACKEND_PROTOTYPE, nn_cpu_)
 extern const struct nn_backend nn_backend_cpu;
 

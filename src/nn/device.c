@@ -84,17 +84,27 @@ int nn_list_devices(FILE *out, char *err, size_t err_len)
     return (vulkan > 0 ? vulkan : 0) + (cpu > 0 ? cpu : 0);
 }
 
-int nn_self_check(const struct nn_device_options *opt, FILE *out, char *err, size_t err_len)
+int nn_backend_choose(const struct nn_device_options *opt, const struct nn_backend **out,
+                      struct nn_device_options *chosen, char *err, size_t err_len)
 {
-    struct nn_device_options chosen = *opt;
+    *chosen = *opt;
     if (opt->backend == NN_BACKEND_AUTO) {
-        /* the backend AUTO picks here, checked as the user would choose it by name */
         struct nn_device *dev;
         if (open_auto(opt, &dev, err, err_len))
             return -1;
-        chosen.backend = nn_device_backend(dev);
+        chosen->backend = nn_device_backend(dev);
         nn_device_close(dev);
     }
-    const struct nn_backend *b = backend_of(&chosen, err, err_len);
-    return b ? b->self_check(&chosen, out, err, err_len) : -1;
+    *out = backend_of(chosen, err, err_len);
+    return *out ? 0 : -1;
+}
+
+/* AUTO: the backend it picks here, checked as the user would choose it by name. */
+int nn_self_check(const struct nn_device_options *opt, FILE *out, char *err, size_t err_len)
+{
+    const struct nn_backend *b;
+    struct nn_device_options chosen;
+    if (nn_backend_choose(opt, &b, &chosen, err, err_len))
+        return -1;
+    return b->self_check(&chosen, out, err, err_len);
 }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The CPU backend (--device cpu): listed by --list-devices, chosen without --device over a Vulkan CPU
-# driver (lavapipe) but not over a Vulkan GPU, the same bytes as the Vulkan device's fp32 path on the sample and on a
+# driver (lavapipe) but not over a Vulkan GPU, its own --bench-ops, the same bytes as the Vulkan device's fp32 path on the sample and on a
 # batch with a bad file in it, -j engines sharing the cores, --threads, and bad values refused.
 # Skipped where the build has no CPU backend.
 . "$(dirname "$0")/lib/common.sh"
@@ -50,6 +50,12 @@ expect_exit 1 "OMP_THREAD_LIMIT=1 --threads 2" -- env OMP_THREAD_LIMIT=1 "$BIN" 
 cmp -s "$TMP/vulkan.out" "$TMP/out" && pass || fail "OMP_THREAD_LIMIT=1 --threads 2: stdout differs"
 expect_exit 0 "OMP_THREAD_LIMIT=1 --list-devices" -- env OMP_THREAD_LIMIT=1 "$BIN" --list-devices
 expect_grep "^cpu: CPU (oneDNN, 1 thread)" "$TMP/out" "OMP_THREAD_LIMIT=1: one thread listed"
+
+# --bench-ops times the CPU backend's own steps, not a Vulkan device's ops
+expect_exit 0 "--device cpu --bench-ops" -- "$BIN" --device cpu --bench-ops --bench-runs 1
+expect_grep "^device: CPU (oneDNN" "$TMP/out" "--bench-ops: the CPU backend named"
+[ "$(grep -c '^total .* ms a run' "$TMP/out")" -eq 7 ] && pass || fail "--bench-ops: not one total for each of the 7 nets"
+expect_grep "^ *[0-9]*  op *[0-9]* p2o.Conv.0 .* ms$" "$TMP/out" "--bench-ops: det's first convolution timed"
 
 expect_exit 2 "--threads 0" -- "$BIN" --device cpu --threads 0 "$SAMPLE"
 expect_exit 2 "--device gpu" -- "$BIN" --device gpu "$SAMPLE"

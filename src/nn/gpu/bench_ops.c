@@ -1,6 +1,6 @@
-/* `ppocr-vk --bench-ops`: every op of the three nets at the shapes the pipeline uses, timed on the
- * GPU with timestamp queries; medians over several replays of one recording, with the achieved
- * GFLOP/s and GB/s. */
+/* `ppocr-vk --bench-ops` on Vulkan: every op of the three nets at the shapes the pipeline uses
+ * (nn/bench.h), timed on the GPU with timestamp queries; medians over several replays of one
+ * recording, with the achieved GFLOP/s and GB/s. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,31 +10,15 @@
 #include "gpu/context.h"
 #include "gpu/error.h"
 #include "model/model.h"
+#include "nn/backend.h"
 #include "nn/bench.h"
 #include "nn/gpu/net.h"
 #include "nn/gpu/precision.h"
 
 #define MAX_TIMED 1024
 
-struct bench_net {
-    const char *file, *what;
-    int64_t shape[4];
-};
-
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(*v), compare_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static int bench_one(struct gpu_context *ctx, const struct nn_gpu_config *cfg, const char *dir,
-                     const struct bench_net *bn, int runs, FILE *out, char *err, size_t err_len)
+                     const struct nn_bench_net *bn, int runs, FILE *out, char *err, size_t err_len)
 {
     char path[4096 + 64];
     snprintf(path, sizeof(path), "%s/%s", dir, bn->file);
@@ -59,11 +43,7 @@ static int bench_one(struct gpu_context *ctx, const struct nn_gpu_config *cfg, c
         snprintf(err, err_len, "out of memory");
         goto done;
     }
-    uint32_t seed = 12345;
-    for (size_t i = 0; i < n_in; i++) {
-        seed = seed * 1664525u + 1013904223u;
-        input[i] = (float)(seed >> 8) / 16777216.0f * 2.0f - 1.0f;
-    }
+    nn_bench_fill_input(input, n_in);
     /* the same recording twice: every op timed, and the net alone with a mark at its end */
     if (gpu_cmd_create(ctx, MAX_TIMED, &cmd) || gpu_cmd_create(ctx, 1, &whole)) {
         snprintf(err, err_len, "%s", gpu_last_error());
@@ -121,7 +101,7 @@ static int bench_one(struct gpu_context *ctx, const struct nn_gpu_config *cfg, c
     fprintf(out, "%4s  %-16s %-22s %-20s %10s %9s %8s\n", "op", "type", "name", "output", "GPU us", "GFLOP/s", "GB/s");
     double sum_flops = 0, sum_us = 0;
     for (uint32_t i = 0; i < m.n_ops; i++) {
-        double us = median(&samples[(size_t)i * runs], runs), flops, bytes;
+        double us = nn_bench_median(&samples[(size_t)i * runs], runs), flops, bytes;
         nn_gpu_plan_op_cost(plan, (int)i, &flops, &bytes);
         if (us <= 0)
             continue; /* a view: nothing was recorded */
@@ -137,15 +117,15 @@ static int bench_one(struct gpu_context *ctx, const struct nn_gpu_config *cfg, c
         gpu_cmd_timings(cmd, &t, &nt);
         for (unsigned k = first; end - first > 1 && k < end && k < nt && k < MAX_TIMED; k++)
             fprintf(out, "%4s  %-16s %-43.43s %10.1f\n", "", "", t[k].label,
-                    median(&dispatch_samples[(size_t)k * runs], runs));
+                    nn_bench_median(&dispatch_samples[(size_t)k * runs], runs));
         sum_flops += flops;
         sum_us += us;
     }
-    double total = median(totals, runs);
+    double total = nn_bench_median(totals, runs);
     fprintf(out, "total %.3f ms GPU, %.2f GFLOP, %.1f GFLOP/s; activations %.1f MiB (%.1f MiB unshared)\n",
             total * 1e-3, sum_flops * 1e-9, sum_us > 0 ? sum_flops / sum_us * 1e-3 : 0,
             nn_gpu_plan_arena_bytes(plan) / 1048576.0, nn_gpu_plan_unshared_bytes(plan) / 1048576.0);
-    double net_us = median(wholes, runs);
+    double net_us = nn_bench_median(wholes, runs);
     fprintf(out, "net alone %.3f ms GPU, %.1f GFLOP/s (timestamps at its start and end only)\n", net_us * 1e-3,
             net_us > 0 ? sum_flops / net_us * 1e-3 : 0);
     rc = 0;
@@ -163,8 +143,8 @@ done:
     return rc;
 }
 
-int nn_bench_ops(const struct nn_device_options *dev, const char *dir, bool fp16_math, int runs, FILE *out, char *err,
-                 size_t err_len)
+int nn_vulkan_bench_ops(const struct nn_device_options *dev, const char *dir, bool fp16_math, int runs, FILE *out,
+                        char *err, size_t err_len)
 {
     struct gpu_options gopt;
     gpu_options_default(&gopt);
@@ -179,20 +159,11 @@ int nn_bench_ops(const struct nn_device_options *dev, const char *dir, bool fp16
     fprintf(out, "device: %s (%s), driver %s %s\n", c->device_name, gpu_device_kind_name(c->kind), c->driver_name,
             c->driver_info);
     const struct nn_gpu_config det_cfg = nn_det_config(ctx), line_cfg = nn_line_nets_config(ctx, fp16_math);
-    static const struct bench_net nets[] = {
-        {"det.pvk", "detection at the 960 limit", {1, 3, 960, 960}},
-        {"cls.pvk", "direction, a batch of 32 lines", {32, 3, 48, 192}},
-        {"rec.pvk", "recognition, a batch of 32 lines", {32, 3, 48, 320}},
-        {"rec.pvk", "recognition, one line", {1, 3, 48, 320}},
-        /* batches as a page's lines give them, fewer and wider (BENCHMARKS.md) */
-        {"rec.pvk", "recognition, 6 lines of 320", {6, 3, 48, 320}},
-        {"rec.pvk", "recognition, 4 lines of 864", {4, 3, 48, 864}},
-        {"rec.pvk", "recognition, one line of 1120", {1, 3, 48, 1120}},
-    };
     int rc = 0;
-    for (size_t i = 0; i < sizeof(nets) / sizeof(nets[0]) && rc == 0; i++)
-        rc = bench_one(ctx, !strcmp(nets[i].file, "det.pvk") ? &det_cfg : &line_cfg, dir, &nets[i], runs > 0 ? runs : 1,
-                       out, err, err_len);
+    for (size_t i = 0; i < nn_bench_net_count && rc == 0; i++) {
+        const struct nn_bench_net *bn = &nn_bench_nets[i];
+        rc = bench_one(ctx, !strcmp(bn->file, "det.pvk") ? &det_cfg : &line_cfg, dir, bn, runs, out, err, err_len);
+    }
     gpu_context_destroy(ctx);
     return rc;
 }
