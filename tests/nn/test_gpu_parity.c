@@ -2,9 +2,12 @@
  * probability map within 1e-3 (fp32), cls labels identical and rec argmax sequences identical in
  * fp32 and fp16 storage (and with --fp16-math's fp16 arithmetic), on the GPU path as the engine runs it (planner with liveness sharing,
  * argmax on the GPU for rec). Each check prints its figures: together they are the parity table.
- * det in fp16 storage is printed, not held to a tolerance: fp16 storage anywhere in the net moves
- * the map's worst pixel by about 0.02 (rounding the input alone by 0.012), so the engine runs det
- * in fp32 on every device (src/ocr/precision.h) and its tolerance is the fp32 one. */
+ * det in fp16 storage is held only to a loose 0.05: fp16 storage anywhere in the net moves the
+ * map's worst pixel by about 0.02 (rounding the input alone by 0.012), so the engine runs det in
+ * fp32 on every device (src/ocr/precision.h) and its tolerance is the fp32 one; the fp16 run is
+ * there for work on a GPU's det precision and is skipped on CPU drivers, where it would only
+ * compile every det kernel a second time for a path the engine never takes (each fp16 kernel has
+ * its own op test). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -137,13 +140,11 @@ static void det_parity(enum nn_dtype dt)
     struct pvkt_tensor want;
     pvkt_read("det_prob.pvkt", &want);
     assert_int_equal(n, (size_t)pvk_shape_numel(&want.shape));
-    double err = test_max_abs(got, want.data, n), tol = 1e-3;
-    print_message("parity det %s: probability map max abs error %.3g (tolerance %s)\n", dt_name(dt), err,
-                  dt == NN_F32 ? "1e-3" : "none: the engine runs det in fp32");
+    double err = test_max_abs(got, want.data, n), tol = dt == NN_F32 ? 1e-3 : 0.05;
+    print_message("parity det %s: probability map max abs error %.3g (tolerance %g)\n", dt_name(dt), err, tol);
     free(got);
     free(want.data);
-    if (dt == NN_F32)
-        assert_true(err <= tol);
+    assert_true(err <= tol);
 }
 
 static void cls_parity(enum nn_dtype dt)
@@ -220,6 +221,10 @@ static void test_det_fp32(void **state)
 static void test_det_fp16(void **state)
 {
     (void)state;
+    if (gpu_context_caps(test_gpu)->is_cpu) {
+        print_message("parity det fp16: skipped on a CPU driver (the engine runs det in fp32)\n");
+        return;
+    }
     det_parity(NN_F16);
 }
 static void test_cls_fp32(void **state)
@@ -253,5 +258,8 @@ int main(void)
         cmocka_unit_test(test_cls_fp16),      cmocka_unit_test(test_rec_fp32),      cmocka_unit_test(test_rec_fp16),
         cmocka_unit_test(test_cls_fp16_math), cmocka_unit_test(test_rec_fp16_math),
     };
+    const char *filter = getenv("PPOCR_TEST_FILTER"); /* e.g. test_det_fp32 */
+    if (filter && *filter)
+        cmocka_set_test_filter(filter);
     return cmocka_run_group_tests(tests, test_gpu_group_setup, test_gpu_group_teardown);
 }
