@@ -23,6 +23,17 @@ build=${TEST_BUILD_DIR:-$root/build-test}
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPPOCR_SANITIZE=ON -DPPOCR_WERROR=ON >/dev/null
 cmake --build "$build" -j"$(nproc)"
 export PPOCR_MODELS="$root/models"
+
+# The nets' kernels into the Vulkan driver's shader cache with tools/setup.sh's build, brought up
+# to date first: on lavapipe, LLVM compiles each kernel at its first dispatch about four times
+# slower inside a sanitizer build (ASan's allocator under LLVM's), and the sanitizer build's
+# kernels are the same SPIR-V, so its tests then find them compiled. Where there is no such build
+# the first test (warm_net_kernels) compiles them itself.
+if [ -x "$root/build/ppocr-vk" ] && cmake --build "$root/build" -j"$(nproc)" --target ppocr-vk >/dev/null; then
+    echo "test: the nets' Vulkan kernels into the shader cache (build/ppocr-vk)" >&2
+    sh "$root/tests/support/warm_net_kernels.sh" "$root/build/ppocr-vk" "$root" ||
+        echo "test: warming the shader cache failed; the tests compile the kernels themselves" >&2
+fi
 ctest --test-dir "$build" --output-on-failure -j"$(nproc)" "$@"
 
 # Fuzz smoke run: each libFuzzer target for FUZZ_SECONDS (30) from its seed corpus, when clang
