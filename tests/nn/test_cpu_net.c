@@ -343,9 +343,32 @@ static void test_rec_batch_against_onnxruntime(void **state)
     rec_against_onnxruntime("rec_b");
 }
 
+/* oneDNN is loaded at first use, with OpenMP's idle threads set to spin briefly where the user
+ * chose no wait policy (nn/cpu/dnnl_api.h): OpenMP reads it only when it is loaded. */
+static bool user_wait_policy; /* OMP_WAIT_POLICY or GOMP_SPINCOUNT set when the test started */
+
+static void test_short_openmp_spin(void **state)
+{
+    (void)state;
+    char err[256];
+    if (cpu_net_available(err, sizeof err)) {
+        print_message("skipped: %s\n", err);
+        skip();
+    }
+    if (user_wait_policy) {
+        print_message("skipped: OMP_WAIT_POLICY or GOMP_SPINCOUNT set by the caller\n");
+        skip();
+    }
+    const char *spin = getenv("GOMP_SPINCOUNT");
+    assert_non_null(spin);
+    assert_true(atol(spin) > 0 && atol(spin) <= 100000);
+}
+
 int main(void)
 {
+    user_wait_policy = getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT");
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_short_openmp_spin),
         cmocka_unit_test(test_det),
         cmocka_unit_test(test_cls),
         cmocka_unit_test(test_rec),

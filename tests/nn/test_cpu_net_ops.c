@@ -224,9 +224,12 @@ static double check_net_opts(struct tm *b, int input, int output, const int64_t 
     return rel;
 }
 
+static int case_threads; /* the threads of check_net's runs: 0 for one */
+
 static double check_net(struct tm *b, int input, int output, const int64_t shape[4], const char *what)
 {
-    return check_net_opts(b, input, output, shape, what, NULL);
+    const struct run_opts ro = {.threads = case_threads};
+    return check_net_opts(b, input, output, shape, what, case_threads ? &ro : NULL);
 }
 
 /* ---- convolutions -------------------------------------------------------------------------- */
@@ -455,7 +458,7 @@ static void test_pool(void **state)
     check_pool(PVK_POOL_GLOBAL_AVG, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, odd, "global average");
 }
 
-static void check_resize(int mode, float sh, float sw, const char *what)
+static void check_resize_at(int mode, float sh, float sw, const int64_t shape[4], const char *what)
 {
     struct tm m = {0};
     int in = tm_input(&m, 3), x = tm_act(&m), y = tm_act(&m);
@@ -464,7 +467,12 @@ static void check_resize(int mode, float sh, float sw, const char *what)
     o->attr.resize.mode = mode;
     o->attr.resize.scale_h = sh;
     o->attr.resize.scale_w = sw;
-    check_net(&m, in, y, (int64_t[]){2, 3, 5, 7}, what);
+    check_net(&m, in, y, shape, what);
+}
+
+static void check_resize(int mode, float sh, float sw, const char *what)
+{
+    check_resize_at(mode, sh, sw, (int64_t[]){2, 3, 5, 7}, what);
 }
 
 static void test_resize(void **state)
@@ -830,7 +838,9 @@ static void test_leave_final_softmax(void **state)
 }
 
 /* One thread or two, the same answer (within fp32 rounding); no reference kernels on a conv
- * chain; the plan refuses an input whose channels the model does not take, in one line. */
+ * chain; the own-C kernels' rows shared among three threads (outputs large enough to be split,
+ * odd sizes so that the shares differ); the plan refuses an input whose channels the model does
+ * not take, in one line. */
 static void test_threads_and_errors(void **state)
 {
     (void)state;
@@ -848,6 +858,12 @@ static void test_threads_and_errors(void **state)
         snprintf(what, sizeof what, "a conv chain on %d thread%s", threads, threads > 1 ? "s" : "");
         check_net_opts(&m, in, z, (int64_t[]){2, 16, 9, 13}, what, &ro);
     }
+    case_threads = 3;
+    const struct conv_case spread = {3, 6, 41, 67, 8, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, true, false};
+    check_deconv(&spread, PVK_ACT_RELU, "deconv 2x2 s2 (spread) on 3 threads");
+    check_resize_at(PVK_RESIZE_BILINEAR_HALF_PIXEL, 1.7f, 2, (int64_t[]){3, 3, 89, 103},
+                    "bilinear x1.7 (own C) on 3 threads");
+    case_threads = 0;
     struct tm b = {0};
     int in = tm_input(&b, 4), y = tm_act(&b);
     conv_op(&b, &one_by_one, 4, 4, PVK_ACT_NONE, 1, &in, y);

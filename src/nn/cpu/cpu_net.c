@@ -11,10 +11,6 @@
 #include "nn/cpu/cpu_net.h"
 #include "nn/cpu/cpu_net_internal.h"
 
-#if DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP
-#include <omp.h>
-#endif
-
 /* ---- threads ------------------------------------------------------------------------------- */
 
 /* The thread count of the calling thread while a call of the net runs (OpenMP keeps it per
@@ -22,8 +18,8 @@
 static int threads_enter(const struct cpu_net *net)
 {
 #if DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP
-    int prev = omp_get_max_threads();
-    omp_set_num_threads(net->threads);
+    int prev = cpu_dnnl.omp_get_max_threads();
+    cpu_dnnl.omp_set_num_threads(net->threads);
     return prev;
 #else
     (void)net;
@@ -34,7 +30,7 @@ static int threads_enter(const struct cpu_net *net)
 static void threads_leave(int prev)
 {
 #if DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP
-    omp_set_num_threads(prev);
+    cpu_dnnl.omp_set_num_threads(prev);
 #else
     (void)prev;
 #endif
@@ -44,12 +40,15 @@ static void threads_leave(int prev)
 
 int cpu_net_available(char *err, size_t err_len)
 {
+    if (cpu_dnnl_load(err, err_len))
+        return -1;
     dnnl_engine_t eng;
-    if (dnnl_engine_get_count(dnnl_cpu) < 1 || dnnl_engine_create(&eng, dnnl_cpu, 0) != dnnl_success) {
+    if (cpu_dnnl.dnnl_engine_get_count(dnnl_cpu) < 1 ||
+        cpu_dnnl.dnnl_engine_create(&eng, dnnl_cpu, 0) != dnnl_success) {
         snprintf(err, err_len, "oneDNN has no CPU engine on this machine");
         return -1;
     }
-    dnnl_engine_destroy(eng);
+    cpu_dnnl.dnnl_engine_destroy(eng);
     return 0;
 }
 
@@ -57,6 +56,8 @@ int cpu_net_create(const struct pvk_model *model, const struct cpu_net_options *
                    size_t err_len)
 {
     *out = NULL;
+    if (cpu_dnnl_load(err, err_len))
+        return -1;
     struct cpu_net *net = calloc(1, sizeof *net);
     if (!net) {
         snprintf(err, err_len, "out of memory");
@@ -71,13 +72,13 @@ int cpu_net_create(const struct pvk_model *model, const struct cpu_net_options *
         cpu_net_destroy(net);
         return -1;
     }
-    if (dnnl_engine_create(&net->engine, dnnl_cpu, 0) != dnnl_success) {
+    if (cpu_dnnl.dnnl_engine_create(&net->engine, dnnl_cpu, 0) != dnnl_success) {
         net->engine = NULL;
         snprintf(err, err_len, "oneDNN has no CPU engine on this machine");
         cpu_net_destroy(net);
         return -1;
     }
-    if (dnnl_stream_create(&net->stream, net->engine, dnnl_stream_default_flags) != dnnl_success) {
+    if (cpu_dnnl.dnnl_stream_create(&net->stream, net->engine, dnnl_stream_default_flags) != dnnl_success) {
         net->stream = NULL;
         snprintf(err, err_len, "oneDNN: no CPU stream");
         cpu_net_destroy(net);
@@ -102,9 +103,9 @@ void cpu_net_destroy(struct cpu_net *net)
     free(net->widened);
     free(net->f32);
     if (net->stream)
-        dnnl_stream_destroy(net->stream);
+        cpu_dnnl.dnnl_stream_destroy(net->stream);
     if (net->engine)
-        dnnl_engine_destroy(net->engine);
+        cpu_dnnl.dnnl_engine_destroy(net->engine);
     free(net);
 }
 
@@ -314,12 +315,12 @@ void cpu_plan_destroy(struct cpu_plan *plan)
         return;
     for (int i = 0; i < p->n_steps; i++)
         if (p->steps[i].prim)
-            dnnl_primitive_destroy(p->steps[i].prim);
+            cpu_dnnl.dnnl_primitive_destroy(p->steps[i].prim);
     for (int i = 0; i < p->n_values; i++)
         if (p->values[i].mem)
-            dnnl_memory_destroy(p->values[i].mem);
+            cpu_dnnl.dnnl_memory_destroy(p->values[i].mem);
     for (int i = 0; i < p->n_fixed; i++)
-        dnnl_memory_destroy(p->fixed[i]);
+        cpu_dnnl.dnnl_memory_destroy(p->fixed[i]);
     free(p->steps);
     free(p->values);
     free(p->storages);
@@ -369,7 +370,7 @@ static int bind(struct cn_plan *p, char *ws, const float *input)
         void *ptr = s->external ? (void *)input : ws + s->offset + val->byte_offset;
         if (!s->external && p->bound == ws)
             continue;
-        dnnl_status_t st = dnnl_memory_set_data_handle(val->mem, ptr);
+        dnnl_status_t st = cpu_dnnl.dnnl_memory_set_data_handle(val->mem, ptr);
         if (st != dnnl_success)
             return cn_fail_dnnl(p, -1, "dnnl_memory_set_data_handle", st);
     }
@@ -401,16 +402,16 @@ static int run_steps(struct cn_plan *p, double *step_ms)
             args[a].arg = s->args[a].arg;
             args[a].memory = s->args[a].value >= 0 ? p->values[s->args[a].value].mem : s->args[a].fixed;
         }
-        dnnl_status_t st = dnnl_primitive_execute(s->prim, net->stream, s->n_args, args);
+        dnnl_status_t st = cpu_dnnl.dnnl_primitive_execute(s->prim, net->stream, s->n_args, args);
         if (st != dnnl_success)
             return cn_fail_dnnl(p, s->op, "dnnl_primitive_execute", st);
         if (step_ms) {
             /* the CPU stream runs each primitive before returning; the wait is for other runtimes */
-            dnnl_stream_wait(net->stream);
+            cpu_dnnl.dnnl_stream_wait(net->stream);
             step_ms[i] = now_ms() - t0;
         }
     }
-    dnnl_status_t st = dnnl_stream_wait(net->stream);
+    dnnl_status_t st = cpu_dnnl.dnnl_stream_wait(net->stream);
     return st == dnnl_success ? 0 : cn_fail_dnnl(p, -1, "dnnl_stream_wait", st);
 }
 
@@ -471,8 +472,8 @@ int cpu_plan_argmax(const struct cpu_plan *plan, int32_t *index, float *value, c
         return -1;
     }
     int64_t c = out->shape.d[out->shape.ndim - 1];
-    cn_argmax_rows(cn_value_ptr(p, p->output_value), pvk_shape_numel(&out->shape) / c, c, index, value,
-                   p->softmax_left);
+    cn_argmax_rows(cn_value_ptr(p, p->output_value), pvk_shape_numel(&out->shape) / c, c, index, value, p->softmax_left,
+                   p->net->threads);
     return 0;
 }
 

@@ -48,7 +48,9 @@ int cn_fail(struct cn_plan *p, int k, const char *fmt, ...)
 
 int cn_fail_dnnl(struct cn_plan *p, int k, const char *call, dnnl_status_t st)
 {
-    /* "dnnl_convolution_forward_desc_init(&d, ...)" -> "dnnl_convolution_forward_desc_init" */
+    /* "cpu_dnnl.dnnl_convolution_forward_desc_init(&d, ...)" -> "dnnl_convolution_forward_desc_init" */
+    if (strncmp(call, "cpu_dnnl.", 9) == 0)
+        call += 9;
     int len = (int)strcspn(call, "(");
     return cn_fail(p, k, "oneDNN %.*s: %s", len, call, status_name(st));
 }
@@ -87,7 +89,7 @@ int cn_md_plain(struct cn_plan *p, int k, const struct pvk_shape *s, enum pvk_dt
     dnnl_dims_t dims;
     for (int i = 0; i < s->ndim; i++)
         dims[i] = s->d[i];
-    CN_TRY(p, k, dnnl_memory_desc_init_by_tag(md, s->ndim, dims, dnnl_type(dtype), tags[s->ndim]));
+    CN_TRY(p, k, cpu_dnnl.dnnl_memory_desc_init_by_tag(md, s->ndim, dims, dnnl_type(dtype), tags[s->ndim]));
     return 0;
 }
 
@@ -96,13 +98,13 @@ int cn_md_for(struct cn_plan *p, int k, const struct pvk_shape *s, enum pvk_dtyp
     if (s->ndim != 4)
         return cn_md_plain(p, k, s, dtype, md);
     dnnl_dims_t dims = {s->d[0], s->d[1], s->d[2], s->d[3]};
-    CN_TRY(p, k, dnnl_memory_desc_init_by_tag(md, 4, dims, dnnl_type(dtype), dnnl_nhwc));
+    CN_TRY(p, k, cpu_dnnl.dnnl_memory_desc_init_by_tag(md, 4, dims, dnnl_type(dtype), dnnl_nhwc));
     return 0;
 }
 
 bool cn_md_same_bytes(const dnnl_memory_desc_t *a, const dnnl_memory_desc_t *b)
 {
-    if (dnnl_memory_desc_equal(a, b))
+    if (cpu_dnnl.dnnl_memory_desc_equal(a, b))
         return true;
     if (a->ndims != b->ndims || a->data_type != b->data_type || a->format_kind != dnnl_blocked ||
         b->format_kind != dnnl_blocked || a->offset0 != b->offset0 || a->format_desc.blocking.inner_nblks ||
@@ -133,7 +135,7 @@ int cn_new_storage(struct cn_plan *p, int k, size_t bytes)
 int cn_new_value(struct cn_plan *p, int k, const dnnl_memory_desc_t *md, const struct pvk_shape *shape,
                  enum pvk_dtype dtype, int storage, size_t byte_offset)
 {
-    size_t bytes = dnnl_memory_desc_get_size(md);
+    size_t bytes = cpu_dnnl.dnnl_memory_desc_get_size(md);
     if (storage < 0 && (storage = cn_new_storage(p, k, bytes)) < 0)
         return -1;
     if (p->storages[storage].bytes < byte_offset + bytes && !p->storages[storage].scratch)
@@ -148,7 +150,7 @@ int cn_new_value(struct cn_plan *p, int k, const dnnl_memory_desc_t *md, const s
     v->storage = storage;
     v->byte_offset = byte_offset;
     v->last_reader = -1;
-    dnnl_status_t st = dnnl_memory_create(&v->mem, md, p->net->engine, DNNL_MEMORY_NONE);
+    dnnl_status_t st = cpu_dnnl.dnnl_memory_create(&v->mem, md, p->net->engine, DNNL_MEMORY_NONE);
     if (st != dnnl_success) {
         v->mem = NULL;
         return cn_fail_dnnl(p, k, "dnnl_memory_create", st);
@@ -226,13 +228,13 @@ const float *cn_const_data(struct cn_plan *p, int k, int32_t tensor)
 static dnnl_memory_t keep_fixed(struct cn_plan *p, int k, const dnnl_memory_desc_t *md, void *data)
 {
     dnnl_memory_t mem;
-    dnnl_status_t st = dnnl_memory_create(&mem, md, p->net->engine, data);
+    dnnl_status_t st = cpu_dnnl.dnnl_memory_create(&mem, md, p->net->engine, data);
     if (st != dnnl_success) {
         cn_fail_dnnl(p, k, "dnnl_memory_create", st);
         return NULL;
     }
     if (cn_grow((void **)&p->fixed, &p->cap_fixed, p->n_fixed + 1, sizeof *p->fixed)) {
-        dnnl_memory_destroy(mem);
+        cpu_dnnl.dnnl_memory_destroy(mem);
         cn_fail(p, k, "out of memory");
         return NULL;
     }
@@ -245,7 +247,7 @@ dnnl_memory_t cn_const_memory(struct cn_plan *p, int k, int32_t tensor, const dn
     const float *data = cn_const_data(p, k, tensor);
     if (!data)
         return NULL;
-    if (dnnl_memory_desc_get_size(md) > (size_t)pvk_tensor_numel(&p->model->tensors[tensor]) * sizeof(float)) {
+    if (cpu_dnnl.dnnl_memory_desc_get_size(md) > (size_t)pvk_tensor_numel(&p->model->tensors[tensor]) * sizeof(float)) {
         cn_fail(p, k, "weight '%.64s' is smaller than its use", p->model->tensors[tensor].name);
         return NULL;
     }
@@ -260,23 +262,23 @@ static int repack(struct cn_plan *p, int k, const dnnl_memory_desc_t *user_md, c
     dnnl_memory_t from = NULL, to = NULL;
     dnnl_primitive_desc_t pd = NULL;
     dnnl_primitive_t reorder = NULL;
-    dnnl_status_t st = dnnl_memory_create(&from, user_md, net->engine, (void *)user);
+    dnnl_status_t st = cpu_dnnl.dnnl_memory_create(&from, user_md, net->engine, (void *)user);
     if (st == dnnl_success)
-        st = dnnl_memory_create(&to, want_md, net->engine, dst);
+        st = cpu_dnnl.dnnl_memory_create(&to, want_md, net->engine, dst);
     if (st == dnnl_success)
-        st = dnnl_reorder_primitive_desc_create(&pd, user_md, net->engine, want_md, net->engine, NULL);
+        st = cpu_dnnl.dnnl_reorder_primitive_desc_create(&pd, user_md, net->engine, want_md, net->engine, NULL);
     if (st == dnnl_success)
-        st = dnnl_primitive_create(&reorder, pd);
+        st = cpu_dnnl.dnnl_primitive_create(&reorder, pd);
     if (st == dnnl_success) {
         dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-        st = dnnl_primitive_execute(reorder, net->stream, 2, args);
+        st = cpu_dnnl.dnnl_primitive_execute(reorder, net->stream, 2, args);
     }
     if (st == dnnl_success)
-        st = dnnl_stream_wait(net->stream);
-    dnnl_primitive_destroy(reorder);
-    dnnl_primitive_desc_destroy(pd);
-    dnnl_memory_destroy(from);
-    dnnl_memory_destroy(to);
+        st = cpu_dnnl.dnnl_stream_wait(net->stream);
+    cpu_dnnl.dnnl_primitive_destroy(reorder);
+    cpu_dnnl.dnnl_primitive_desc_destroy(pd);
+    cpu_dnnl.dnnl_memory_destroy(from);
+    cpu_dnnl.dnnl_memory_destroy(to);
     return st == dnnl_success ? 0 : cn_fail_dnnl(p, k, "repacking weights: dnnl_reorder", st);
 }
 
@@ -287,16 +289,17 @@ dnnl_memory_t cn_packed_memory(struct cn_plan *p, int k, int32_t tensor, int var
     const float *user = derived ? derived : cn_const_data(p, k, tensor);
     if (!user)
         return NULL;
-    if (dnnl_memory_desc_get_size(user_md) > (size_t)pvk_tensor_numel(&p->model->tensors[tensor]) * sizeof(float)) {
+    if (cpu_dnnl.dnnl_memory_desc_get_size(user_md) >
+        (size_t)pvk_tensor_numel(&p->model->tensors[tensor]) * sizeof(float)) {
         cn_fail(p, k, "weight '%.64s' is smaller than its use", p->model->tensors[tensor].name);
         return NULL;
     }
     if (!derived && cn_md_same_bytes(user_md, want_md))
         return keep_fixed(p, k, want_md, (void *)user);
     for (struct cn_packed *w = net->packed; w; w = w->next)
-        if (w->tensor == tensor && w->variant == variant && dnnl_memory_desc_equal(&w->md, want_md))
+        if (w->tensor == tensor && w->variant == variant && cpu_dnnl.dnnl_memory_desc_equal(&w->md, want_md))
             return keep_fixed(p, k, want_md, w->data);
-    size_t bytes = dnnl_memory_desc_get_size(want_md);
+    size_t bytes = cpu_dnnl.dnnl_memory_desc_get_size(want_md);
     struct cn_packed *w = calloc(1, sizeof *w);
     void *data = aligned_alloc(CPU_PLAN_WORKSPACE_ALIGN, (bytes + CPU_PLAN_WORKSPACE_ALIGN - 1) /
                                                              CPU_PLAN_WORKSPACE_ALIGN * CPU_PLAN_WORKSPACE_ALIGN);
@@ -324,10 +327,10 @@ dnnl_memory_t cn_packed_memory(struct cn_plan *p, int k, int32_t tensor, int var
 
 int cn_attr(struct cn_plan *p, int k, dnnl_primitive_attr_t *attr)
 {
-    CN_TRY(p, k, dnnl_primitive_attr_create(attr));
-    dnnl_status_t st = dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user);
+    CN_TRY(p, k, cpu_dnnl.dnnl_primitive_attr_create(attr));
+    dnnl_status_t st = cpu_dnnl.dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user);
     if (st != dnnl_success) {
-        dnnl_primitive_attr_destroy(*attr);
+        cpu_dnnl.dnnl_primitive_attr_destroy(*attr);
         return cn_fail_dnnl(p, k, "dnnl_primitive_attr_set_scratchpad_mode", st);
     }
     return 0;
@@ -335,7 +338,7 @@ int cn_attr(struct cn_plan *p, int k, dnnl_primitive_attr_t *attr)
 
 static int append_eltwise(struct cn_plan *p, int k, dnnl_post_ops_t po, dnnl_alg_kind_t alg, float alpha, float beta)
 {
-    CN_TRY(p, k, dnnl_post_ops_append_eltwise(po, 1.0f, alg, alpha, beta));
+    CN_TRY(p, k, cpu_dnnl.dnnl_post_ops_append_eltwise(po, 1.0f, alg, alpha, beta));
     return 0;
 }
 
@@ -366,11 +369,11 @@ static int act_algs(enum pvk_act act, float alpha, float beta, dnnl_alg_kind_t *
  * the same parameters. */
 static bool eltwise_conflicts(const_dnnl_post_ops_t po, dnnl_alg_kind_t alg, float alpha, float beta)
 {
-    for (int i = 0; i < dnnl_post_ops_len(po); i++) {
+    for (int i = 0; i < cpu_dnnl.dnnl_post_ops_len(po); i++) {
         float scale, a, b;
         dnnl_alg_kind_t other;
-        if (dnnl_post_ops_get_kind(po, i) == dnnl_eltwise &&
-            dnnl_post_ops_get_params_eltwise(po, i, &scale, &other, &a, &b) == dnnl_success && other == alg &&
+        if (cpu_dnnl.dnnl_post_ops_get_kind(po, i) == dnnl_eltwise &&
+            cpu_dnnl.dnnl_post_ops_get_params_eltwise(po, i, &scale, &other, &a, &b) == dnnl_success && other == alg &&
             (a != alpha || b != beta))
             return true;
     }
@@ -419,8 +422,8 @@ int cn_attr_post_ops_begin(struct cn_plan *p, int k, dnnl_primitive_attr_t *attr
 {
     if (cn_attr(p, k, attr))
         return -1;
-    if (dnnl_post_ops_create(po) != dnnl_success) {
-        dnnl_primitive_attr_destroy(*attr);
+    if (cpu_dnnl.dnnl_post_ops_create(po) != dnnl_success) {
+        cpu_dnnl.dnnl_primitive_attr_destroy(*attr);
         return cn_fail(p, k, "oneDNN: no post-ops");
     }
     return 0;
@@ -428,11 +431,11 @@ int cn_attr_post_ops_begin(struct cn_plan *p, int k, dnnl_primitive_attr_t *attr
 
 int cn_attr_post_ops_end(struct cn_plan *p, int k, dnnl_primitive_attr_t attr, dnnl_post_ops_t po, int rc)
 {
-    if (!rc && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
+    if (!rc && cpu_dnnl.dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
         rc = cn_fail(p, k, "oneDNN: post-ops refused");
-    dnnl_post_ops_destroy(po);
+    cpu_dnnl.dnnl_post_ops_destroy(po);
     if (rc) {
-        dnnl_primitive_attr_destroy(attr);
+        cpu_dnnl.dnnl_primitive_attr_destroy(attr);
         return -1;
     }
     return 0;
@@ -449,8 +452,8 @@ int cn_attr_act(struct cn_plan *p, int k, enum pvk_act act, float alpha, float b
 
 int cn_pd(struct cn_plan *p, int k, const void *desc, dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *pd)
 {
-    dnnl_status_t st = dnnl_primitive_desc_create(pd, desc, attr, p->net->engine, NULL);
-    dnnl_primitive_attr_destroy(attr);
+    dnnl_status_t st = cpu_dnnl.dnnl_primitive_desc_create(pd, desc, attr, p->net->engine, NULL);
+    cpu_dnnl.dnnl_primitive_attr_destroy(attr);
     if (st != dnnl_success) {
         *pd = NULL;
         return cn_fail_dnnl(p, k, "dnnl_primitive_desc_create", st);
@@ -467,7 +470,7 @@ int cn_src_dst_prim(struct cn_plan *p, int k, const void *desc, const dnnl_memor
         return -1;
     int y = cn_new_value(p, k, dst_md, ys, PVK_DTYPE_F32, -1, 0);
     if (y < 0) {
-        dnnl_primitive_desc_destroy(pd);
+        cpu_dnnl.dnnl_primitive_desc_destroy(pd);
         return -1;
     }
     struct cn_arg args[2] = {{DNNL_ARG_SRC, x, NULL}, {DNNL_ARG_DST, y, NULL}};
@@ -479,7 +482,7 @@ int cn_src_dst_prim(struct cn_plan *p, int k, const void *desc, const dnnl_memor
 static const char *pd_impl(dnnl_primitive_desc_t pd)
 {
     const char *impl = NULL;
-    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl)
+    if (cpu_dnnl.dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl)
         return "?";
     return impl;
 }
@@ -514,12 +517,12 @@ int cn_add_prim(struct cn_plan *p, int k, const char *what, dnnl_primitive_desc_
     struct cn_arg all[CN_MAX_ARGS];
     int n = n_args;
     if (n_args >= CN_MAX_ARGS) {
-        dnnl_primitive_desc_destroy(pd);
+        cpu_dnnl.dnnl_primitive_desc_destroy(pd);
         return cn_fail(p, k, "a step of %d arguments", n_args);
     }
     memcpy(all, args, (size_t)n_args * sizeof *args);
-    const dnnl_memory_desc_t *scratch = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    size_t scratch_bytes = scratch ? dnnl_memory_desc_get_size(scratch) : 0;
+    const dnnl_memory_desc_t *scratch = cpu_dnnl.dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    size_t scratch_bytes = scratch ? cpu_dnnl.dnnl_memory_desc_get_size(scratch) : 0;
     if (scratch_bytes) {
         struct cn_storage *s = &p->storages[p->scratch_storage];
         if (s->bytes < scratch_bytes)
@@ -527,19 +530,19 @@ int cn_add_prim(struct cn_plan *p, int k, const char *what, dnnl_primitive_desc_
         struct pvk_shape none = {1, {(int64_t)(scratch_bytes / 4)}};
         int v = cn_new_value(p, k, scratch, &none, PVK_DTYPE_F32, p->scratch_storage, 0);
         if (v < 0) {
-            dnnl_primitive_desc_destroy(pd);
+            cpu_dnnl.dnnl_primitive_desc_destroy(pd);
             return -1;
         }
         all[n++] = (struct cn_arg){DNNL_ARG_SCRATCHPAD, v, NULL};
     }
     struct cn_step *s = new_step(p, k, what, n, all);
     if (!s) {
-        dnnl_primitive_desc_destroy(pd);
+        cpu_dnnl.dnnl_primitive_desc_destroy(pd);
         return -1;
     }
     snprintf(s->impl, sizeof s->impl, "%s", pd_impl(pd));
-    dnnl_status_t st = dnnl_primitive_create(&s->prim, pd);
-    dnnl_primitive_desc_destroy(pd);
+    dnnl_status_t st = cpu_dnnl.dnnl_primitive_create(&s->prim, pd);
+    cpu_dnnl.dnnl_primitive_desc_destroy(pd);
     if (st != dnnl_success) {
         s->prim = NULL;
         return cn_fail_dnnl(p, k, "dnnl_primitive_create", st);
@@ -573,7 +576,9 @@ int cn_act_in_place(struct cn_plan *p, int k, int v, enum pvk_act act, float alp
         dnnl_eltwise_desc_t d;
         dnnl_primitive_attr_t attr;
         dnnl_primitive_desc_t pd;
-        CN_TRY(p, k, dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, alg[i], &p->values[v].md, a[i], b[i]));
+        CN_TRY(
+            p, k,
+            cpu_dnnl.dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, alg[i], &p->values[v].md, a[i], b[i]));
         if (cn_attr(p, k, &attr) || cn_pd(p, k, &d, attr, &pd))
             return -1;
         struct cn_arg args[2] = {{DNNL_ARG_SRC, v, NULL}, {DNNL_ARG_DST, v, NULL}};
@@ -591,9 +596,9 @@ static int reorder_into(struct cn_plan *p, int k, int from, int to)
     dnnl_primitive_attr_t attr;
     if (cn_attr(p, k, &attr))
         return -1;
-    dnnl_status_t st = dnnl_reorder_primitive_desc_create(&pd, &p->values[from].md, p->net->engine, &p->values[to].md,
-                                                          p->net->engine, attr);
-    dnnl_primitive_attr_destroy(attr);
+    dnnl_status_t st = cpu_dnnl.dnnl_reorder_primitive_desc_create(&pd, &p->values[from].md, p->net->engine,
+                                                                   &p->values[to].md, p->net->engine, attr);
+    cpu_dnnl.dnnl_primitive_attr_destroy(attr);
     if (st != dnnl_success)
         return cn_fail_dnnl(p, k, "dnnl_reorder_primitive_desc_create", st);
     struct cn_arg args[2] = {{DNNL_ARG_FROM, from, NULL}, {DNNL_ARG_TO, to, NULL}};
@@ -611,7 +616,7 @@ int cn_copy_to(struct cn_plan *p, int k, int v, const dnnl_memory_desc_t *md)
 int cn_to_md(struct cn_plan *p, int k, int v, const dnnl_memory_desc_t *md)
 {
     if (cn_md_same_bytes(&p->values[v].md, md)) {
-        if (dnnl_memory_desc_equal(&p->values[v].md, md))
+        if (cpu_dnnl.dnnl_memory_desc_equal(&p->values[v].md, md))
             return v;
         /* the same bytes described otherwise: a view */
         int w = cn_new_value(p, k, md, &p->values[v].shape, p->values[v].dtype, p->values[v].storage,
@@ -637,7 +642,7 @@ int cn_to_plain(struct cn_plan *p, int k, int v)
 void *cn_value_ptr(const struct cn_plan *p, int v)
 {
     void *ptr = NULL;
-    dnnl_memory_get_data_handle(p->values[v].mem, &ptr);
+    cpu_dnnl.dnnl_memory_get_data_handle(p->values[v].mem, &ptr);
     return ptr;
 }
 
@@ -686,7 +691,7 @@ int cn_md_by_strides(struct cn_plan *p, int k, int nd, const int64_t *dims, cons
         d[i] = dims[i];
         s[i] = strides[i];
     }
-    CN_TRY(p, k, dnnl_memory_desc_init_by_strides(md, nd, d, dnnl_f32, s));
+    CN_TRY(p, k, cpu_dnnl.dnnl_memory_desc_init_by_strides(md, nd, d, dnnl_f32, s));
     return 0;
 }
 
@@ -695,7 +700,7 @@ int cn_md_by_tag(struct cn_plan *p, int k, int nd, const int64_t *dims, dnnl_for
     dnnl_dims_t d;
     for (int i = 0; i < nd; i++)
         d[i] = dims[i];
-    CN_TRY(p, k, dnnl_memory_desc_init_by_tag(md, nd, d, dnnl_f32, tag));
+    CN_TRY(p, k, cpu_dnnl.dnnl_memory_desc_init_by_tag(md, nd, d, dnnl_f32, tag));
     return 0;
 }
 

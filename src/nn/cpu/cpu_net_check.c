@@ -6,18 +6,17 @@
 #include "nn/cpu/cpu_net.h"
 #include "nn/cpu/cpu_net_internal.h"
 
-#if DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP
-#include <omp.h>
-#endif
-
 int cpu_net_threads(int threads)
 {
 #if DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP
-    int n = threads > 0 ? threads : omp_get_max_threads();
+    char err[256];
+    if (cpu_dnnl_load(err, sizeof err)) /* the net's creation then says why */
+        return threads > 0 ? threads : 1;
+    int n = threads > 0 ? threads : cpu_dnnl.omp_get_max_threads();
     /* OMP_THREAD_LIMIT (which OCRmyPDF sets for its OCR engines) caps a parallel region's team
      * but not omp_get_max_threads(): oneDNN splits its work for the latter, and the threads that
      * never start leave their share unwritten. */
-    const int limit = omp_get_thread_limit();
+    const int limit = cpu_dnnl.omp_get_thread_limit();
     if (limit > 0 && n > limit)
         n = limit;
     return n;
@@ -53,51 +52,51 @@ static dnnl_status_t conv_onednn(dnnl_engine_t eng, dnnl_stream_t stream, float 
     const dnnl_dims_t xd = {1, CHECK_C, CHECK_H, CHECK_W}, wd = {CHECK_OC, CHECK_C, CHECK_K, CHECK_K}, bd = {CHECK_OC},
                       yd = {1, CHECK_OC, CHECK_H, CHECK_W};
     const dnnl_dims_t strides = {1, 1}, pad = {1, 1};
-    dnnl_status_t st = dnnl_memory_desc_init_by_tag(&src, 4, xd, dnnl_f32, dnnl_nchw);
+    dnnl_status_t st = cpu_dnnl.dnnl_memory_desc_init_by_tag(&src, 4, xd, dnnl_f32, dnnl_nchw);
     if (st == dnnl_success)
-        st = dnnl_memory_desc_init_by_tag(&wei, 4, wd, dnnl_f32, dnnl_oihw);
+        st = cpu_dnnl.dnnl_memory_desc_init_by_tag(&wei, 4, wd, dnnl_f32, dnnl_oihw);
     if (st == dnnl_success)
-        st = dnnl_memory_desc_init_by_tag(&bias, 1, bd, dnnl_f32, dnnl_a);
+        st = cpu_dnnl.dnnl_memory_desc_init_by_tag(&bias, 1, bd, dnnl_f32, dnnl_a);
     if (st == dnnl_success)
-        st = dnnl_memory_desc_init_by_tag(&dst, 4, yd, dnnl_f32, dnnl_nchw);
+        st = cpu_dnnl.dnnl_memory_desc_init_by_tag(&dst, 4, yd, dnnl_f32, dnnl_nchw);
     dnnl_convolution_desc_t d;
     if (st == dnnl_success)
-        st = dnnl_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct, &src, &wei, &bias,
-                                                &dst, strides, pad, pad);
+        st = cpu_dnnl.dnnl_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct, &src,
+                                                         &wei, &bias, &dst, strides, pad, pad);
     dnnl_post_ops_t ops = NULL;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_primitive_desc_t pd = NULL;
     dnnl_primitive_t prim = NULL;
     dnnl_memory_t mem[4] = {NULL, NULL, NULL, NULL};
     if (st == dnnl_success)
-        st = dnnl_post_ops_create(&ops);
+        st = cpu_dnnl.dnnl_post_ops_create(&ops);
     if (st == dnnl_success)
-        st = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
+        st = cpu_dnnl.dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
     if (st == dnnl_success)
-        st = dnnl_primitive_attr_create(&attr);
+        st = cpu_dnnl.dnnl_primitive_attr_create(&attr);
     if (st == dnnl_success)
-        st = dnnl_primitive_attr_set_post_ops(attr, ops);
+        st = cpu_dnnl.dnnl_primitive_attr_set_post_ops(attr, ops);
     if (st == dnnl_success)
-        st = dnnl_primitive_desc_create(&pd, &d, attr, eng, NULL);
+        st = cpu_dnnl.dnnl_primitive_desc_create(&pd, &d, attr, eng, NULL);
     if (st == dnnl_success)
-        st = dnnl_primitive_create(&prim, pd);
+        st = cpu_dnnl.dnnl_primitive_create(&prim, pd);
     const dnnl_memory_desc_t *mds[4] = {&src, &wei, &bias, &dst};
     float *data[4] = {x, w, b, y};
     for (int i = 0; i < 4 && st == dnnl_success; i++)
-        st = dnnl_memory_create(&mem[i], mds[i], eng, data[i]);
+        st = cpu_dnnl.dnnl_memory_create(&mem[i], mds[i], eng, data[i]);
     if (st == dnnl_success) {
         dnnl_exec_arg_t args[4] = {
             {DNNL_ARG_SRC, mem[0]}, {DNNL_ARG_WEIGHTS, mem[1]}, {DNNL_ARG_BIAS, mem[2]}, {DNNL_ARG_DST, mem[3]}};
-        st = dnnl_primitive_execute(prim, stream, 4, args);
+        st = cpu_dnnl.dnnl_primitive_execute(prim, stream, 4, args);
     }
     if (st == dnnl_success)
-        st = dnnl_stream_wait(stream);
+        st = cpu_dnnl.dnnl_stream_wait(stream);
     for (int i = 0; i < 4; i++)
-        dnnl_memory_destroy(mem[i]);
-    dnnl_primitive_destroy(prim);
-    dnnl_primitive_desc_destroy(pd);
-    dnnl_primitive_attr_destroy(attr);
-    dnnl_post_ops_destroy(ops);
+        cpu_dnnl.dnnl_memory_destroy(mem[i]);
+    cpu_dnnl.dnnl_primitive_destroy(prim);
+    cpu_dnnl.dnnl_primitive_desc_destroy(pd);
+    cpu_dnnl.dnnl_primitive_attr_destroy(attr);
+    cpu_dnnl.dnnl_post_ops_destroy(ops);
     return st;
 }
 
@@ -105,7 +104,7 @@ int cpu_net_self_check(int threads, FILE *out, char *err, size_t err_len)
 {
     if (cpu_net_available(err, err_len))
         return -1;
-    const dnnl_version_t *v = dnnl_version();
+    const dnnl_version_t *v = cpu_dnnl.dnnl_version();
     fprintf(out, "device: CPU (oneDNN %d.%d.%d, %s), %d threads, fp32\n", v->major, v->minor, v->patch,
             v->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : "its own threads", cpu_net_threads(threads));
     float x[CHECK_C * CHECK_H * CHECK_W], w[CHECK_OC * CHECK_C * CHECK_K * CHECK_K], b[CHECK_OC];
@@ -120,13 +119,13 @@ int cpu_net_self_check(int threads, FILE *out, char *err, size_t err_len)
     conv_reference(x, w, b, want);
     dnnl_engine_t eng = NULL;
     dnnl_stream_t stream = NULL;
-    dnnl_status_t st = dnnl_engine_create(&eng, dnnl_cpu, 0);
+    dnnl_status_t st = cpu_dnnl.dnnl_engine_create(&eng, dnnl_cpu, 0);
     if (st == dnnl_success)
-        st = dnnl_stream_create(&stream, eng, dnnl_stream_default_flags);
+        st = cpu_dnnl.dnnl_stream_create(&stream, eng, dnnl_stream_default_flags);
     if (st == dnnl_success)
         st = conv_onednn(eng, stream, x, w, b, y);
-    dnnl_stream_destroy(stream);
-    dnnl_engine_destroy(eng);
+    cpu_dnnl.dnnl_stream_destroy(stream);
+    cpu_dnnl.dnnl_engine_destroy(eng);
     if (st != dnnl_success) {
         snprintf(err, err_len, "self-check: oneDNN's convolution failed (status %d)", (int)st);
         return -1;

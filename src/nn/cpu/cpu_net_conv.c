@@ -62,11 +62,11 @@ static int conv_attr(struct cn_plan *p, int k, int affine, int64_t oc, struct co
         return -1;
     int rc = 0;
     enum pvk_residual res = (enum pvk_residual)op->attr.conv.residual;
-    if (res == PVK_RESIDUAL_BEFORE_ACT && dnnl_post_ops_append_sum(po, 1.0f) != dnnl_success)
+    if (res == PVK_RESIDUAL_BEFORE_ACT && cpu_dnnl.dnnl_post_ops_append_sum(po, 1.0f) != dnnl_success)
         rc = cn_fail(p, k, "oneDNN: sum post-op refused");
     if (!rc)
         rc = cn_post_ops_act(p, k, po, (enum pvk_act)op->act, op->act_alpha, op->act_beta, false);
-    if (!rc && res == PVK_RESIDUAL_AFTER_ACT && dnnl_post_ops_append_sum(po, 1.0f) != dnnl_success)
+    if (!rc && res == PVK_RESIDUAL_AFTER_ACT && cpu_dnnl.dnnl_post_ops_append_sum(po, 1.0f) != dnnl_success)
         rc = cn_fail(p, k, "oneDNN: sum post-op refused");
     post->n_binary = 0;
     if (!rc && affine >= 0) {
@@ -76,8 +76,8 @@ static int conv_attr(struct cn_plan *p, int k, int affine, int64_t oc, struct co
         rc = cn_md_by_tag(p, k, 4, dims, dnnl_abcd, &md);
         const dnnl_alg_kind_t alg[2] = {dnnl_binary_mul, dnnl_binary_add};
         for (int i = 0; i < 2 && !rc; i++) {
-            post->binary_index[i] = dnnl_post_ops_len(po);
-            if (dnnl_post_ops_append_binary(po, alg[i], &md) != dnnl_success)
+            post->binary_index[i] = cpu_dnnl.dnnl_post_ops_len(po);
+            if (cpu_dnnl.dnnl_post_ops_append_binary(po, alg[i], &md) != dnnl_success)
                 rc = cn_fail(p, k, "oneDNN: binary post-op refused");
             else if (!(post->src1[i] = cn_const_memory(p, affine, aff->weights[i], &md)))
                 rc = -1;
@@ -110,10 +110,10 @@ static int conv_pd(struct cn_plan *p, int k, const dnnl_memory_desc_t *src, cons
     dnnl_convolution_desc_t d;
     dnnl_dims_t strides = {cp->sh, cp->sw}, dil = {cp->dh - 1, cp->dw - 1};
     dnnl_dims_t pad_l = {cp->pad_t, cp->pad_l}, pad_r = {cp->pad_b, cp->pad_r};
-    dnnl_status_t st = dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct,
-                                                                  src, wei, bias, dst, strides, dil, pad_l, pad_r);
+    dnnl_status_t st = cpu_dnnl.dnnl_dilated_convolution_forward_desc_init(
+        &d, dnnl_forward_inference, dnnl_convolution_direct, src, wei, bias, dst, strides, dil, pad_l, pad_r);
     if (st != dnnl_success) {
-        dnnl_primitive_attr_destroy(attr);
+        cpu_dnnl.dnnl_primitive_attr_destroy(attr);
         return cn_fail_dnnl(p, k, "dnnl_convolution_forward_desc_init", st);
     }
     return cn_pd(p, k, &d, attr, pd);
@@ -150,21 +150,21 @@ int cn_plan_conv2d(struct cn_plan *p, int k)
         dnnl_primitive_desc_t pd2;
         if (cn_md_for(p, k, xs, PVK_DTYPE_F32, &nhwc) || conv_attr(p, k, affine, oc, &post, &attr) ||
             conv_pd(p, k, &nhwc, &any_w, has_bias ? &bias_md : NULL, &dst_md, &cp, attr, &pd2)) {
-            dnnl_primitive_desc_destroy(pd);
+            cpu_dnnl.dnnl_primitive_desc_destroy(pd);
             return -1;
         }
         if (!cn_pd_is_reference(pd2)) {
-            dnnl_primitive_desc_destroy(pd);
+            cpu_dnnl.dnnl_primitive_desc_destroy(pd);
             pd = pd2;
             if ((x = cn_to_md(p, k, x, &nhwc)) < 0) {
-                dnnl_primitive_desc_destroy(pd);
+                cpu_dnnl.dnnl_primitive_desc_destroy(pd);
                 return -1;
             }
         } else {
-            dnnl_primitive_desc_destroy(pd2);
+            cpu_dnnl.dnnl_primitive_desc_destroy(pd2);
         }
     }
-    const dnnl_memory_desc_t *want_w = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    const dnnl_memory_desc_t *want_w = cpu_dnnl.dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     dnnl_memory_t w = cn_packed_memory(p, k, op->weights[0], CN_VIEW_AS_IS, &user_w, NULL, want_w);
     dnnl_memory_t b = has_bias ? cn_const_memory(p, k, op->weights[1], &bias_md) : NULL;
     int y = -1;
@@ -183,7 +183,7 @@ int cn_plan_conv2d(struct cn_plan *p, int k)
         }
     }
     if (y < 0) {
-        dnnl_primitive_desc_destroy(pd);
+        cpu_dnnl.dnnl_primitive_desc_destroy(pd);
         return -1;
     }
     struct cn_arg args[8] = {{DNNL_ARG_SRC, x, NULL}, {DNNL_ARG_WEIGHTS, -1, w}, {DNNL_ARG_DST, y, NULL}};
@@ -234,19 +234,19 @@ static int deconv_spread(struct cn_plan *p, int k, int x, const struct pvk_conv_
     const float *wsrc = cn_const_data(p, k, op->weights[0]);
     float *wz = wsrc ? malloc((size_t)(zc * ic) * sizeof(float)) : NULL;
     if (!wz) {
-        dnnl_primitive_desc_destroy(pd);
+        cpu_dnnl.dnnl_primitive_desc_destroy(pd);
         return wsrc ? cn_fail(p, k, "out of memory") : -1;
     }
     for (int64_t i = 0; i < ic; i++)
         for (int64_t o = 0; o < oc; o++)
             for (int64_t t = 0; t < khw; t++)
                 wz[(t * oc + o) * ic + i] = wsrc[(i * oc + o) * khw + t];
-    const dnnl_memory_desc_t *want_w = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    const dnnl_memory_desc_t *want_w = cpu_dnnl.dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     dnnl_memory_t wm = cn_packed_memory(p, k, op->weights[0], CN_VIEW_DECONV_AS_1X1, &user_w, wz, want_w);
     free(wz);
     int z = wm ? cn_new_value(p, k, &z_md, &zs, PVK_DTYPE_F32, -1, 0) : -1;
     if (z < 0) {
-        dnnl_primitive_desc_destroy(pd);
+        cpu_dnnl.dnnl_primitive_desc_destroy(pd);
         return -1;
     }
     struct cn_arg args[3] = {{DNNL_ARG_SRC, x, NULL}, {DNNL_ARG_WEIGHTS, -1, wm}, {DNNL_ARG_DST, z, NULL}};
@@ -300,22 +300,22 @@ int cn_plan_conv_transpose2d(struct cn_plan *p, int k)
     dnnl_deconvolution_desc_t d;
     dnnl_dims_t st = {cp.sh, cp.sw}, dil = {cp.dh - 1, cp.dw - 1};
     dnnl_dims_t pad_l = {cp.pad_t, cp.pad_l}, pad_r = {cp.pad_b, cp.pad_r};
-    dnnl_status_t s = dnnl_dilated_deconvolution_forward_desc_init(
+    dnnl_status_t s = cpu_dnnl.dnnl_dilated_deconvolution_forward_desc_init(
         &d, dnnl_forward_inference, dnnl_deconvolution_direct, &p->values[x].md, &any_w, has_bias ? &bias_md : NULL,
         &dst_md, st, dil, pad_l, pad_r);
     if (s != dnnl_success) {
-        dnnl_primitive_attr_destroy(attr);
+        cpu_dnnl.dnnl_primitive_attr_destroy(attr);
         return cn_fail_dnnl(p, k, "dnnl_deconvolution_forward_desc_init", s);
     }
     dnnl_primitive_desc_t pd;
     if (cn_pd(p, k, &d, attr, &pd))
         return -1;
-    const dnnl_memory_desc_t *want_w = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    const dnnl_memory_desc_t *want_w = cpu_dnnl.dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     dnnl_memory_t w = cn_packed_memory(p, k, op->weights[0], CN_VIEW_AS_IS, &user_w, NULL, want_w);
     dnnl_memory_t b = has_bias ? cn_const_memory(p, k, op->weights[1], &bias_md) : NULL;
     int y = w && (!has_bias || b) ? cn_new_value(p, k, &dst_md, ys, PVK_DTYPE_F32, -1, 0) : -1;
     if (y < 0) {
-        dnnl_primitive_desc_destroy(pd);
+        cpu_dnnl.dnnl_primitive_desc_destroy(pd);
         return -1;
     }
     struct cn_arg args[4] = {{DNNL_ARG_SRC, x, NULL}, {DNNL_ARG_WEIGHTS, -1, w}, {DNNL_ARG_DST, y, NULL}};

@@ -13,7 +13,7 @@
 #ifndef PPOCR_NN_CPU_CPU_NET_INTERNAL_H
 #define PPOCR_NN_CPU_CPU_NET_INTERNAL_H
 
-#include <dnnl.h>
+#include "nn/cpu/dnnl_api.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -278,6 +278,7 @@ void cn_host_binary(const struct cn_plan *p, const struct cn_step *s);
 void cn_host_argmax(const struct cn_plan *p, const struct cn_step *s);
 /* Over rows of x [rows][c]: the first maximum's index, and the maximum or its softmax
  * probability 1 / sum exp(x - max) (summed in double). */
-void cn_argmax_rows(const float *x, int64_t rows, int64_t c, int32_t *index, float *value, bool softmax);
+void cn_argmax_rows(const float *x, int64_t rows, int64_t c, int32_t *index, float *value, bool softmax,
+                    int threads);
 
 #endif

@@ -9,12 +9,12 @@ static int matmul_prim(struct cn_plan *p, int k, const char *what, int a, int b,
                        enum pvk_act act, float alpha, float beta, float scale)
 {
     dnnl_matmul_desc_t d;
-    CN_TRY(p, k, dnnl_matmul_desc_init(&d, &p->values[a].md, b_md, bias ? bias_md : NULL, &p->values[y].md));
+    CN_TRY(p, k, cpu_dnnl.dnnl_matmul_desc_init(&d, &p->values[a].md, b_md, bias ? bias_md : NULL, &p->values[y].md));
     dnnl_primitive_attr_t attr;
     if (cn_attr_act(p, k, act, alpha, beta, false, &attr))
         return -1;
-    if (scale != 1.0f && dnnl_primitive_attr_set_output_scales(attr, 1, 0, &scale) != dnnl_success) {
-        dnnl_primitive_attr_destroy(attr);
+    if (scale != 1.0f && cpu_dnnl.dnnl_primitive_attr_set_output_scales(attr, 1, 0, &scale) != dnnl_success) {
+        cpu_dnnl.dnnl_primitive_attr_destroy(attr);
         return cn_fail(p, k, "oneDNN: output scale refused");
     }
     dnnl_primitive_desc_t pd;
@@ -62,13 +62,13 @@ int cn_plan_matmul(struct cn_plan *p, int k)
             return -1;
         /* the weights' layout is the primitive's choice: ask it, then repack */
         dnnl_matmul_desc_t d;
-        CN_TRY(p, k, dnnl_matmul_desc_init(&d, &a2_md, &any_b, bias ? &bias_md : NULL, &y2_md));
+        CN_TRY(p, k, cpu_dnnl.dnnl_matmul_desc_init(&d, &a2_md, &any_b, bias ? &bias_md : NULL, &y2_md));
         dnnl_primitive_attr_t attr;
         dnnl_primitive_desc_t probe;
         if (cn_attr(p, k, &attr) || cn_pd(p, k, &d, attr, &probe))
             return -1;
-        dnnl_memory_desc_t want = *dnnl_primitive_desc_query_md(probe, dnnl_query_weights_md, 0);
-        dnnl_primitive_desc_destroy(probe);
+        dnnl_memory_desc_t want = *cpu_dnnl.dnnl_primitive_desc_query_md(probe, dnnl_query_weights_md, 0);
+        cpu_dnnl.dnnl_primitive_desc_destroy(probe);
         dnnl_memory_t b =
             cn_packed_memory(p, k, op->weights[0], trans_b ? CN_VIEW_TRANSPOSED : CN_VIEW_AS_IS, &user_b, NULL, &want);
         if (!b)
@@ -134,8 +134,8 @@ int cn_plan_layernorm(struct cn_plan *p, int k)
     unsigned flags = (op->weights[0] >= 0 ? dnnl_use_scale : 0) | (op->weights[1] >= 0 ? dnnl_use_shift : 0);
     dnnl_layer_normalization_desc_t d;
     CN_TRY(p, k,
-           dnnl_layer_normalization_forward_desc_init(&d, dnnl_forward_inference, &p->values[x].md, NULL,
-                                                      op->attr.norm.eps, flags));
+           cpu_dnnl.dnnl_layer_normalization_forward_desc_init(&d, dnnl_forward_inference, &p->values[x].md, NULL,
+                                                               op->attr.norm.eps, flags));
     dnnl_primitive_attr_t attr;
     dnnl_primitive_desc_t pd;
     if (cn_attr(p, k, &attr) || cn_pd(p, k, &d, attr, &pd))
@@ -149,7 +149,7 @@ int cn_plan_layernorm(struct cn_plan *p, int k)
         (op->weights[1] < 0 || (beta = cn_const_memory(p, k, op->weights[1], &c_md))))
         y = cn_new_value(p, k, &p->values[x].md, xs, PVK_DTYPE_F32, -1, 0);
     if (y < 0) {
-        dnnl_primitive_desc_destroy(pd);
+        cpu_dnnl.dnnl_primitive_desc_destroy(pd);
         return -1;
     }
     struct cn_arg args[4] = {{DNNL_ARG_SRC, x, NULL}, {DNNL_ARG_DST, y, NULL}};
@@ -168,8 +168,8 @@ static int softmax_prim(struct cn_plan *p, int k, int x, int y, int axis)
 {
     dnnl_softmax_v2_desc_t d;
     CN_TRY(p, k,
-           dnnl_softmax_v2_forward_desc_init(&d, dnnl_forward_inference, dnnl_softmax_accurate, &p->values[x].md,
-                                             &p->values[y].md, axis));
+           cpu_dnnl.dnnl_softmax_v2_forward_desc_init(&d, dnnl_forward_inference, dnnl_softmax_accurate,
+                                                      &p->values[x].md, &p->values[y].md, axis));
     dnnl_primitive_attr_t attr;
     dnnl_primitive_desc_t pd;
     if (cn_attr(p, k, &attr) || cn_pd(p, k, &d, attr, &pd))

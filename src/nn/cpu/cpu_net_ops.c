@@ -64,8 +64,8 @@ static int cn_plan_pool2d(struct cn_plan *p, int k)
         return -1;
     dnnl_pooling_v2_desc_t d;
     CN_TRY(p, k,
-           dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, alg, &p->values[x].md, &dst_md, strides,
-                                             kernel, dil, pad_l, pad_r));
+           cpu_dnnl.dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, alg, &p->values[x].md, &dst_md,
+                                                      strides, kernel, dil, pad_l, pad_r));
     int y = cn_src_dst_prim(p, k, &d, &dst_md, ys, x, "pool");
     if (y < 0 || cn_finish_act(p, k, y))
         return -1;
@@ -100,11 +100,11 @@ static int cn_plan_resize(struct cn_plan *p, int k)
     if (cn_md_for(p, k, ys, PVK_DTYPE_F32, &dst_md))
         return -1;
     dnnl_resampling_desc_t d;
-    CN_TRY(
-        p, k,
-        dnnl_resampling_forward_desc_init(&d, dnnl_forward_inference,
-                                          mode == PVK_RESIZE_NEAREST ? dnnl_resampling_nearest : dnnl_resampling_linear,
-                                          NULL, &p->values[x].md, &dst_md));
+    CN_TRY(p, k,
+           cpu_dnnl.dnnl_resampling_forward_desc_init(&d, dnnl_forward_inference,
+                                                      mode == PVK_RESIZE_NEAREST ? dnnl_resampling_nearest
+                                                                                 : dnnl_resampling_linear,
+                                                      NULL, &p->values[x].md, &dst_md));
     int y = cn_src_dst_prim(p, k, &d, &dst_md, ys, x, "resample");
     if (y < 0 || cn_finish_act(p, k, y))
         return -1;
@@ -135,13 +135,13 @@ static int cn_plan_concat(struct cn_plan *p, int k)
     if (cn_attr(p, k, &attr))
         return -1;
     dnnl_status_t st =
-        dnnl_concat_primitive_desc_create(&pd, &dst_md, n, op->attr.axis.axis, src, attr, p->net->engine);
-    dnnl_primitive_attr_destroy(attr);
+        cpu_dnnl.dnnl_concat_primitive_desc_create(&pd, &dst_md, n, op->attr.axis.axis, src, attr, p->net->engine);
+    cpu_dnnl.dnnl_primitive_attr_destroy(attr);
     if (st != dnnl_success)
         return cn_fail_dnnl(p, k, "dnnl_concat_primitive_desc_create", st);
     int y = cn_new_value(p, k, &dst_md, ys, PVK_DTYPE_F32, -1, 0);
     if (y < 0) {
-        dnnl_primitive_desc_destroy(pd);
+        cpu_dnnl.dnnl_primitive_desc_destroy(pd);
         return -1;
     }
     args[n] = (struct cn_arg){DNNL_ARG_DST, y, NULL};
@@ -181,7 +181,7 @@ static int binary_prim(struct cn_plan *p, int k, dnnl_alg_kind_t alg, int a, int
     if (cn_md_for(p, k, ys, PVK_DTYPE_F32, &dst_md))
         return -1;
     dnnl_binary_desc_t d;
-    CN_TRY(p, k, dnnl_binary_desc_init(&d, alg, &p->values[a].md, b_md, &dst_md));
+    CN_TRY(p, k, cpu_dnnl.dnnl_binary_desc_init(&d, alg, &p->values[a].md, b_md, &dst_md));
     dnnl_primitive_attr_t attr;
     if (cn_attr_act(p, k, act, alpha, beta, false, &attr))
         return -1;
@@ -190,7 +190,7 @@ static int binary_prim(struct cn_plan *p, int k, dnnl_alg_kind_t alg, int a, int
         return -1;
     int y = cn_new_value(p, k, &dst_md, ys, PVK_DTYPE_F32, -1, 0);
     if (y < 0) {
-        dnnl_primitive_desc_destroy(pd);
+        cpu_dnnl.dnnl_primitive_desc_destroy(pd);
         return -1;
     }
     struct cn_arg args[3] = {{DNNL_ARG_SRC_0, a, NULL}, {DNNL_ARG_SRC_1, b, b_fixed}, {DNNL_ARG_DST, y, NULL}};
@@ -303,12 +303,12 @@ static int cn_plan_affine(struct cn_plan *p, int k)
     if (!scale || !shift)
         return -1;
     dnnl_binary_desc_t d;
-    CN_TRY(p, k, dnnl_binary_desc_init(&d, dnnl_binary_mul, &p->values[x].md, &c_md, &dst_md));
+    CN_TRY(p, k, cpu_dnnl.dnnl_binary_desc_init(&d, dnnl_binary_mul, &p->values[x].md, &c_md, &dst_md));
     dnnl_primitive_attr_t attr;
     dnnl_post_ops_t po;
     if (cn_attr_post_ops_begin(p, k, &attr, &po))
         return -1;
-    int rc = dnnl_post_ops_append_binary(po, dnnl_binary_add, &c_md) == dnnl_success
+    int rc = cpu_dnnl.dnnl_post_ops_append_binary(po, dnnl_binary_add, &c_md) == dnnl_success
                  ? cn_post_ops_act(p, k, po, (enum pvk_act)op->act, op->act_alpha, op->act_beta, false)
                  : cn_fail(p, k, "oneDNN: binary post-op refused");
     if (cn_attr_post_ops_end(p, k, attr, po, rc))
@@ -318,7 +318,7 @@ static int cn_plan_affine(struct cn_plan *p, int k)
         return -1;
     int y = cn_new_value(p, k, &dst_md, ys, PVK_DTYPE_F32, -1, 0);
     if (y < 0) {
-        dnnl_primitive_desc_destroy(pd);
+        cpu_dnnl.dnnl_primitive_desc_destroy(pd);
         return -1;
     }
     struct cn_arg args[4] = {{DNNL_ARG_SRC_0, x, NULL},
@@ -345,21 +345,21 @@ static int inner_product(struct cn_plan *p, int k, int x, int32_t w_t, int32_t b
         return -1;
     dnnl_inner_product_desc_t d;
     CN_TRY(p, k,
-           dnnl_inner_product_forward_desc_init(&d, dnnl_forward_inference, &p->values[x].md, &any_w,
-                                                b_t >= 0 ? &bias_md : NULL, &dst_md));
+           cpu_dnnl.dnnl_inner_product_forward_desc_init(&d, dnnl_forward_inference, &p->values[x].md, &any_w,
+                                                         b_t >= 0 ? &bias_md : NULL, &dst_md));
     dnnl_primitive_attr_t attr;
     if (cn_attr_act(p, k, act, alpha, beta, plus_one, &attr))
         return -1;
     dnnl_primitive_desc_t pd;
     if (cn_pd(p, k, &d, attr, &pd))
         return -1;
-    const dnnl_memory_desc_t *want_w = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    const dnnl_memory_desc_t *want_w = cpu_dnnl.dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     dnnl_memory_t w = cn_packed_memory(p, k, w_t, CN_VIEW_AS_IS, &user_w, NULL, want_w);
     dnnl_memory_t b = b_t >= 0 ? cn_const_memory(p, k, b_t, &bias_md) : NULL;
     struct pvk_shape ys = {2, {n, oc}};
     int y = w && (b_t < 0 || b) ? cn_new_value(p, k, &dst_md, &ys, PVK_DTYPE_F32, -1, 0) : -1;
     if (y < 0) {
-        dnnl_primitive_desc_destroy(pd);
+        cpu_dnnl.dnnl_primitive_desc_destroy(pd);
         return -1;
     }
     struct cn_arg args[4] = {{DNNL_ARG_SRC, x, NULL}, {DNNL_ARG_WEIGHTS, -1, w}, {DNNL_ARG_DST, y, NULL}};
@@ -388,8 +388,8 @@ static int cn_plan_se(struct cn_plan *p, int k)
     dnnl_pooling_v2_desc_t d;
     dnnl_dims_t kernel = {h, w}, ones = {1, 1}, zeros = {0, 0};
     CN_TRY(p, k,
-           dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, dnnl_pooling_avg_exclude_padding,
-                                             &p->values[x].md, &pooled_md, ones, kernel, zeros, zeros, zeros));
+           cpu_dnnl.dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, dnnl_pooling_avg_exclude_padding,
+                                                      &p->values[x].md, &pooled_md, ones, kernel, zeros, zeros, zeros));
     int pooled = cn_src_dst_prim(p, k, &d, &pooled_md, &ps, x, "se mean");
     if (pooled < 0)
         return -1;
@@ -418,9 +418,9 @@ static int reorder_view(struct cn_plan *p, int k, int from, const struct pvk_sha
     dnnl_primitive_desc_t pd;
     if (cn_attr(p, k, &attr))
         return -1;
-    dnnl_status_t st = dnnl_reorder_primitive_desc_create(&pd, &p->values[from].md, p->net->engine, &p->values[y].md,
-                                                          p->net->engine, attr);
-    dnnl_primitive_attr_destroy(attr);
+    dnnl_status_t st = cpu_dnnl.dnnl_reorder_primitive_desc_create(&pd, &p->values[from].md, p->net->engine,
+                                                                   &p->values[y].md, p->net->engine, attr);
+    cpu_dnnl.dnnl_primitive_attr_destroy(attr);
     if (st != dnnl_success)
         return cn_fail_dnnl(p, k, "dnnl_reorder_primitive_desc_create", st);
     struct cn_arg args[2] = {{DNNL_ARG_FROM, from, NULL}, {DNNL_ARG_TO, y, NULL}};
@@ -442,7 +442,7 @@ static int cn_plan_transpose(struct cn_plan *p, int k)
     for (int i = 0; i < nd; i++)
         perm_d[op->attr.transpose.perm[i]] = i;
     dnnl_memory_desc_t pmd;
-    CN_TRY(p, k, dnnl_memory_desc_permute_axes(&pmd, &p->values[x].md, perm_d));
+    CN_TRY(p, k, cpu_dnnl.dnnl_memory_desc_permute_axes(&pmd, &p->values[x].md, perm_d));
     int xv = cn_view(p, k, x, &pmd, ys, 0);
     return xv < 0 ? -1 : reorder_view(p, k, xv, ys);
 }
