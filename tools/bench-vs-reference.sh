@@ -3,6 +3,11 @@
 # the same images, taking turns in one run (ROUNDS rounds of every side), so that the ratios
 # compare like with like on this machine.
 #   tools/bench-vs-reference.sh [IMAGE...]     (default: the sample and two corpus pages)
+#   tools/bench-vs-reference.sh --whole [IMAGE...]
+#                                        (default: every corpus image) whole processes instead:
+#                                        one process of each side over all the images, process
+#                                        start to its last result (model loading, start-up and
+#                                        decoding included), ROUNDS rounds taking turns
 # Needs the reference installed (REF_HOME, default ~/.cache/ppocr-ref: see shared/reference) and
 # build/ppocr-vk (PPOCR_VK to use another). RUNS (default 5) timed runs per image and round for
 # each side; ROUNDS (default 3); DEVICES: ppocr-vk's --device values (default: "cpu" where the
@@ -18,6 +23,31 @@ runs=${RUNS:-5}
 [ -f "$ref/ref_ocr.mjs" ] || { echo "bench-vs-reference: no reference in $ref (run shared/reference/setup.sh with REF_HOME)" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+
+if [ "${1:-}" = --whole ]; then
+    shift
+    [ $# -gt 0 ] || set -- $(find "$root/tests/data/corpus" -type f \( -name '*.png' -o -name '*.jpg' \) | sort)
+    [ -n "${DEVICES:-}" ] || { DEVICES=0; "$vk" --list-devices 2>/dev/null | grep -q '^cpu: ' && DEVICES="cpu 0"; }
+    seconds() { # wall seconds of the command given
+        s=$(date +%s.%N)
+        "$@" >/dev/null 2>&1 || echo "bench-vs-reference: failed: $*" >&2
+        echo "$(date +%s.%N) - $s" | bc
+    }
+    for r in $(seq "${ROUNDS:-3}"); do
+        for d in $DEVICES; do seconds "$vk" --device "$d" "$@" >>"$tmp/whole-$d"; done
+        seconds node "$ref/ref_ocr.mjs" --models "$ref/models" --out "$tmp/ref" --runs 1 --warmup 0 --quiet "$@" >>"$tmp/whole-ref"
+    done
+    med() { sort -g "$1" | awk '{v[NR]=$1} END {print (NR % 2 ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2)}'; }
+    refs=$(med "$tmp/whole-ref")
+    echo "whole processes over $# images, $(nproc) cores, medians of ${ROUNDS:-3} rounds taking turns"
+    printf '%-24s %10s %8s\n' side seconds ratio
+    for d in $DEVICES; do
+        v=$(med "$tmp/whole-$d")
+        printf '%-24s %10.2f %7.2fx\n' "ppocr-vk --device $d" "$v" "$(echo "$v $refs" | awk '{print $1 / $2}')"
+    done
+    printf '%-24s %10.2f %7.2fx\n' "onnxruntime reference" "$refs" 1
+    exit 0
+fi
 
 rounds=${ROUNDS:-3}
 if [ -z "${DEVICES:-}" ]; then
