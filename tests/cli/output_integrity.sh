@@ -145,9 +145,12 @@ kill -INT $pid
 n=0
 while [ $n -lt 100 ] && grep -Eq '^(SigPnd|ShdPnd):.*[1-9a-f]' /proc/$pid/status 2>/dev/null; do sleep 0.05; n=$((n + 1)); done
 kill -INT $pid
+# "at once" is the status and message below; the bound only catches a process that carries on (on
+# a machine three times slower than a quiet 2-core one, the ASan process took over 5 s to be gone)
 n=0
-while kill -0 $pid 2>/dev/null && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
-kill -0 $pid 2>/dev/null && fail "second SIGINT: still running 5 s later" || pass
+while kill -0 $pid 2>/dev/null && [ $n -lt 300 ]; do sleep 0.1; n=$((n + 1)); done
+kill -0 $pid 2>/dev/null && fail "second SIGINT: still running 30 s later" || pass
+echo "second SIGINT: gone after about $n tenths of a second"
 wait $pid
 rc=$?
 [ "$rc" -eq 130 ] && pass || fail "second SIGINT: exit $rc, expected 130 (ended by SIGINT)"
