@@ -24,36 +24,41 @@ runs=${RUNS:-5}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+rounds=${ROUNDS:-3}
+if [ -z "${DEVICES:-}" ]; then
+    DEVICES=0
+    "$vk" --list-devices 2>/dev/null | grep -q '^cpu: ' && DEVICES="cpu 0"
+fi
+median() { # the median of column 2 of FILE's rows whose column 1 is NAME
+    awk -F'\t' -v n="$1" '$1 == n {print $2}' "$2" | sort -g | awk '{v[NR]=$1} END {if (NR) print (NR % 2 ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2)}'
+}
+
 if [ "${1:-}" = --whole ]; then
     shift
     [ $# -gt 0 ] || set -- $(find "$root/tests/data/corpus" -type f \( -name '*.png' -o -name '*.jpg' \) | sort)
-    [ -n "${DEVICES:-}" ] || { DEVICES=0; "$vk" --list-devices 2>/dev/null | grep -q '^cpu: ' && DEVICES="cpu 0"; }
-    seconds() { # wall seconds of the command given
+    timed() { # SIDE COMMAND...: a row "SIDE<tab>wall seconds of the command"
+        side=$1
+        shift
         s=$(date +%s.%N)
         "$@" >/dev/null 2>&1 || echo "bench-vs-reference: failed: $*" >&2
-        echo "$(date +%s.%N) - $s" | bc
+        printf '%s\t%s\n' "$side" "$(echo "$(date +%s.%N) - $s" | bc)"
     }
-    for r in $(seq "${ROUNDS:-3}"); do
-        for d in $DEVICES; do seconds "$vk" --device "$d" "$@" >>"$tmp/whole-$d"; done
-        seconds node "$ref/ref_ocr.mjs" --models "$ref/models" --out "$tmp/ref" --runs 1 --warmup 0 --quiet "$@" >>"$tmp/whole-ref"
+    for r in $(seq "$rounds"); do
+        for d in $DEVICES; do timed "$d" "$vk" --device "$d" "$@" >>"$tmp/whole.tsv"; done
+        timed reference node "$ref/ref_ocr.mjs" --models "$ref/models" --out "$tmp/ref" --runs 1 --warmup 0 --quiet "$@" \
+            >>"$tmp/whole.tsv"
     done
-    med() { sort -g "$1" | awk '{v[NR]=$1} END {print (NR % 2 ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2)}'; }
-    refs=$(med "$tmp/whole-ref")
-    echo "whole processes over $# images, $(nproc) cores, medians of ${ROUNDS:-3} rounds taking turns"
+    refs=$(median reference "$tmp/whole.tsv")
+    echo "whole processes over $# images, $(nproc) cores, medians of $rounds rounds taking turns"
     printf '%-24s %10s %8s\n' side seconds ratio
     for d in $DEVICES; do
-        v=$(med "$tmp/whole-$d")
+        v=$(median "$d" "$tmp/whole.tsv")
         printf '%-24s %10.2f %7.2fx\n' "ppocr-vk --device $d" "$v" "$(echo "$v $refs" | awk '{print $1 / $2}')"
     done
     printf '%-24s %10.2f %7.2fx\n' "onnxruntime reference" "$refs" 1
     exit 0
 fi
 
-rounds=${ROUNDS:-3}
-if [ -z "${DEVICES:-}" ]; then
-    DEVICES=0
-    "$vk" --list-devices 2>/dev/null | grep -q '^cpu: ' && DEVICES="cpu 0"
-fi
 for r in $(seq "$rounds"); do
     for d in $DEVICES; do
         "$vk" --device "$d" --bench --bench-runs "$runs" "$@" > "$tmp/vk-$d-$r.txt"
@@ -68,9 +73,6 @@ const t = require(process.argv[1]);
 for (const k of Object.keys(t.images)) { const i = t.images[k]; console.log(i.file.split("/").pop() + "\t" + i.median_ms.total); }
 ' "$tmp/ref-$r/timings.json" >> "$tmp/ref.tsv"
 done
-median() { # the median of column 2 of FILE's rows whose column 1 is NAME
-    awk -F'\t' -v n="$1" '$1 == n {print $2}' "$2" | sort -g | awk '{v[NR]=$1} END {if (NR) print (NR % 2 ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2)}'
-}
 
 for d in $DEVICES; do grep '^device:' "$tmp/vk-$d-1.txt" | head -1 | sed "s/^/--device $d: /"; done
 echo "reference: $(node -e 'console.log(require(process.argv[1]).engine)' "$tmp/ref-1/timings.json"), $(nproc) cores"
