@@ -3,8 +3,8 @@
  *
  * Why not linked: oneDNN runs its threads on OpenMP, and GNU OpenMP reads its wait policy from
  * the environment once, when it is loaded. Its default spins each idle thread for about 300,000
- * rounds between parallel regions, which costs nothing on an idle machine and makes a run four
- * times slower beside any other busy process (two ppocr-vk processes on the same cores, a CI
+ * rounds between parallel regions, which costs nothing on an idle machine and makes a run 2.5 to
+ * 7 times slower beside any other busy process (two ppocr-vk processes on the same cores, a CI
  * runner's other jobs): the spinning threads take the cores the working ones need. Loaded here,
  * after cpu_dnnl_load() has set a short spin (GOMP_SPINCOUNT) where the user set none, the
  * library keeps its speed in both cases (BENCHMARKS.md). A run on Vulkan then never loads oneDNN,
