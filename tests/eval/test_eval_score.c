@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "eval/json.h"
+#include "cli/json.h"
 #include "eval/manifest.h"
 #include "eval/results.h"
 #include "eval/score.h"

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "json.h"
+#include "cli/json.h"
 #include "score.h"
 
 typedef struct {

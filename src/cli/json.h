@@ -1,9 +1,9 @@
-/* A small JSON reader (RFC 8259) for the evaluator: parses text into a tree of values.
- * Strings are decoded to UTF-8 (\uXXXX escapes included, surrogate pairs joined); numbers are
- * doubles. It reads what ppocr-vk and the reference write; it is not a general-purpose library
- * (no writer, no streaming). */
-#ifndef PPOCR_EVAL_JSON_H
-#define PPOCR_EVAL_JSON_H
+/* A small JSON reader (RFC 8259): parses text into a tree of values, for the command's requests
+ * (--serve, HTTP) and golden files (--check) and for the evaluator. Strings are decoded to UTF-8
+ * (\uXXXX escapes included, surrogate pairs joined); numbers are doubles. Input may be hostile:
+ * nesting is bounded, every error is a position and a reason. No writer, no streaming. */
+#ifndef PPOCR_CLI_JSON_H
+#define PPOCR_CLI_JSON_H
 
 #include <stddef.h>
 

@@ -1,5 +1,5 @@
 /* Recursive-descent JSON reader; see json.h. */
-#include "json.h"
+#include "cli/json.h"
 
 #include <errno.h>
 #include <stdarg.h>
