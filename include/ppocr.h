@@ -217,6 +217,24 @@ enum ppocr_status ppocr_engine_run(struct ppocr_engine *engine, const struct ppo
 void ppocr_result_free(struct ppocr_result *result);
 void ppocr_engine_destroy(struct ppocr_engine *engine);
 
+/* The options a single run may change without making another engine (a server's per-request
+ * options). det_db_thresh, the precision and the device are fixed when the engine is made. */
+struct ppocr_run_options {
+    int det_limit_side_len;     /* 32 to 8192 */
+    double det_db_box_thresh;   /* 0 to 1 */
+    double det_db_unclip_ratio; /* 0 to 100 */
+    int use_cls;                /* 1 only on an engine made with use_cls (its classifier loaded) */
+    float cls_thresh;           /* 0 to 1 */
+    float drop_score;           /* 0 to 1 */
+};
+/* The engine's own values of those options (what ppocr_engine_run uses). */
+void ppocr_engine_run_options(const struct ppocr_engine *engine, struct ppocr_run_options *out);
+/* ppocr_engine_run with those options for this image only. A value out of range, or use_cls on
+ * an engine without its classifier, returns PPOCR_ERR_FAILED naming the option; nothing is run. */
+enum ppocr_status ppocr_engine_run_with(struct ppocr_engine *engine, const struct ppocr_image *image,
+                                        const struct ppocr_run_options *run, struct ppocr_result *result, char *err,
+                                        size_t err_len);
+
 const char *ppocr_stage_name(enum ppocr_stage stage);
 
 /* Where the engine's creation spent its time (wall ms): model files (mapping, checks), the

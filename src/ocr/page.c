@@ -1,6 +1,7 @@
 /* The page policy: how an image is prepared for the pipeline (scaled, framed by a margin), a page
  * on its side read a quarter turned too, the lines' words, and the page's reading order. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -309,6 +310,61 @@ enum ppocr_status ppocr_engine_run(struct ppocr_engine *e, const struct ppocr_im
                                    char *err, size_t err_len)
 {
     return engine_run(e, img, r, err, err_len) ? PPOCR_ERR_FAILED : PPOCR_OK;
+}
+
+void ppocr_engine_run_options(const struct ppocr_engine *e, struct ppocr_run_options *out)
+{
+    *out = (struct ppocr_run_options){.det_limit_side_len = e->opt.det_limit_side_len,
+                                      .det_db_box_thresh = e->opt.det_db_box_thresh,
+                                      .det_db_unclip_ratio = e->opt.det_db_unclip_ratio,
+                                      .use_cls = e->opt.use_cls,
+                                      .cls_thresh = e->opt.cls_thresh,
+                                      .drop_score = e->opt.drop_score};
+}
+
+static int check_run_options(const struct ppocr_engine *e, const struct ppocr_run_options *o, char *err,
+                             size_t err_len)
+{
+    if (o->det_limit_side_len < 32 || o->det_limit_side_len > 8192)
+    {
+        snprintf(err, err_len, "det_limit_side_len %d is not within 32 to 8192", o->det_limit_side_len);
+        return -1;
+    }
+    const struct {
+        const char *name;
+        double value, max;
+    } ranges[] = {{"det_db_box_thresh", o->det_db_box_thresh, 1},
+                  {"det_db_unclip_ratio", o->det_db_unclip_ratio, 100},
+                  {"cls_thresh", o->cls_thresh, 1},
+                  {"drop_score", o->drop_score, 1}};
+    for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+        if (!(ranges[i].value >= 0 && ranges[i].value <= ranges[i].max)) { /* NaN too */
+            snprintf(err, err_len, "%s %g is not within 0 to %g", ranges[i].name, ranges[i].value, ranges[i].max);
+            return -1;
+        }
+    if (o->use_cls && !e->opt.use_cls)
+        return ocr_fail(err, err_len, "%s", "use_cls: this engine was made without the direction classifier");
+    return 0;
+}
+
+enum ppocr_status ppocr_engine_run_with(struct ppocr_engine *e, const struct ppocr_image *img,
+                                        const struct ppocr_run_options *o, struct ppocr_result *r, char *err,
+                                        size_t err_len)
+{
+    if (check_run_options(e, o, err, err_len)) {
+        memset(r, 0, sizeof(*r));
+        return PPOCR_ERR_FAILED;
+    }
+    const struct ppocr_options own = e->opt;
+    e->opt.det_limit_side_len = o->det_limit_side_len;
+    e->opt.det_db_box_thresh = o->det_db_box_thresh;
+    e->opt.det_db_unclip_ratio = o->det_db_unclip_ratio;
+    e->opt.use_cls = !!o->use_cls;
+    e->opt.cls_thresh = o->cls_thresh;
+    e->opt.drop_score = o->drop_score;
+    const int rc = engine_run(e, img, r, err, err_len);
+    e->opt = own;
+    return rc ? PPOCR_ERR_FAILED : PPOCR_OK;
 }
 
 void ppocr_result_free(struct ppocr_result *r)
