@@ -55,6 +55,12 @@ void cli_print_help(const char *prog)
            "  --fp16-math              compute element-wise in fp16 where fp16 is stored (see README)\n"
            "  --self-check             run a small computation on the GPU and compare with the CPU\n"
            "\n"
+           "Long-running:\n"
+           "  --serve                  read requests from stdin, one per line: a path, or a JSON object\n"
+           "                           {\"id\":..., \"path\":\"...\"} or {\"id\":..., \"image\":\"<base64>\"},\n"
+           "                           with options as the flags above (\"drop_score\":0.6, ...);\n"
+           "                           one JSON line per request on stdout, in order (see README)\n"
+           "\n"
            "Benchmarks (tables on stdout; see BENCHMARKS.md):\n"
            "  --bench [IMAGE...]       per-stage medians, throughput, memory and cold start\n"
            "                           (default: the bundled sample, and a 960x960 page and a 28-line\n"
@@ -174,6 +180,10 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
         }
         if (!strcmp(a, "--bench-ops")) {
             args->action = CLI_BENCH_OPS;
+            continue;
+        }
+        if (!strcmp(a, "--serve")) {
+            args->action = CLI_SERVE;
             continue;
         }
         if (!strcmp(a, "--boxes")) {
@@ -304,5 +314,16 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
     }
     if (args->action == CLI_RUN && args->n_inputs == 0)
         return usage_error("no input given%s%s", "", "");
+    if (args->action == CLI_SERVE) {
+        /* requests come on stdin and answers go to stdout, as JSON lines */
+        if (args->n_inputs)
+            return usage_error("--serve reads its requests from standard input, not from arguments ('%s')%s",
+                               args->inputs[0], "");
+        if (args->format != CLI_FORMAT_TEXT && args->format != CLI_FORMAT_JSON)
+            return usage_error("--serve answers in JSON lines, in no other --format%s%s", "", "");
+        if (args->output_dir || args->draw_dir || args->shard_count > 1 || args->boxes)
+            return usage_error("--serve takes none of -o, --draw, --shard and --boxes%s%s", "", "");
+        args->format = CLI_FORMAT_JSON;
+    }
     return 0;
 }

@@ -8,20 +8,21 @@
 #include "cli/args.h"
 #include "cli/bench.h"
 #include "cli/draw.h"
+#include "cli/engines.h"
+#include "cli/exit_status.h"
 #include "cli/inputs.h"
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/output_names.h"
 #include "cli/pdf.h"
 #include "cli/progress.h"
+#include "cli/serve.h"
 #include "cli/signals.h"
 #include "cli/stream.h"
 #include "cli/text_escape.h"
 #include "cli/workers.h"
 #include "cli/write.h"
 #include "ppocr.h"
-
-enum { EXIT_ALL_OK = 0, EXIT_SOME_FAILED = 1, EXIT_USAGE = 2, EXIT_NO_DEVICE_OR_MODELS = 3 };
 
 /* Decodes one item: a file, or image bytes on stdin. Alpha is flattened so that text drawn only
  * in the alpha channel stays visible, except in --paddle-parity, which drops it as cv2.imread.
@@ -169,15 +170,7 @@ static int emit_item(struct run *run, int i)
 static int worker_init(void *ctx, int worker)
 {
     struct run *run = ctx;
-    if (run->engines[worker])
-        return 0;
-    char err[1024];
-    ppocr_engine_create_sibling(run->engines[0], &run->engines[worker], err, sizeof(err));
-    if (!run->engines[worker]) {
-        cli_error("worker %d goes without an engine: %s", worker + 1, err);
-        return -1;
-    }
-    return 0;
+    return cli_engine_sibling(run->engines, worker);
 }
 
 static void worker_work(void *ctx, int worker, int item)
@@ -191,14 +184,8 @@ static int worker_emit(void *ctx, int item)
     return emit_item(ctx, item);
 }
 
-/* Engines to run: --jobs, or by default one per CPU core on a discrete GPU (2 to 16), two on
- * another GPU, so that images' CPU stages (decoding, DB post-processing) overlap other images'
- * GPU work. On a discrete GPU's 16-core host, both a folder of pages and a folder of varied
- * images (large scans among them, whose decoding holds an engine a long while) ran fastest with
- * eight to sixteen engines (BENCHMARKS.md). One on a CPU device, whose driver already uses every
- * core.
- * Each engine adds its own activation memory, which an integrated GPU shares with the host.
- * Image bytes on stdin keep one, so that a stop signal reaches the thread that is reading them. */
+/* The engines for this run's items: at most one per item, and one when image bytes come on stdin,
+ * so that a stop signal reaches the thread that is reading them. */
 static int job_count(const struct run *run)
 {
     if (run->items.n < 2)
@@ -206,11 +193,7 @@ static int job_count(const struct run *run)
     for (int i = 0; i < run->items.n; i++)
         if (!strcmp(run->items.items[i].path, "-"))
             return 1;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int discrete = cores >= 16 ? 16 : cores >= 2 ? (int)cores : 2;
-    const int by_class[] = {
-        [PPOCR_DEVICE_CPU] = 1, [PPOCR_DEVICE_DISCRETE_GPU] = discrete, [PPOCR_DEVICE_OTHER_GPU] = 2};
-    int jobs = run->args->jobs ? run->args->jobs : by_class[ppocr_engine_device_class(run->engines[0])];
+    const int jobs = cli_engine_jobs(run->args, run->engines[0]);
     return jobs < run->items.n ? jobs : run->items.n;
 }
 
@@ -241,27 +224,11 @@ static int run_ocr(const struct cli_args *args)
     }
     cli_keep_shard(&run.items, args->shard_index, args->shard_count);
 
-    /* -j engines on the CPU backend share the cores rather than each taking all of them (a Vulkan
-     * device has no use for threads) */
-    struct ppocr_options ocr = args->ocr;
-    if (!ocr.threads && args->jobs > 1 && !getenv("OMP_NUM_THREADS")) {
-        const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        ocr.threads = cores > args->jobs ? (int)(cores / args->jobs) : 1;
-    }
     struct ppocr_engine *first;
-    const enum ppocr_status status = ppocr_engine_create(&ocr, &first, err, sizeof(err));
-    if (!first) {
-        cli_error("%s", err);
+    const int failed_start = cli_engine_first(args, &first);
+    if (failed_start) {
         cli_free_items(&run.items);
-        return status == PPOCR_ERR_NO_DEVICE || status == PPOCR_ERR_MODELS ? EXIT_NO_DEVICE_OR_MODELS
-                                                                           : EXIT_SOME_FAILED;
-    }
-    if (args->ocr.profile) {
-        struct ppocr_engine_startup st;
-        ppocr_engine_startup(first, &st);
-        fprintf(stderr, "profile device: %s\n", ppocr_engine_device(first));
-        fprintf(stderr, "profile startup: models %.2f ms device %.2f ms nets %.2f ms other %.2f ms\n", st.models_ms,
-                st.device_ms, st.nets_ms, st.other_ms);
+        return failed_start;
     }
     run.engines = &first;
     int jobs = job_count(&run);
@@ -360,6 +327,7 @@ int main(int argc, char **argv)
     case CLI_BENCH:
     case CLI_BENCH_OPS: rc = cli_bench(&args, stdout); break;
     case CLI_RUN: rc = run_ocr(&args); break;
+    case CLI_SERVE: rc = cli_serve(&args); break;
     }
     free(args.inputs);
     if (fflush(stdout) != 0) {

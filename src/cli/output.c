@@ -93,10 +93,10 @@ static void put_json_quad(struct cli_buf *b, const int q[4][2])
                    q[3][0], q[3][1]);
 }
 
-static void format_json(struct cli_buf *b, const struct cli_args *args, const char *file, int page,
-                        const struct ppocr_result *r)
+void cli_format_json_object(struct cli_buf *b, const struct cli_args *args, const char *lead, const char *file,
+                            int page, const struct ppocr_result *r)
 {
-    cli_buf_printf(b, "{\"file\":");
+    cli_buf_printf(b, "{%s\"file\":", lead);
     cli_put_json_string(b, file);
     if (page)
         cli_buf_printf(b, ",\"page\":%d", page);
@@ -140,7 +140,7 @@ static void format_json(struct cli_buf *b, const struct cli_args *args, const ch
                            r->gpu_ms[s]);
         cli_buf_printf(b, "}");
     }
-    cli_buf_printf(b, "}\n");
+    cli_buf_printf(b, "}");
 }
 
 void cli_format_result(struct cli_buf *b, const struct cli_args *args, const char *file, int page,
@@ -149,7 +149,10 @@ void cli_format_result(struct cli_buf *b, const struct cli_args *args, const cha
     switch (args->format) {
     case CLI_FORMAT_HOCR: cli_format_hocr(b, file, page, r); break;
     case CLI_FORMAT_ALTO: cli_format_alto(b, file, page, r); break;
-    case CLI_FORMAT_JSON: format_json(b, args, file, page, r); break;
+    case CLI_FORMAT_JSON:
+        cli_format_json_object(b, args, "", file, page, r);
+        cli_buf_printf(b, "\n");
+        break;
     case CLI_FORMAT_TSV:
         for (int i = 0; i < r->n_lines; i++) {
             const struct ppocr_line *l = &r->lines[i];

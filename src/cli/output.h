@@ -25,6 +25,10 @@ void cli_format_tsv_header(struct cli_buf *b);
  * page of a document (a PDF), 0 otherwise. */
 void cli_format_result(struct cli_buf *b, const struct cli_args *args, const char *file, int page,
                        const struct ppocr_result *r);
+/* One result as the JSON object --format json prints for it, without the newline; `lead` is put
+ * first inside it: members already written as JSON, each followed by a comma ("\"id\":7,"), or "". */
+void cli_format_json_object(struct cli_buf *b, const struct cli_args *args, const char *lead, const char *file,
+                            int page, const struct ppocr_result *r);
 /* File extension of the format: "txt", "json", "tsv", "hocr" or "xml" (ALTO). */
 const char *cli_format_extension(enum cli_format format);
 

@@ -10,10 +10,18 @@ struct shared {
     const struct cli_workers *job;
     pthread_mutex_t lock;
     pthread_cond_t changed; /* an item finished, a worker left, or the window moved */
-    bool *done;
+    /* held across a fetch, so that items are fetched in their order, one at a time */
+    pthread_mutex_t fetching;
+    bool *done; /* item i's slot: i % (window + 1), cleared when it is emitted */
+    int n_items; /* job->n_items, lowered to the end a fetch found */
     int next, emitted, alive;
     bool halt;
 };
+
+static bool *done_slot(struct shared *sh, int item)
+{
+    return &sh->done[item % (sh->job->window + 1)];
+}
 
 struct worker {
     struct shared *sh;
@@ -38,6 +46,38 @@ static void wait_change(struct shared *sh)
     pthread_cond_timedwait(&sh->changed, &sh->lock, &t);
 }
 
+/* Takes the next item under sh->lock (held on entry and on return); -1 when there is none. */
+static int take_item(struct shared *sh)
+{
+    const struct cli_workers *job = sh->job;
+    while (!stopping(sh) && sh->next < sh->n_items && sh->next >= sh->emitted + job->window)
+        wait_change(sh);
+    if (stopping(sh) || sh->next >= sh->n_items)
+        return -1;
+    if (!job->fetch)
+        return sh->next++;
+    pthread_mutex_unlock(&sh->lock);
+    pthread_mutex_lock(&sh->fetching);
+    pthread_mutex_lock(&sh->lock);
+    /* another worker may have fetched, or found the end, meanwhile */
+    int item = -1;
+    if (!stopping(sh) && sh->next < sh->n_items && sh->next < sh->emitted + job->window) {
+        item = sh->next++;
+        pthread_mutex_unlock(&sh->lock);
+        const int end = job->fetch(job->ctx, item);
+        pthread_mutex_lock(&sh->lock);
+        if (end) {
+            sh->n_items = item;
+            pthread_cond_broadcast(&sh->changed);
+            item = -1;
+        }
+    }
+    pthread_mutex_unlock(&sh->fetching);
+    if (item < 0 && !stopping(sh) && sh->next < sh->n_items)
+        return take_item(sh); /* the window was full: wait for it again */
+    return item;
+}
+
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
@@ -46,15 +86,13 @@ static void *worker_main(void *arg)
     int usable = !job->init || job->init(job->ctx, w->index) == 0;
     pthread_mutex_lock(&sh->lock);
     while (usable) {
-        while (!stopping(sh) && sh->next < job->n_items && sh->next >= sh->emitted + job->window)
-            wait_change(sh);
-        if (stopping(sh) || sh->next >= job->n_items)
+        const int item = take_item(sh);
+        if (item < 0)
             break;
-        int item = sh->next++;
         pthread_mutex_unlock(&sh->lock);
         job->work(job->ctx, w->index, item);
         pthread_mutex_lock(&sh->lock);
-        sh->done[item] = true;
+        *done_slot(sh, item) = true;
         pthread_cond_broadcast(&sh->changed);
     }
     sh->alive--;
@@ -65,8 +103,8 @@ static void *worker_main(void *arg)
 
 int cli_workers_run(const struct cli_workers *job)
 {
-    struct shared sh = {.job = job};
-    sh.done = calloc((size_t)job->n_items + 1, sizeof(bool));
+    struct shared sh = {.job = job, .n_items = job->n_items};
+    sh.done = calloc((size_t)job->window + 1, sizeof(bool));
     pthread_t *threads = calloc((size_t)job->n_workers, sizeof(*threads));
     struct worker *ws = calloc((size_t)job->n_workers, sizeof(*ws));
     if (!sh.done || !threads || !ws) {
@@ -76,6 +114,7 @@ int cli_workers_run(const struct cli_workers *job)
         return -1;
     }
     pthread_mutex_init(&sh.lock, NULL);
+    pthread_mutex_init(&sh.fetching, NULL);
     pthread_cond_init(&sh.changed, NULL);
     int started = 0;
     pthread_mutex_lock(&sh.lock);
@@ -88,8 +127,9 @@ int cli_workers_run(const struct cli_workers *job)
             ws[w].index = -1;
         }
     }
-    while (started && sh.emitted < job->n_items) {
-        if (sh.done[sh.emitted]) {
+    while (started && sh.emitted < sh.n_items) {
+        if (*done_slot(&sh, sh.emitted)) {
+            *done_slot(&sh, sh.emitted) = false;
             pthread_mutex_unlock(&sh.lock);
             int halt = job->emit(job->ctx, sh.emitted);
             pthread_mutex_lock(&sh.lock);
@@ -112,6 +152,7 @@ int cli_workers_run(const struct cli_workers *job)
             pthread_join(threads[w], NULL);
     int emitted = sh.emitted;
     pthread_cond_destroy(&sh.changed);
+    pthread_mutex_destroy(&sh.fetching);
     pthread_mutex_destroy(&sh.lock);
     free(sh.done);
     free(threads);

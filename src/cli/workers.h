@@ -8,11 +8,15 @@
 #include <stdatomic.h>
 
 struct cli_workers {
-    int n_items, n_workers;
+    int n_items, n_workers; /* with `fetch`, n_items bounds the items (INT_MAX for a stream) */
     int window; /* items begun but not yet emitted, at most (bounds memory held by results) */
     void *ctx;
     /* At the start of worker w's thread; non-zero: this worker takes no items (the others do). */
     int (*init)(void *ctx, int worker);
+    /* Optional, for items that arrive one by one (requests on stdin): makes item i ready, on the
+     * worker's thread, once per item in the order 0, 1, 2..., never two at once. 0: item i is
+     * ready; non-zero: there are no more items (i and later are never worked or emitted). */
+    int (*fetch)(void *ctx, int item);
     /* Item i on worker w's thread. */
     void (*work)(void *ctx, int worker, int item);
     /* On the calling thread, for items 0, 1, 2... each after its work finished. Non-zero: hand

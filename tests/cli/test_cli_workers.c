@@ -28,6 +28,8 @@ struct trace {
     int halt_at;         /* emit returns non-zero for this item (-1: never) */
     int stop_at;         /* work sets the stop flag at this item (-1: never) */
     int failing_workers; /* init fails for workers >= this */
+    int fetched[MAX_ITEMS]; /* order of fetch() calls; fetch ends the stream at fetch_end */
+    int n_fetched, fetch_end, fetching_now, fetch_overlap;
     atomic_int stop;
 };
 
@@ -58,6 +60,22 @@ static void trace_work(void *ctx, int worker, int item)
         t->stop = 1;
     pthread_mutex_unlock(&t->lock);
     nap(item);
+}
+
+/* Items that arrive one at a time, like request lines; a few of them slowly. */
+static int trace_fetch(void *ctx, int item)
+{
+    struct trace *t = ctx;
+    pthread_mutex_lock(&t->lock);
+    t->fetch_overlap |= t->fetching_now++ > 0;
+    t->fetched[t->n_fetched++] = item;
+    pthread_mutex_unlock(&t->lock);
+    if (item % 7 == 3)
+        nap(3);
+    pthread_mutex_lock(&t->lock);
+    t->fetching_now--;
+    pthread_mutex_unlock(&t->lock);
+    return item >= t->fetch_end;
 }
 
 static int trace_emit(void *ctx, int item)
@@ -159,6 +177,40 @@ static void test_failed_workers_leave_the_rest(void **state)
     assert_int_equal(cli_workers_run(&job), 0);
 }
 
+static void test_fetched_stream(void **state)
+{
+    (void)state;
+    struct trace t;
+    for (int workers = 1; workers <= 4; workers += 3) {
+        struct cli_workers job = job_for(&t, 1 << 30, workers, 6);
+        job.fetch = trace_fetch;
+        t.fetch_end = 90;
+        assert_int_equal(cli_workers_run(&job), 90);
+        assert_in_order(&t, 90);
+        /* fetched in order, one at a time, and the end asked for once */
+        assert_int_equal(t.n_fetched, 91);
+        for (int i = 0; i <= 90; i++)
+            assert_int_equal(t.fetched[i], i);
+        assert_false(t.fetch_overlap);
+        for (int i = 0; i < 90; i++)
+            assert_int_equal(t.worked[i], 1);
+        assert_int_equal(t.worked[90], 0);
+        assert_true(t.ahead_max < 6);
+    }
+    /* a stream that ends at once, and a stop in the middle of one */
+    struct cli_workers job = job_for(&t, 1 << 30, 3, 6);
+    job.fetch = trace_fetch;
+    t.fetch_end = 0;
+    assert_int_equal(cli_workers_run(&job), 0);
+    job = job_for(&t, 1 << 30, 3, 6);
+    job.fetch = trace_fetch;
+    t.fetch_end = 150;
+    t.stop_at = 20;
+    const int emitted = cli_workers_run(&job);
+    assert_true(emitted > 20 && emitted < 150);
+    assert_in_order(&t, emitted);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -167,6 +219,7 @@ int main(void)
         cmocka_unit_test(test_stop_finishes_begun_items),
         cmocka_unit_test(test_halt_stops_emitting),
         cmocka_unit_test(test_failed_workers_leave_the_rest),
+        cmocka_unit_test(test_fetched_stream),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
