@@ -6,18 +6,8 @@
 #include <stddef.h>
 
 #include "cli/args.h"
+#include "cli/buffer.h"
 #include "ppocr.h"
-
-struct cli_buf {
-    char *data;
-    size_t len, cap;
-    int failed; /* out of memory: the content is incomplete */
-};
-
-void cli_buf_printf(struct cli_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Appends len bytes (binary data too). */
-void cli_buf_append(struct cli_buf *b, const void *data, size_t len);
-void cli_buf_free(struct cli_buf *b);
 
 /* The TSV column header line. */
 void cli_format_tsv_header(struct cli_buf *b);

@@ -8,7 +8,7 @@
 
 #include "cli/base64.h"
 #include "cli/json.h"
-#include "cli/output.h"
+#include "cli/buffer.h"
 #include "cli/text_escape.h"
 
 static int set_error(struct serve_request *req, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cli/output.h"
+#include "cli/buffer.h"
 
 /* The length of the well-formed UTF-8 sequence at p (its code point in *c), or 0. */
 size_t cli_utf8_next(const unsigned char *p, const unsigned char *end, uint32_t *c);
