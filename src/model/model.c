@@ -23,12 +23,59 @@ struct model_impl {
     const char **dict;
 };
 
-uint64_t pvk_fnv1a64(uint64_t h, const void *data, uint64_t len)
+#define FNV_OFFSET_BASIS 0xcbf29ce484222325ull
+#define FNV_PRIME 0x100000001b3ull
+#define CHECKSUM_LANES 4
+#define CHECKSUM_BLOCK (CHECKSUM_LANES * 8)
+
+static uint64_t fnv1a64_bytes(uint64_t h, const uint8_t *p, size_t len)
 {
-    const uint8_t *p = data;
-    for (uint64_t i = 0; i < len; i++)
-        h = (h ^ p[i]) * 0x100000001b3ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ p[i]) * FNV_PRIME;
     return h;
+}
+
+static void checksum_block(uint64_t lane[CHECKSUM_LANES], const uint8_t *block)
+{
+    for (int k = 0; k < CHECKSUM_LANES; k++) {
+        uint64_t word;
+        memcpy(&word, block + 8 * k, 8); /* little-endian hosts only, as the whole format */
+        lane[k] = (lane[k] ^ word) * FNV_PRIME;
+    }
+}
+
+uint64_t pvk_file_checksum(const void *file, uint64_t size)
+{
+    const uint8_t *p = file;
+    uint64_t lane[CHECKSUM_LANES];
+    for (int k = 0; k < CHECKSUM_LANES; k++)
+        lane[k] = FNV_OFFSET_BASIS ^ (uint64_t)k;
+    /* the first block with the checksum field as zero, then the rest in place, the last block
+     * padded with zeros */
+    enum { FIELD = offsetof(struct pvk_file_header, checksum) };
+    _Static_assert(FIELD + 8 <= CHECKSUM_BLOCK, "the checksum field lies in the first block");
+    uint8_t block[CHECKSUM_BLOCK];
+    uint64_t at = 0;
+    for (; at + CHECKSUM_BLOCK <= size; at += CHECKSUM_BLOCK) {
+        if (at == 0) {
+            memcpy(block, p, CHECKSUM_BLOCK);
+            memset(block + FIELD, 0, 8);
+            checksum_block(lane, block);
+        } else {
+            checksum_block(lane, p + at);
+        }
+    }
+    if (at < size) { /* a file shorter than one block has no checksum field to clear */
+        memset(block, 0, sizeof block);
+        memcpy(block, p + at, (size_t)(size - at));
+        if (at == 0 && size >= FIELD + 8)
+            memset(block + FIELD, 0, 8);
+        checksum_block(lane, block);
+    }
+    uint8_t tail[CHECKSUM_BLOCK + 8];
+    memcpy(tail, lane, CHECKSUM_BLOCK);
+    memcpy(tail + CHECKSUM_BLOCK, &size, 8);
+    return fnv1a64_bytes(FNV_OFFSET_BASIS, tail, sizeof tail);
 }
 
 static int fail(char *err, size_t err_len, const char *fmt, ...)
@@ -297,11 +344,7 @@ static int validate(const uint8_t *base, size_t size, struct pvk_model *m, struc
     if (h.file_size != size)
         return fail(err, err_len, "file is %zu bytes, header says %llu (truncated?)", size,
                     (unsigned long long)h.file_size);
-    uint64_t stored = h.checksum;
-    h.checksum = 0;
-    uint64_t sum = pvk_fnv1a64(PVK_FNV1A64_INIT, &h, sizeof h);
-    sum = pvk_fnv1a64(sum, base + sizeof h, size - sizeof h);
-    if (sum != stored)
+    if (pvk_file_checksum(base, size) != h.checksum)
         return fail(err, err_len, "checksum mismatch: the model file is corrupt");
     if (h.net_kind < PVK_NET_DET || h.net_kind > PVK_NET_REC)
         return fail(err, err_len, "invalid net kind %u", h.net_kind);

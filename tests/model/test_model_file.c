@@ -207,8 +207,7 @@ static void expect_clean_error(const uint8_t *data, size_t len)
 
 static void reseal(uint8_t *p, size_t len)
 {
-    memset(p + offsetof(struct pvk_file_header, checksum), 0, 8);
-    uint64_t sum = pvk_fnv1a64(PVK_FNV1A64_INIT, p, len);
+    uint64_t sum = pvk_file_checksum(p, len);
     memcpy(p + offsetof(struct pvk_file_header, checksum), &sum, 8);
 }
 

@@ -88,7 +88,7 @@ void test_model_load(struct pvk_tensor *t, int n_t, const struct pvk_op *ops, in
         if (t[i].kind == PVK_TENSOR_CONSTANT)
             memcpy(buf + t[i].offset, data[i], (size_t)t[i].nbytes);
     memcpy(buf, &h, sizeof h);
-    h.checksum = pvk_fnv1a64(PVK_FNV1A64_INIT, buf, (size_t)at);
+    h.checksum = pvk_file_checksum(buf, (uint64_t)at);
     memcpy(buf, &h, sizeof h);
     char err[256];
     int rc = pvk_model_load_memory(buf, (size_t)at, out, err, sizeof err);

@@ -146,7 +146,7 @@ int cv_write(const struct cv_graph *g, const struct cv_write_info *info, uint8_t
         d += len;
     }
     memcpy(buf, &h, sizeof h);
-    uint64_t sum = pvk_fnv1a64(PVK_FNV1A64_INIT, buf, h.file_size);
+    uint64_t sum = pvk_file_checksum(buf, h.file_size);
     memcpy(buf + offsetof(struct pvk_file_header, checksum), &sum, sizeof sum);
     *out = buf;
     *out_len = (size_t)h.file_size;
