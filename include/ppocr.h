@@ -47,6 +47,14 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden symbols (-fvisibility=hidden): what is marked so is all that
+ * libppocr-vk.so exports and all that libppocr-vk.a leaves global. */
+#if defined(__GNUC__) || defined(__clang__)
+#define PPOCR_API __attribute__((visibility("default")))
+#else
+#define PPOCR_API
+#endif
+
 /* ---- status --------------------------------------------------------------------------------- */
 
 enum ppocr_status {
@@ -70,7 +78,7 @@ enum ppocr_status {
 };
 
 /* "ok", "not found", ..., "no device", "models", "failed". */
-const char *ppocr_status_name(enum ppocr_status status);
+PPOCR_API const char *ppocr_status_name(enum ppocr_status status);
 
 /* ---- images --------------------------------------------------------------------------------- */
 
@@ -96,21 +104,22 @@ enum ppocr_alpha_mode {
 
 /* Decodes `path`. `name` in messages is the path. Returns PPOCR_OK and fills `img` (free with
  * ppocr_image_free), or a status with a one-line reason in err (no trailing newline). */
-enum ppocr_status ppocr_image_load_file(const char *path, enum ppocr_alpha_mode alpha, struct ppocr_image *img,
-                                        char *err, size_t err_len);
+PPOCR_API enum ppocr_status ppocr_image_load_file(const char *path, enum ppocr_alpha_mode alpha,
+                                                  struct ppocr_image *img, char *err, size_t err_len);
 /* Reads fd to its end (a pipe, stdin, a file) and decodes it; `name` is used in messages. Reads
  * interrupted by a signal are retried: a caller that must stop on one reads the bytes itself and
  * decodes them with ppocr_image_load_memory (as the CLI does for stdin). fd stays open. */
-enum ppocr_status ppocr_image_load_fd(int fd, const char *name, enum ppocr_alpha_mode alpha, struct ppocr_image *img,
-                                      char *err, size_t err_len);
+PPOCR_API enum ppocr_status ppocr_image_load_fd(int fd, const char *name, enum ppocr_alpha_mode alpha,
+                                                struct ppocr_image *img, char *err, size_t err_len);
 /* Decodes encoded bytes already in memory. */
-enum ppocr_status ppocr_image_load_memory(const void *data, size_t size, const char *name, enum ppocr_alpha_mode alpha,
-                                          struct ppocr_image *img, char *err, size_t err_len);
-void ppocr_image_free(struct ppocr_image *img);
+PPOCR_API enum ppocr_status ppocr_image_load_memory(const void *data, size_t size, const char *name,
+                                                    enum ppocr_alpha_mode alpha, struct ppocr_image *img, char *err,
+                                                    size_t err_len);
+PPOCR_API void ppocr_image_free(struct ppocr_image *img);
 
 /* Whether a file name ends in the extension of a format decoded here (case-insensitive, image_formats.c):
  * the files a folder walk picks up. */
-int ppocr_image_has_known_extension(const char *name);
+PPOCR_API int ppocr_image_has_known_extension(const char *name);
 
 /* ---- the engine ----------------------------------------------------------------------------- */
 
@@ -145,7 +154,7 @@ struct ppocr_options {
 };
 
 /* PaddleOCR 2.x's defaults. */
-void ppocr_options_default(struct ppocr_options *opt);
+PPOCR_API void ppocr_options_default(struct ppocr_options *opt);
 
 /* A word of a line (a character for CJK text): its text, the mean probability of its CTC steps,
  * and its box in the source image, clockwise from the top-left as the word is read. */
@@ -203,19 +212,19 @@ struct ppocr_engine;
 /* Makes an engine: reads the models, opens the device, builds the nets. Returns PPOCR_OK with *out
  * set, or PPOCR_ERR_NO_DEVICE, PPOCR_ERR_MODELS or PPOCR_ERR_FAILED (out of memory, no thread) with
  * *out NULL and a one-line reason in err. */
-enum ppocr_status ppocr_engine_create(const struct ppocr_options *opt, struct ppocr_engine **out, char *err,
-                                      size_t err_len);
+PPOCR_API enum ppocr_status ppocr_engine_create(const struct ppocr_options *opt, struct ppocr_engine **out, char *err,
+                                                size_t err_len);
 /* Another engine on `first`'s device: the Vulkan device, its queue, the compiled pipelines and
  * the memory pools are shared, everything else (nets, plans, command buffers) is its own, so
  * each engine can run on its own thread. Destroy siblings before `first`. */
-enum ppocr_status ppocr_engine_create_sibling(const struct ppocr_engine *first, struct ppocr_engine **out, char *err,
-                                              size_t err_len);
+PPOCR_API enum ppocr_status ppocr_engine_create_sibling(const struct ppocr_engine *first, struct ppocr_engine **out,
+                                                        char *err, size_t err_len);
 /* OCR of one decoded image. Returns PPOCR_OK with *result filled (free it with ppocr_result_free), or
  * PPOCR_ERR_FAILED with a one-line reason (the engine stays usable for the next image). */
-enum ppocr_status ppocr_engine_run(struct ppocr_engine *engine, const struct ppocr_image *image,
-                                   struct ppocr_result *result, char *err, size_t err_len);
-void ppocr_result_free(struct ppocr_result *result);
-void ppocr_engine_destroy(struct ppocr_engine *engine);
+PPOCR_API enum ppocr_status ppocr_engine_run(struct ppocr_engine *engine, const struct ppocr_image *image,
+                                             struct ppocr_result *result, char *err, size_t err_len);
+PPOCR_API void ppocr_result_free(struct ppocr_result *result);
+PPOCR_API void ppocr_engine_destroy(struct ppocr_engine *engine);
 
 /* The options a single run may change without making another engine (a server's per-request
  * options). det_db_thresh, the precision and the device are fixed when the engine is made. */
@@ -228,14 +237,14 @@ struct ppocr_run_options {
     float drop_score;           /* 0 to 1 */
 };
 /* The engine's own values of those options (what ppocr_engine_run uses). */
-void ppocr_engine_run_options(const struct ppocr_engine *engine, struct ppocr_run_options *out);
+PPOCR_API void ppocr_engine_run_options(const struct ppocr_engine *engine, struct ppocr_run_options *out);
 /* ppocr_engine_run with those options for this image only. A value out of range, or use_cls on
  * an engine without its classifier, returns PPOCR_ERR_FAILED naming the option; nothing is run. */
-enum ppocr_status ppocr_engine_run_with(struct ppocr_engine *engine, const struct ppocr_image *image,
-                                        const struct ppocr_run_options *run, struct ppocr_result *result, char *err,
-                                        size_t err_len);
+PPOCR_API enum ppocr_status ppocr_engine_run_with(struct ppocr_engine *engine, const struct ppocr_image *image,
+                                                  const struct ppocr_run_options *run, struct ppocr_result *result,
+                                                  char *err, size_t err_len);
 
-const char *ppocr_stage_name(enum ppocr_stage stage);
+PPOCR_API const char *ppocr_stage_name(enum ppocr_stage stage);
 
 /* Where the engine's creation spent its time (wall ms): model files (mapping, checks), the
  * Vulkan instance and device (created meanwhile on another thread: this is what was left to wait
@@ -244,33 +253,34 @@ const char *ppocr_stage_name(enum ppocr_stage stage);
 struct ppocr_engine_startup {
     double models_ms, device_ms, nets_ms, other_ms;
 };
-void ppocr_engine_startup(const struct ppocr_engine *engine, struct ppocr_engine_startup *out);
+PPOCR_API void ppocr_engine_startup(const struct ppocr_engine *engine, struct ppocr_engine_startup *out);
 
 /* GPU memory the engine holds, from its buffer pools: now and at the most since creation. */
 struct ppocr_engine_memory {
     uint64_t device_in_use, device_peak; /* device-local pool */
     uint64_t host_in_use, host_peak;     /* host-visible (staging) pool */
 };
-void ppocr_engine_memory(const struct ppocr_engine *engine, struct ppocr_engine_memory *out);
+PPOCR_API void ppocr_engine_memory(const struct ppocr_engine *engine, struct ppocr_engine_memory *out);
 /* Describes the device the engine runs on: "<name> (<kind>), <fp16|fp32>". */
-const char *ppocr_engine_device(const struct ppocr_engine *engine);
+PPOCR_API const char *ppocr_engine_device(const struct ppocr_engine *engine);
 /* What kind of device the engine runs on: a CPU device (lavapipe, which uses every core by
  * itself), a discrete GPU, or another GPU (integrated, virtual). */
 enum ppocr_device_class { PPOCR_DEVICE_CPU, PPOCR_DEVICE_DISCRETE_GPU, PPOCR_DEVICE_OTHER_GPU };
-enum ppocr_device_class ppocr_engine_device_class(const struct ppocr_engine *engine);
+PPOCR_API enum ppocr_device_class ppocr_engine_device_class(const struct ppocr_engine *engine);
 
 /* Prints every Vulkan device with its index (what --device takes), then the CPU backend as
  * "cpu: ..." where it is built. Returns the device count, or -1 with a one-line reason. */
-int ppocr_list_devices(FILE *out, char *err, size_t err_len);
+PPOCR_API int ppocr_list_devices(FILE *out, char *err, size_t err_len);
 /* Opens the device the engine would use (opt->backend, device_index, force_fp32), prints which one and
  * its capabilities, runs a small computation on it and compares with the CPU.
  * Returns PPOCR_OK, or PPOCR_ERR_NO_DEVICE with a one-line reason. */
-enum ppocr_status ppocr_self_check(const struct ppocr_options *opt, FILE *out, char *err, size_t err_len);
+PPOCR_API enum ppocr_status ppocr_self_check(const struct ppocr_options *opt, FILE *out, char *err, size_t err_len);
 
 /* Benchmarks below the engine, for the command's --bench-ops: times every op of det
  * (1x3x960x960), cls (32x3x48x192) and rec (batches of 1-32 lines) on the device the engine would
  * use, `runs` replays after a warm-up, and prints a table per net. */
-enum ppocr_status ppocr_bench_ops(const struct ppocr_options *opt, int runs, FILE *out, char *err, size_t err_len);
+PPOCR_API enum ppocr_status ppocr_bench_ops(const struct ppocr_options *opt, int runs, FILE *out, char *err,
+                                            size_t err_len);
 
 #ifdef __cplusplus
 }
