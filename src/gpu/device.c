@@ -2,8 +2,10 @@
 #include "gpu/error.h"
 #include "gpu/validation.h"
 
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The headers this project builds against may predate VK_KHR_cooperative_matrix; only its
  * property query is needed, whose layout is fixed by the extension. */
@@ -616,12 +618,67 @@ static int create_logical_device(const struct gpu_settings *s, struct gpu_device
     return GPU_OK;
 }
 
+/* The Vulkan loader's own filter of the drivers it loads (loader 1.3.234 and later; older ones read
+ * no such variable and load every driver, which is only slower). */
+#define DRIVERS_DISABLE "VK_LOADER_DRIVERS_DISABLE"
+/* The manifests of the Vulkan drivers that run on the CPU: lavapipe, SwiftShader. */
+#define CPU_DRIVER_MANIFESTS "*lvp_icd*,*swiftshader*"
+
+static bool user_chose_drivers(void)
+{
+    static const char *const variables[] = {DRIVERS_DISABLE, "VK_LOADER_DRIVERS_SELECT", "VK_DRIVER_FILES",
+                                            "VK_ICD_FILENAMES", "VK_ADD_DRIVER_FILES"};
+    for (size_t i = 0; i < sizeof variables / sizeof variables[0]; i++)
+        if (getenv(variables[i]))
+            return true;
+    return false;
+}
+
+/* Whether the kernel shows a GPU a Vulkan driver could open: a DRM render node (Mesa's drivers,
+ * virtio-gpu), NVIDIA's device files, or WSL's /dev/dxg. */
+static bool gpu_device_node_present(void)
+{
+    if (access("/dev/dxg", F_OK) == 0 || access("/dev/nvidiactl", F_OK) == 0)
+        return true;
+    DIR *dri = opendir("/dev/dri");
+    if (!dri)
+        return false;
+    bool found = false;
+    for (struct dirent *e; !found && (e = readdir(dri));)
+        found = strncmp(e->d_name, "renderD", 7) == 0;
+    closedir(dri);
+    return found;
+}
+
+/* A search of GPUs alone (the automatic choice, which takes the CPU backend next) costs nothing
+ * where the kernel shows no GPU: the drivers are not loaded at all (20 ms of a process's start on
+ * a machine without a GPU, Mesa's radeon driver bringing LLVM). Elsewhere the CPU drivers are left
+ * out of the instance (lavapipe, a few ms more), with the loader's own filter set for the
+ * instance's creation only. Both unless the user chose the drivers with a loader variable. */
+static int create_instance_for(const struct gpu_settings *s, VkInstance *instance,
+                               VkDebugUtilsMessengerEXT *messenger, uint32_t *api_version)
+{
+    const bool filter = s->gpus_only && !user_chose_drivers();
+    if (filter && !gpu_device_node_present()) {
+        *instance = VK_NULL_HANDLE;
+        *messenger = VK_NULL_HANDLE;
+        return gpu_fail(GPU_ERR_NO_DEVICE,
+                        "choosing a Vulkan GPU: the kernel shows none (no /dev/dri/renderD*, /dev/nvidiactl or /dev/dxg)");
+    }
+    if (filter)
+        setenv(DRIVERS_DISABLE, CPU_DRIVER_MANIFESTS, 0);
+    int st = create_instance(s->validate, instance, messenger, api_version);
+    if (filter)
+        unsetenv(DRIVERS_DISABLE);
+    return st;
+}
+
 int gpu_device_create(const struct gpu_settings *s, struct gpu_device *d)
 {
     memset(d, 0, sizeof *d);
     atomic_init(&d->lost, false);
     uint32_t api;
-    int st = create_instance(s->validate, &d->instance, &d->messenger, &api);
+    int st = create_instance_for(s, &d->instance, &d->messenger, &api);
     if (!st)
         st = pick_device(d->instance, api, s->device_index, s->gpus_only, &d->physical);
     if (!st) {

@@ -3,6 +3,7 @@
 # driver (lavapipe) but not over a Vulkan GPU, its own --bench-ops, the same bytes as the Vulkan device's fp32 path on the sample and on a
 # batch with a bad file in it, -j engines sharing the cores, --threads, and bad values refused; oneDNN
 # loaded at run time, not linked.
+# Where the kernel shows no GPU, the automatic choice does not load the Vulkan drivers.
 # Skipped where the build has no CPU backend.
 . "$(dirname "$0")/lib/common.sh"
 
@@ -35,6 +36,15 @@ if [ "$gpus" -gt 0 ]; then
     grep -q "^profile device: CPU (oneDNN" "$TMP/err" && fail "no --device: the CPU backend, with a Vulkan GPU there" || pass
 else
     expect_grep "^profile device: CPU (oneDNN" "$TMP/err" "no --device, no Vulkan GPU: the CPU backend"
+fi
+# where the kernel shows no GPU, the automatic choice loads no Vulkan driver at all (a loader
+# variable of the user's brings the search back); --device vulkan still does
+drivers_loaded() { grep -c 'calling init: .*libvulkan_' "$TMP/err" || true; }
+if ! ls /dev/dri/renderD* /dev/nvidiactl /dev/dxg >/dev/null 2>&1; then
+    expect_exit 0 "no --device, no GPU node" -- env LD_DEBUG=files "$BIN" "$C/en_word_1.png"
+    [ "$(drivers_loaded)" -eq 0 ] && pass || fail "no GPU node: Vulkan drivers loaded: $(grep 'calling init: .*libvulkan_' "$TMP/err")"
+    expect_exit 0 "a driver variable" -- env LD_DEBUG=files VK_LOADER_DRIVERS_SELECT='*' "$BIN" "$C/en_word_1.png"
+    [ "$(drivers_loaded)" -gt 0 ] && pass || fail "VK_LOADER_DRIVERS_SELECT given: no Vulkan driver was searched"
 fi
 expect_exit 0 "--device vulkan" -- "$BIN" --device vulkan --profile "$SAMPLE"
 expect_grep "^profile device: .*, fp" "$TMP/err" "--device vulkan: a Vulkan device"
