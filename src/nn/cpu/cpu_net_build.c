@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nn/cpu/cpu_memory.h"
 #include "nn/cpu/cpu_net_internal.h"
 #include "nn/half.h"
 
@@ -301,8 +302,7 @@ dnnl_memory_t cn_packed_memory(struct cn_plan *p, int k, int32_t tensor, int var
             return keep_fixed(p, k, want_md, w->data);
     size_t bytes = cpu_dnnl.dnnl_memory_desc_get_size(want_md);
     struct cn_packed *w = calloc(1, sizeof *w);
-    void *data = aligned_alloc(CPU_PLAN_WORKSPACE_ALIGN, (bytes + CPU_PLAN_WORKSPACE_ALIGN - 1) /
-                                                             CPU_PLAN_WORKSPACE_ALIGN * CPU_PLAN_WORKSPACE_ALIGN);
+    void *data = cpu_alloc_large(CPU_PLAN_WORKSPACE_ALIGN, bytes);
     if (!w || !data) {
         free(w);
         free(data);
