@@ -8,7 +8,7 @@ build=${BUILD_DIR:-$root/build}
 
 packages="cmake gcc libc6-dev pkgconf libvulkan-dev vulkan-validationlayers mesa-vulkan-drivers
 glslang-tools libstb-dev libjpeg62-turbo-dev libcmocka-dev ca-certificates clang libxml2-utils
-poppler-utils ocrmypdf"
+poppler-utils ocrmypdf parallel"
 # The nets' CPU executor (oneDNN): installed on x86-64, where it is measured and tested; elsewhere
 # the build leaves the executor out without it.
 [ "$(dpkg --print-architecture 2>/dev/null)" != amd64 ] || packages="$packages libdnnl-dev"

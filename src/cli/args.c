@@ -2,6 +2,7 @@
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/pdf.h"
+#include "cli/shard.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -27,7 +28,10 @@ void cli_print_help(const char *prog)
            "                           file's name (its path below a folder given), NAME-pN for PDF pages\n"
            "  --draw DIR               write a PNG of each image with its boxes drawn: DIR/NAME.png\n"
            "  --profile                per-stage timings (stderr; in JSON output too)\n"
-           "  --shard K/N              process only the K-th (1..N) of N contiguous slices of the inputs\n"
+           "  --shard K/N              process only the K-th (1..N) of N contiguous slices of the inputs;\n"
+           "  --shard auto[/N]         K (and N) from a Slurm array job, a Kubernetes indexed Job\n"
+           "                           (JOB_COMPLETION_INDEX) or GNU parallel (PARALLEL_SEQ); see README\n"
+           "  --skip-existing          with -o: pass over inputs whose output file is already there\n"
            "  -j, --jobs N             images in flight at once, one engine each (default: one\n"
            "                           per CPU core, 2 to 16, on a discrete GPU, 2 on another GPU,\n"
            "                           1 on a CPU device); output keeps the input order\n"
@@ -120,19 +124,9 @@ static int parse_float(const char *opt, const char *s, double lo, double hi, flo
     return 0;
 }
 
-static int parse_shard(const char *s, int *k, int *n)
+static const char *process_env(const char *name)
 {
-    char *end;
-    long a = strtol(s, &end, 10);
-    if (end == s || *end != '/')
-        return usage_error("--shard: '%s' is not K/N%s", s, "");
-    const char *rest = end + 1;
-    long b = strtol(rest, &end, 10);
-    if (end == rest || *end || b < 1 || b > 1000000 || a < 1 || a > b)
-        return usage_error("--shard: '%s' needs 1 <= K <= N%s", s, "");
-    *k = (int)a;
-    *n = (int)b;
-    return 0;
+    return getenv(name);
 }
 
 int cli_parse_args(int argc, char **argv, struct cli_args *args)
@@ -188,6 +182,10 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
         }
         if (!strcmp(a, "--boxes")) {
             args->boxes = 1;
+            continue;
+        }
+        if (!strcmp(a, "--skip-existing")) {
+            args->skip_existing = 1;
             continue;
         }
         if (!strcmp(a, "--no-cls")) {
@@ -278,7 +276,9 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
             else
                 args->output_dir = value;
         } else if (!strcmp(name, "--shard")) {
-            rc = parse_shard(value, &args->shard_index, &args->shard_count);
+            char why[512];
+            if (cli_shard_parse(value, process_env, &args->shard_index, &args->shard_count, why, sizeof(why)))
+                rc = usage_error("%s%s", why, "");
         } else if (!strcmp(name, "--det-limit-side-len")) {
             rc = parse_int(name, value, 32, 8192, &args->ocr.det_limit_side_len);
         } else if (!strcmp(name, "--det-db-thresh")) {
@@ -314,6 +314,8 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
     }
     if (args->action == CLI_RUN && args->n_inputs == 0)
         return usage_error("no input given%s%s", "", "");
+    if (args->skip_existing && !args->output_dir)
+        return usage_error("--skip-existing needs -o DIR: it passes over inputs whose file there exists%s%s", "", "");
     if (args->action == CLI_SERVE) {
         /* requests come on stdin and answers go to stdout, as JSON lines */
         if (args->n_inputs)

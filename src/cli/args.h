@@ -14,6 +14,7 @@ struct cli_args {
     const char *output_dir;       /* -o: one output file per image */
     const char *draw_dir;         /* --draw: PNG with the boxes drawn */
     int shard_index, shard_count; /* --shard K/N, 1-based K; 1/1 when not given */
+    int skip_existing;            /* --skip-existing: inputs whose -o file exists are passed over */
     int bench_runs;               /* --bench-runs: timed runs per image (10) */
     int jobs;                     /* -j/--jobs: engines working at once; 0 = by device */
     double pdf_dpi;               /* --pdf-dpi: resolution PDF pages are rasterised at */

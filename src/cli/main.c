@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/args.h"
@@ -197,6 +198,51 @@ static int job_count(const struct run *run)
     return jobs < run->items.n ? jobs : run->items.n;
 }
 
+/* Whether every file the run writes for the item (-o's, and --draw's) is there already. */
+static int outputs_exist(const struct cli_args *args, const struct cli_item *item, int *no_memory)
+{
+    const char *const dirs[2] = {args->output_dir, args->draw_dir};
+    const char *const exts[2] = {cli_format_extension(args->format), "png"};
+    for (int k = 0; k < 2; k++) {
+        if (!dirs[k])
+            continue;
+        char *path = cli_output_path(dirs[k], item->name, exts[k]);
+        if (!path) {
+            *no_memory = 1;
+            return 0;
+        }
+        struct stat st;
+        const int there = stat(path, &st) == 0 && S_ISREG(st.st_mode);
+        free(path);
+        if (!there)
+            return 0;
+    }
+    return 1;
+}
+
+/* --skip-existing: the items whose outputs exist (written whole or not at all: cli/write.h) are
+ * passed over, so that a run stopped part-way is resumed by running it again. Said in one line.
+ * Returns -1 when memory runs out. */
+static int skip_existing(const struct cli_args *args, struct cli_item_list *items)
+{
+    int kept = 0, no_memory = 0;
+    for (int i = 0; i < items->n; i++) {
+        struct cli_item *item = &items->items[i];
+        if (!item->error && outputs_exist(args, item, &no_memory)) {
+            free(item->path);
+            free(item->name);
+            continue;
+        }
+        items->items[kept++] = *item;
+    }
+    const int skipped = items->n - kept;
+    items->n = kept;
+    if (skipped)
+        fprintf(stderr, "ppocr-vk: %d input%s passed over: %s output%s there already (--skip-existing)\n", skipped,
+                skipped == 1 ? "" : "s", skipped == 1 ? "its" : "their", skipped == 1 ? " is" : "s are");
+    return no_memory ? -1 : 0;
+}
+
 static int run_ocr(const struct cli_args *args)
 {
     struct run run = {.args = args};
@@ -223,6 +269,15 @@ static int run_ocr(const struct cli_args *args)
         return EXIT_SOME_FAILED;
     }
     cli_keep_shard(&run.items, args->shard_index, args->shard_count);
+    if (args->skip_existing) {
+        const int rc = skip_existing(args, &run.items);
+        if (rc)
+            cli_error("out of memory while listing inputs");
+        if (rc || run.items.n == 0) { /* nothing left to do: no engine made */
+            cli_free_items(&run.items);
+            return rc ? EXIT_SOME_FAILED : EXIT_ALL_OK;
+        }
+    }
 
     struct ppocr_engine *first;
     const int failed_start = cli_engine_first(args, &first);

@@ -128,17 +128,26 @@ static size_t dir_length(const char *dir)
     return n;
 }
 
+char *cli_output_path(const char *dir, const char *name, const char *ext)
+{
+    size_t dlen = dir_length(dir), n = dlen + strlen(name) + strlen(ext) + 3;
+    char *path = malloc(n);
+    if (path)
+        snprintf(path, n, "%.*s%s%s.%s", (int)dlen, dir, dlen && dir[dlen - 1] == '/' ? "" : "/", name, ext);
+    return path;
+}
+
 int cli_write_file_atomic(const char *dir, const char *name, const char *ext, const char *data, size_t len, char *err,
                           size_t err_len)
 {
-    size_t dlen = dir_length(dir), n = dlen + strlen(name) + strlen(ext) + 3;
-    char *final_path = malloc(n), *tmp_path = malloc(n + 64);
+    char *final_path = cli_output_path(dir, name, ext);
+    size_t n = final_path ? strlen(final_path) + 1 : 0;
+    char *tmp_path = malloc(n + 64);
     int rc = -1, slot = -1, fd = -1;
     if (!final_path || !tmp_path) {
         snprintf(err, err_len, "out of memory");
         goto done;
     }
-    snprintf(final_path, n, "%.*s%s%s.%s", (int)dlen, dir, dlen && dir[dlen - 1] == '/' ? "" : "/", name, ext);
     /* in the final file's folder (a rename never crosses file systems), and short whatever the
      * name's length: NAME_MAX bounds the final name alone */
     const char *slash = strrchr(final_path, '/');

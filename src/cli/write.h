@@ -13,6 +13,8 @@ int cli_write_all(int fd, const char *data, size_t len);
 /* Creates the folder `dir` and those above it. Returns 0, or -1 with errno. */
 int cli_make_dirs(const char *dir);
 
+/* DIR/NAME.EXT, malloc'd (free it), or NULL when memory runs out. */
+char *cli_output_path(const char *dir, const char *name, const char *ext);
 /* Writes data to DIR/NAME.EXT through a temporary file and a rename, creating sub-folders (NAME
  * may hold '/'). Safe on several threads at once. Returns 0, or -1 with a one-line reason that
  * names the final file. */
