@@ -271,6 +271,9 @@ PPOCR_API enum ppocr_device_class ppocr_engine_device_class(const struct ppocr_e
 /* Prints every Vulkan device with its index (what --device takes), then the CPU backend as
  * "cpu: ..." where it is built. Returns the device count, or -1 with a one-line reason. */
 PPOCR_API int ppocr_list_devices(FILE *out, char *err, size_t err_len);
+/* The class of each Vulkan device, in the numbering of options.device_index and --list-devices,
+ * into out[0..max). Returns the count (which may pass max), or -1 with a one-line reason. */
+PPOCR_API int ppocr_vulkan_device_classes(enum ppocr_device_class *out, int max, char *err, size_t err_len);
 /* Opens the device the engine would use (opt->backend, device_index, force_fp32), prints which one and
  * its capabilities, runs a small computation on it and compares with the CPU.
  * Returns PPOCR_OK, or PPOCR_ERR_NO_DEVICE with a one-line reason. */

@@ -53,6 +53,9 @@ void cli_print_help(const char *prog)
            "  --device N|vulkan|cpu    Vulkan device N, the best Vulkan device, or the CPU backend\n"
            "                           (default: a Vulkan GPU, else the CPU backend, else lavapipe;\n"
            "                           see --list-devices)\n"
+           "  --device all|N,M,...     the -j engines spread over every Vulkan GPU, or over the devices\n"
+           "                           listed (N or cpu); output as from one device\n"
+           "  --mixed-devices          let a --device list hold a CPU device beside GPUs\n"
            "  --threads N              CPU backend: threads per engine (all cores, shared by -j)\n"
            "  --list-devices           list the devices and exit\n"
            "  --fp32                   never use fp16\n"
@@ -124,6 +127,51 @@ static int parse_float(const char *opt, const char *s, double lo, double hi, flo
     return 0;
 }
 
+/* --device: cpu, vulkan, N, all, or a list of N and cpu ("0,2", "0,cpu"). */
+static int parse_devices(const char *value, struct cli_args *args)
+{
+    args->n_devices = 0;
+    args->all_devices = 0;
+    args->ocr.device_index = -1;
+    if (!strcmp(value, "all")) {
+        args->ocr.backend = PPOCR_BACKEND_AUTO;
+        args->all_devices = 1;
+        return 0;
+    }
+    if (!strchr(value, ',')) {
+        args->ocr.backend = !strcmp(value, "cpu") ? PPOCR_BACKEND_CPU : PPOCR_BACKEND_VULKAN;
+        if (strcmp(value, "cpu") && strcmp(value, "vulkan"))
+            return parse_int("--device", value, 0, 1024, &args->ocr.device_index);
+        return 0;
+    }
+    const char *p = value;
+    for (;;) {
+        const size_t len = strcspn(p, ",");
+        char one[16];
+        if (len == 0 || len >= sizeof(one))
+            return usage_error("--device: '%s' is not a list of device numbers and cpu%s", value, "");
+        memcpy(one, p, len);
+        one[len] = '\0';
+        if (args->n_devices == CLI_DEVICES_MAX)
+            return usage_error("--device: more than 64 devices in '%s'%s", value, "");
+        struct cli_device *d = &args->devices[args->n_devices];
+        d->backend = !strcmp(one, "cpu") ? PPOCR_BACKEND_CPU : PPOCR_BACKEND_VULKAN;
+        d->index = -1;
+        if (d->backend == PPOCR_BACKEND_VULKAN && parse_int("--device", one, 0, 1024, &d->index))
+            return -1;
+        for (int k = 0; k < args->n_devices; k++)
+            if (args->devices[k].backend == d->backend && args->devices[k].index == d->index)
+                return usage_error("--device: '%s' names %s twice", value, one);
+        args->n_devices++;
+        if (!p[len])
+            break;
+        p += len + 1;
+    }
+    args->ocr.backend = args->devices[0].backend;
+    args->ocr.device_index = args->devices[0].index;
+    return 0;
+}
+
 static const char *process_env(const char *name)
 {
     return getenv(name);
@@ -182,6 +230,10 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
         }
         if (!strcmp(a, "--boxes")) {
             args->boxes = 1;
+            continue;
+        }
+        if (!strcmp(a, "--mixed-devices")) {
+            args->mixed_devices = 1;
             continue;
         }
         if (!strcmp(a, "--skip-existing")) {
@@ -302,10 +354,7 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
         } else if (!strcmp(name, "--pdf-dpi")) {
             rc = parse_double(name, value, 10, 2400, &args->pdf_dpi);
         } else if (!strcmp(name, "--device")) {
-            args->ocr.backend = !strcmp(value, "cpu") ? PPOCR_BACKEND_CPU : PPOCR_BACKEND_VULKAN;
-            args->ocr.device_index = -1;
-            if (strcmp(value, "cpu") && strcmp(value, "vulkan"))
-                rc = parse_int(name, value, 0, 1024, &args->ocr.device_index);
+            rc = parse_devices(value, args);
         } else if (!strcmp(name, "--threads")) {
             rc = parse_int(name, value, 1, 1024, &args->ocr.threads);
         }

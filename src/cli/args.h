@@ -7,6 +7,14 @@
 enum cli_format { CLI_FORMAT_TEXT, CLI_FORMAT_JSON, CLI_FORMAT_TSV, CLI_FORMAT_HOCR, CLI_FORMAT_ALTO };
 enum cli_action { CLI_RUN, CLI_HELP, CLI_VERSION, CLI_LIST_DEVICES, CLI_SELF_CHECK, CLI_BENCH, CLI_BENCH_OPS, CLI_SERVE };
 
+#define CLI_DEVICES_MAX 64
+
+/* One device of a --device list: a Vulkan device's index, or the CPU backend (index -1). */
+struct cli_device {
+    enum ppocr_backend backend;
+    int index;
+};
+
 struct cli_args {
     enum cli_action action;
     enum cli_format format;
@@ -18,7 +26,11 @@ struct cli_args {
     int bench_runs;               /* --bench-runs: timed runs per image (10) */
     int jobs;                     /* -j/--jobs: engines working at once; 0 = by device */
     double pdf_dpi;               /* --pdf-dpi: resolution PDF pages are rasterised at */
-    struct ppocr_options ocr;
+    struct ppocr_options ocr;     /* its backend and device_index: the one device, without a list */
+    int n_devices;                /* --device LIST (2 or more), else 0 */
+    struct cli_device devices[CLI_DEVICES_MAX];
+    int all_devices;   /* --device all: every Vulkan GPU */
+    int mixed_devices; /* --mixed-devices: a list may hold a CPU device beside GPUs */
     int n_inputs;
     char **inputs; /* points into argv */
 };

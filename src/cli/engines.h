@@ -1,24 +1,29 @@
-/* The engines a run works with: the first made from the command's options, the others its
- * siblings on the same device, one per image in flight (-j). */
+/* The engines a run works with: one made per device the command chose (--device N, a list such as
+ * 0,2, or all), and siblings of them on the same devices, one per image in flight (-j). Worker w
+ * runs on device w mod the device count, so the devices take turns at the engines, and the pool
+ * hands each image to whichever engine is free first: a slower device takes fewer. */
 #ifndef PPOCR_CLI_ENGINES_H
 #define PPOCR_CLI_ENGINES_H
 
 #include "cli/args.h"
 #include "ppocr.h"
 
-/* Makes the first engine. On the CPU backend, -j engines share the cores rather than each taking
- * all of them (a Vulkan device has no use for threads). Returns 0, or the command's exit status
- * (3: no device or unusable models, 1: anything else) after printing why. */
-int cli_engine_first(const struct cli_args *args, struct ppocr_engine **out);
-/* Engines to run: --jobs, or by default one per CPU core on a discrete GPU (2 to 16), two on
- * another GPU, so that images' CPU stages (decoding, DB post-processing) overlap other images'
- * GPU work. On a discrete GPU's 16-core host, both a folder of pages and a folder of varied
- * images (large scans among them, whose decoding holds an engine a long while) ran fastest with
- * eight to sixteen engines (BENCHMARKS.md). One on a CPU device, whose driver already uses every
- * core. Each engine adds its own activation memory, which an integrated GPU shares with the host. */
-int cli_engine_jobs(const struct cli_args *args, const struct ppocr_engine *first);
-/* Makes engines[worker] a sibling of engines[0] unless it exists: for a worker's thread. Returns 0,
- * or -1 after printing why (that worker then takes no work; the others do). */
-int cli_engine_sibling(struct ppocr_engine **engines, int worker);
+struct cli_engines {
+    int n_devices;
+    int jobs;                      /* engines: [0, n_devices) the devices' first, then siblings */
+    struct ppocr_engine **engines; /* jobs of them, NULL until made */
+};
+
+/* Makes each chosen device's first engine (side by side, one thread each), then sizes the pool:
+ * `jobs` engines, or by default cli_engines_default_jobs, at most max_jobs (1 or more). On the CPU
+ * backend, -j engines share the cores rather than each taking all of them. Returns 0, or the
+ * command's exit status (2: a device list that cannot run together, 3: no device or unusable
+ * models, 1: anything else) after printing why. */
+int cli_engines_open(const struct cli_args *args, int max_jobs, struct cli_engines *out);
+/* Makes engines[worker] (a sibling of its device's first engine) unless it exists: for a worker's
+ * thread. Returns 0, or -1 after printing why (that worker then takes no work; the others do). */
+int cli_engines_sibling(struct cli_engines *e, int worker);
+/* Destroys the siblings, then the first engines, whose devices they share. */
+void cli_engines_close(struct cli_engines *e);
 
 #endif

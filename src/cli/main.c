@@ -67,7 +67,7 @@ struct outcome {
 struct run {
     const struct cli_args *args;
     struct cli_item_list items;
-    struct ppocr_engine **engines; /* one per worker */
+    struct cli_engines engines; /* one per worker */
     struct outcome *outcomes;
     int text_headers, show_progress;
     struct cli_progress progress;
@@ -171,13 +171,13 @@ static int emit_item(struct run *run, int i)
 static int worker_init(void *ctx, int worker)
 {
     struct run *run = ctx;
-    return cli_engine_sibling(run->engines, worker);
+    return cli_engines_sibling(&run->engines, worker);
 }
 
 static void worker_work(void *ctx, int worker, int item)
 {
     struct run *run = ctx;
-    process_item(run, run->engines[worker], item);
+    process_item(run, run->engines.engines[worker], item);
 }
 
 static int worker_emit(void *ctx, int item)
@@ -185,17 +185,14 @@ static int worker_emit(void *ctx, int item)
     return emit_item(ctx, item);
 }
 
-/* The engines for this run's items: at most one per item, and one when image bytes come on stdin,
- * so that a stop signal reaches the thread that is reading them. */
-static int job_count(const struct run *run)
+/* The most engines this run's items can use: one per item, and one when image bytes come on
+ * stdin, so that a stop signal reaches the thread that is reading them. */
+static int jobs_usable(const struct cli_item_list *items)
 {
-    if (run->items.n < 2)
-        return 1;
-    for (int i = 0; i < run->items.n; i++)
-        if (!strcmp(run->items.items[i].path, "-"))
+    for (int i = 0; i < items->n; i++)
+        if (!strcmp(items->items[i].path, "-"))
             return 1;
-    const int jobs = cli_engine_jobs(run->args, run->engines[0]);
-    return jobs < run->items.n ? jobs : run->items.n;
+    return items->n > 1 ? items->n : 1;
 }
 
 /* Whether every file the run writes for the item (-o's, and --draw's) is there already. */
@@ -279,26 +276,19 @@ static int run_ocr(const struct cli_args *args)
         }
     }
 
-    struct ppocr_engine *first;
-    const int failed_start = cli_engine_first(args, &first);
+    const int failed_start = cli_engines_open(args, jobs_usable(&run.items), &run.engines);
     if (failed_start) {
         cli_free_items(&run.items);
         return failed_start;
     }
-    run.engines = &first;
-    int jobs = job_count(&run);
-    struct ppocr_engine **engines = calloc((size_t)jobs, sizeof(*engines));
+    const int jobs = run.engines.jobs;
     run.outcomes = calloc((size_t)run.items.n + 1, sizeof(*run.outcomes));
-    if (!engines || !run.outcomes) {
+    if (!run.outcomes) {
         cli_error("out of memory");
-        ppocr_engine_destroy(first);
-        free(engines);
-        free(run.outcomes);
+        cli_engines_close(&run.engines);
         cli_free_items(&run.items);
         return EXIT_SOME_FAILED;
     }
-    engines[0] = first;
-    run.engines = engines;
     run.show_progress = isatty(STDERR_FILENO) && run.items.n > 1;
     run.text_headers = args->format == CLI_FORMAT_TEXT && !args->output_dir && run.items.n > 1;
     if (args->format == CLI_FORMAT_TSV && !args->output_dir) {
@@ -317,7 +307,7 @@ static int run_ocr(const struct cli_args *args)
 
     if (jobs == 1) {
         for (int i = 0; i < run.items.n && !cli_stop_requested && !run.output_broken; i++) {
-            process_item(&run, first, i);
+            process_item(&run, run.engines.engines[0], i);
             if (emit_item(&run, i))
                 break;
         }
@@ -338,9 +328,7 @@ static int run_ocr(const struct cli_args *args)
     if (cli_stop_requested)
         interrupted();
 
-    for (int i = jobs; i-- > 0;) /* the siblings before the first, whose device they share */
-        ppocr_engine_destroy(engines[i]);
-    free(engines);
+    cli_engines_close(&run.engines);
     for (int i = 0; i < run.items.n; i++) { /* outcomes never written (output broken) */
         cli_buf_free(&run.outcomes[i].out);
         cli_buf_free(&run.outcomes[i].errs);

@@ -32,7 +32,7 @@ struct slot {
 
 struct serve {
     const struct cli_args *args;
-    struct ppocr_engine **engines;
+    struct cli_engines engines;
     struct ppocr_run_options defaults;
     struct cli_line_reader in;
     struct slot *slots; /* request i in slots[i % window] */
@@ -151,7 +151,7 @@ static void work_request(void *ctx, int worker, int item)
 {
     struct serve *sv = ctx;
     struct slot *s = slot_of(sv, item);
-    struct ppocr_engine *engine = sv->engines[worker];
+    struct ppocr_engine *engine = sv->engines.engines[worker];
     struct cli_buf lead = {0};
     if (s->req.id)
         cli_buf_printf(&lead, "\"id\":%s,", s->req.id);
@@ -237,27 +237,24 @@ static void report_overhead(struct serve *sv)
 static int worker_init(void *ctx, int worker)
 {
     struct serve *sv = ctx;
-    return cli_engine_sibling(sv->engines, worker);
+    return cli_engines_sibling(&sv->engines, worker);
 }
 
 int cli_serve(const struct cli_args *args)
 {
     struct serve sv = {.args = args, .in = {.fd = STDIN_FILENO}};
-    struct ppocr_engine *first;
-    const int failed_start = cli_engine_first(args, &first);
+    const int failed_start = cli_engines_open(args, INT_MAX, &sv.engines);
     if (failed_start)
         return failed_start;
-    const int jobs = cli_engine_jobs(args, first);
+    const int jobs = sv.engines.jobs;
     sv.window = 4 * jobs;
-    sv.engines = calloc((size_t)jobs, sizeof(*sv.engines));
     sv.slots = calloc((size_t)sv.window, sizeof(*sv.slots));
     int rc = EXIT_ALL_OK;
-    if (!sv.engines || !sv.slots) {
+    if (!sv.slots) {
         cli_error("out of memory");
         rc = EXIT_SOME_FAILED;
     } else {
-        sv.engines[0] = first;
-        ppocr_engine_run_options(first, &sv.defaults);
+        ppocr_engine_run_options(sv.engines.engines[0], &sv.defaults);
         const struct cli_workers w = {.n_items = INT_MAX,
                                       .n_workers = jobs,
                                       .window = sv.window,
@@ -275,15 +272,12 @@ int cli_serve(const struct cli_args *args)
             rc = EXIT_SOME_FAILED;
         report_overhead(&sv);
     }
-    for (int i = jobs; sv.engines && i-- > 1;)
-        ppocr_engine_destroy(sv.engines[i]);
-    ppocr_engine_destroy(first);
+    cli_engines_close(&sv.engines);
     for (int i = 0; sv.slots && i < sv.window; i++) { /* answers begun but never written */
         serve_request_free(&sv.slots[i].req);
         cli_buf_free(&sv.slots[i].out);
     }
     free(sv.slots);
-    free(sv.engines);
     free(sv.overhead_ms);
     cli_line_reader_free(&sv.in);
     return rc;

@@ -140,6 +140,9 @@ VkPhysicalDevice gpu_context_physical_device(const struct gpu_context *ctx);
  * "<index>: <name> (<type>) driver <name> <info/version>, <MiB> MiB device-local".
  * Returns the device count, or a negative status with gpu_last_error(). */
 int gpu_list_devices(FILE *out);
+/* The kind of each Vulkan device, in gpu_list_devices' order, into out[0..max). Returns the count
+ * (which may pass max), or a GPU_ERR status. */
+int gpu_device_kinds(enum gpu_device_kind *out, int max);
 
 /* "discrete" / "integrated" / "virtual" / "cpu" / "other". */
 const char *gpu_device_kind_name(enum gpu_device_kind kind);

@@ -751,3 +751,27 @@ int gpu_list_devices(FILE *out)
     vkDestroyInstance(instance, NULL);
     return st ? st : (int)n;
 }
+
+int gpu_device_kinds(enum gpu_device_kind *out, int max)
+{
+    struct gpu_settings o;
+    gpu_settings_from_env(NULL, &o);
+    VkInstance instance;
+    VkDebugUtilsMessengerEXT messenger;
+    uint32_t api;
+    int st = create_instance(o.validate, &instance, &messenger, &api);
+    if (st)
+        return st;
+    VkPhysicalDevice *pds;
+    uint32_t n;
+    st = physical_devices(instance, &pds, &n);
+    for (uint32_t i = 0; !st && i < n && (int)i < max; i++) {
+        VkPhysicalDeviceProperties p;
+        vkGetPhysicalDeviceProperties(pds[i], &p);
+        out[i] = kind_of(p.deviceType);
+    }
+    free(pds);
+    gpu_validation_messenger_destroy(instance, messenger);
+    vkDestroyInstance(instance, NULL);
+    return st ? st : (int)n;
+}

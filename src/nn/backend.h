@@ -43,6 +43,7 @@ struct nn_recorder {
     X(P, void, device_info, (const struct nn_device *dev, struct nn_device_info *out))                                 \
     X(P, void, device_memory, (const struct nn_device *dev, struct nn_device_memory *out))                             \
     X(P, int, list_devices, (FILE * out, char *err, size_t err_len))                                                   \
+    X(P, int, device_classes, (enum nn_device_class * out, int max, char *err, size_t err_len))                        \
     X(P, int, self_check, (const struct nn_device_options *opt, FILE *out, char *err, size_t err_len))                 \
     X(P, int, bench_ops,                                                                                               \
       (const struct nn_device_options *opt, const char *dir, bool fp16_math, int runs, FILE *out, char *err,           \

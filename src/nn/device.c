@@ -70,6 +70,13 @@ void nn_device_memory(const struct nn_device *dev, struct nn_device_memory *out)
     dev->backend->device_memory(dev, out);
 }
 
+int nn_device_classes(enum nn_backend_kind backend, enum nn_device_class *out, int max, char *err, size_t err_len)
+{
+    const struct nn_device_options opt = {.backend = backend};
+    const struct nn_backend *b = backend_of(&opt, err, err_len);
+    return b ? b->device_classes(out, max, err, err_len) : -1;
+}
+
 /* Vulkan's devices with their index, then the CPU backend where it is built ("cpu"): one of the
  * two failing is no failure. */
 int nn_list_devices(FILE *out, char *err, size_t err_len)

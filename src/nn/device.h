@@ -55,6 +55,9 @@ struct nn_device_memory {
 };
 void nn_device_memory(const struct nn_device *dev, struct nn_device_memory *out);
 
+/* The class of each of the backend's devices, in the order of nn_device_options.index, into
+ * out[0..max). Returns the count (which may pass max), or -1 with a one-line reason. */
+int nn_device_classes(enum nn_backend_kind backend, enum nn_device_class *out, int max, char *err, size_t err_len);
 /* Prints every Vulkan device with its index (what nn_device_options.index takes), then the CPU
  * backend as "cpu: ..." where it is built. Returns the count, or -1 with a one-line reason (also
  * when there is none). */

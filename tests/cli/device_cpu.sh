@@ -57,6 +57,17 @@ cmp -s "$TMP/vulkan.out" "$TMP/out" && pass || fail "--device cpu: stdout differ
 expect_grep "bad.png" "$TMP/err" "the bad file is named"
 expect_lines 11 "$TMP/out" "TSV: header, the sample's eight lines and the two words'"
 
+# several devices: every GPU (none here: the default device), or a list, lavapipe and the CPU
+# backend side by side: the same bytes, each device named; a name twice or a bad entry refused
+expect_exit 1 "--device all" -- "$BIN" --device all --format tsv "$@"
+cmp -s "$TMP/vulkan.out" "$TMP/out" && pass || fail "--device all: stdout differs"
+expect_exit 1 "--device 0,cpu -j 3" -- "$BIN" --device 0,cpu -j 3 --profile --format tsv "$@"
+cmp -s "$TMP/vulkan.out" "$TMP/out" && pass || fail "--device 0,cpu: stdout differs from one device's"
+[ "$(grep -c '^profile device: ' "$TMP/err")" -eq 2 ] && pass || fail "--device 0,cpu: $(grep '^profile device' "$TMP/err")"
+expect_grep "^profile device: CPU (oneDNN" "$TMP/err" "--device 0,cpu: the CPU backend is one of them"
+expect_exit 2 "--device 0,0" -- "$BIN" --device 0,0 "$SAMPLE"
+expect_grep "names 0 twice" "$TMP/err" "a device named twice"
+expect_exit 2 "--device 0,x" -- "$BIN" --device 0,x "$SAMPLE"
 expect_exit 1 "--device cpu -j 2" -- "$BIN" --device cpu -j 2 --format tsv "$@"
 cmp -s "$TMP/vulkan.out" "$TMP/out" && pass || fail "--device cpu -j 2: stdout differs"
 expect_exit 0 "--device cpu --threads 1" -- "$BIN" --device cpu --threads 1 --format tsv "$SAMPLE"

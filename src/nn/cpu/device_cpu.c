@@ -101,6 +101,15 @@ int nn_cpu_list_devices(FILE *out, char *err, size_t err_len)
     return 1;
 }
 
+int nn_cpu_device_classes(enum nn_device_class *out, int max, char *err, size_t err_len)
+{
+    if (cpu_net_available(err, err_len))
+        return -1;
+    if (max > 0)
+        out[0] = NN_DEVICE_CPU;
+    return 1;
+}
+
 int nn_cpu_self_check(const struct nn_device_options *opt, FILE *out, char *err, size_t err_len)
 {
     if (opt->threads < 0) {

@@ -65,15 +65,18 @@ struct gpu_context *nn_gpu_device_context(const struct nn_device *d)
     return d && d->backend == &nn_backend_vulkan ? vulkan_device(d)->ctx : NULL;
 }
 
+static enum nn_device_class class_of(enum gpu_device_kind kind)
+{
+    return kind == GPU_DEVICE_CPU ? NN_DEVICE_CPU : kind == GPU_DEVICE_DISCRETE ? NN_DEVICE_DISCRETE_GPU : NN_DEVICE_OTHER_GPU;
+}
+
 void nn_vulkan_device_info(const struct nn_device *dev, struct nn_device_info *out)
 {
     const struct vulkan_device *d = vulkan_device(dev);
     const struct gpu_caps *caps = gpu_context_caps(d->ctx);
     snprintf(out->description, sizeof(out->description), "%s (%s), %s", caps->device_name,
              gpu_device_kind_name(caps->kind), gpu_prefers_fp16(d->ctx) ? "fp16 (det fp32)" : "fp32");
-    out->device_class = caps->is_cpu                        ? NN_DEVICE_CPU
-                        : caps->kind == GPU_DEVICE_DISCRETE ? NN_DEVICE_DISCRETE_GPU
-                                                            : NN_DEVICE_OTHER_GPU;
+    out->device_class = caps->is_cpu ? NN_DEVICE_CPU : class_of(caps->kind);
     out->max_buffer_bytes = caps->max_storage_buffer_range;
 }
 
@@ -100,6 +103,19 @@ int nn_vulkan_list_devices(FILE *out, char *err, size_t err_len)
         snprintf(err, err_len, "no Vulkan device found (install a GPU driver, or mesa-vulkan-drivers for lavapipe)");
         return -1;
     }
+    return n;
+}
+
+int nn_vulkan_device_classes(enum nn_device_class *out, int max, char *err, size_t err_len)
+{
+    enum gpu_device_kind kinds[64];
+    const int n = gpu_device_kinds(kinds, max < 64 ? max : 64);
+    if (n < 0) {
+        snprintf(err, err_len, "%s", gpu_last_error());
+        return -1;
+    }
+    for (int i = 0; i < n && i < max && i < 64; i++)
+        out[i] = class_of(kinds[i]);
     return n;
 }
 
