@@ -18,6 +18,9 @@ struct cli_args {
     int bench_runs;               /* --bench-runs: timed runs per image (10) */
     int jobs;                     /* -j/--jobs: engines working at once; 0 = by device */
     double pdf_dpi;               /* --pdf-dpi: resolution PDF pages are rasterised at */
+    const char *check_golden;     /* --check: compare with this golden file instead of printing */
+    double check_px, check_score; /* --check-px, --check-score; -1: the default (cli/check.h) */
+    int check_edits;              /* --check-edits; -1: the default */
     struct ppocr_options ocr;
     int n_inputs;
     char **inputs; /* points into argv */
