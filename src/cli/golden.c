@@ -259,11 +259,11 @@ void cli_golden_free(struct cli_golden *g)
     memset(g, 0, sizeof(*g));
 }
 
-/* a ends with "/" + b */
+/* a ends with b, which begins a path component of a */
 static int ends_with_path(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
-    return lb && la > lb && a[la - lb - 1] == '/' && !strcmp(a + la - lb, b);
+    return lb && la > lb && (b[0] == '/' || a[la - lb - 1] == '/') && !strcmp(a + la - lb, b);
 }
 
 int cli_golden_find(const struct cli_golden *g, const char *file, int page)
