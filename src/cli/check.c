@@ -253,8 +253,8 @@ static int compare_pair(struct cli_buf *out, const char *label, int gi, int ri, 
 {
     int diffs = 0;
     if (!text_equal(g, r->text)) {
-        long edits = lim->text_edits ? edit_distance(g->text, g->text_len, r->text, strlen(r->text), lim->text_edits)
-                                     : 1;
+        long edits =
+            lim->text_edits ? edit_distance(g->text, g->text_len, r->text, strlen(r->text), lim->text_edits) : 1;
         if (edits <= lim->text_edits) {
             st->text_within++;
         } else {
@@ -311,8 +311,7 @@ static void add_stats(struct cli_check_stats *to, const struct cli_check_stats *
 }
 
 int cli_check_page(struct cli_buf *out, const char *label, const struct cli_golden_page *golden,
-                   const struct ppocr_result *result, const struct cli_check_limits *lim,
-                   struct cli_check_stats *stats)
+                   const struct ppocr_result *result, const struct cli_check_limits *lim, struct cli_check_stats *stats)
 {
     struct cli_check_stats st = {.images = 1};
     int diffs = 0;
@@ -323,7 +322,7 @@ int cli_check_page(struct cli_buf *out, const char *label, const struct cli_gold
                        golden->height);
         diffs++;
     }
-    struct op *ops = malloc((size_t)(golden->n_lines + result->n_lines + 1) * sizeof(*ops));
+    struct op *ops = malloc(((size_t)golden->n_lines + (size_t)result->n_lines + 1) * sizeof(*ops));
     int n_ops = ops ? align_lines(golden, result, lim, ops) : -1;
     if (n_ops < 0) {
         begin(out, label);
@@ -403,8 +402,9 @@ void cli_check_item(const struct cli_check *c, struct cli_buf *out, const char *
     const char *name = label.data ? label.data : file;
     if (item->golden_index < 0) {
         cli_put_line_text(out, name);
-        cli_buf_printf(out, ": %s\n", item->golden_index == -1 ? "no golden entry"
-                                                               : "several golden entries match its name by suffix");
+        cli_buf_printf(out, ": %s\n",
+                       item->golden_index == -1 ? "no golden entry"
+                                                : "several golden entries match its name by suffix");
         item->stats.images = item->stats.differing = 1;
         item->golden_index = -1;
     } else {

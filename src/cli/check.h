@@ -30,8 +30,8 @@ struct cli_check_limits {
 struct cli_check_stats {
     int images, matching, differing;
     int lines_differing, missing, extra;
-    int borderline;  /* unpaired lines near --drop-score, allowed */
-    int text_within; /* paired lines whose texts differ within --check-edits */
+    int borderline;                  /* unpaired lines near --drop-score, allowed */
+    int text_within;                 /* paired lines whose texts differ within --check-edits */
     double max_corner_px, max_score; /* the largest differences of paired lines */
 };
 

@@ -95,7 +95,8 @@ static int read_page(const json_value *v, const char *name, int line, struct cli
     p->source_line = line;
     p->width = p->height = -1;
     if (v->type != JSON_OBJECT)
-        return entry_error(err, err_len, name, line, "not an object (a golden holds one `--format json` object per line)");
+        return entry_error(err, err_len, name, line,
+                           "not an object (a golden holds one `--format json` object per line)");
     const json_value *file = json_get(v, "file"), *page = json_get(v, "page"), *lines = json_get(v, "lines");
     if (!file || file->type != JSON_STRING)
         return entry_error(err, err_len, name, line, "no \"file\" string");
@@ -122,11 +123,11 @@ static int read_page(const json_value *v, const char *name, int line, struct cli
         const json_value *l = &lines->items[i];
         struct cli_golden_line *gl = &p->lines[i];
         const json_value *text = json_get(l, "text");
-        const char *why = l->type != JSON_OBJECT                         ? "is not an object"
-                          : !text || text->type != JSON_STRING           ? "has no \"text\" string"
+        const char *why = l->type != JSON_OBJECT                            ? "is not an object"
+                          : !text || text->type != JSON_STRING              ? "has no \"text\" string"
                           : finite_number(json_get(l, "score"), &gl->score) ? "has no \"score\" number"
-                          : read_box(json_get(l, "box"), gl->box)        ? "has no \"box\" of four [x,y] corners"
-                                                                         : NULL;
+                          : read_box(json_get(l, "box"), gl->box)           ? "has no \"box\" of four [x,y] corners"
+                                                                            : NULL;
         if (why) {
             free_page(p);
             return entry_error(err, err_len, name, line, "\"lines\" item %zu %s", i + 1, why);
@@ -153,8 +154,7 @@ static int compare_pages(const void *a, const void *b)
     return x->source_line < y->source_line ? -1 : x->source_line > y->source_line;
 }
 
-int cli_golden_parse(const char *text, size_t len, const char *name, struct cli_golden *g, char *err,
-                     size_t err_len)
+int cli_golden_parse(const char *text, size_t len, const char *name, struct cli_golden *g, char *err, size_t err_len)
 {
     memset(g, 0, sizeof(*g));
     struct line_counter lc = {.text = text, .pos = 0, .line = 1};

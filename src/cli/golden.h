@@ -33,8 +33,7 @@ struct cli_golden {
 
 /* Parses JSON Lines text (`name` in messages). Returns 0, or -1 with a one-line reason naming the
  * file and the line ("NAME: line L[, column C]: why"); *g is then empty. */
-int cli_golden_parse(const char *text, size_t len, const char *name, struct cli_golden *g, char *err,
-                     size_t err_len);
+int cli_golden_parse(const char *text, size_t len, const char *name, struct cli_golden *g, char *err, size_t err_len);
 /* Reads and parses the file at path. */
 int cli_golden_load(const char *path, struct cli_golden *g, char *err, size_t err_len);
 void cli_golden_free(struct cli_golden *g);

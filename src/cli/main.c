@@ -62,7 +62,7 @@ struct outcome {
     struct cli_buf out;  /* formatted result, for stdout or the -o file */
     struct cli_buf errs; /* its stderr lines (errors, --profile) */
     int failed;
-    int stopped; /* a stop signal ended the read of stdin: never begun */
+    int stopped;                 /* a stop signal ended the read of stdin: never begun */
     struct cli_check_item check; /* --check: what the comparison found */
 };
 

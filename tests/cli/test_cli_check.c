@@ -80,8 +80,7 @@ static void make_golden(const struct spec *lines, int n, const char *file, struc
     cli_buf_free(&json);
 }
 
-static const struct cli_check_limits limits = {
-    .box_px = 2, .score = 0.05, .text_edits = 0, .drop_score = 0.5};
+static const struct cli_check_limits limits = {.box_px = 2, .score = 0.05, .text_edits = 0, .drop_score = 0.5};
 
 /* Compares `ours` with the golden of `golden_lines`; the diff is left in *out (free it). */
 static int diff_count(const struct spec *golden_lines, int n_golden, const struct spec *ours, int n_ours,
