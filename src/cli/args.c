@@ -1,4 +1,5 @@
 #include "cli/args.h"
+#include "cli/check.h"
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/pdf.h"
@@ -36,6 +37,16 @@ void cli_print_help(const char *prog)
            "                           per CPU core, 2 to 16, on a discrete GPU, 2 on another GPU,\n"
            "                           1 on a CPU device); output keeps the input order\n"
            "  --pdf-dpi N              resolution PDF pages are rasterised at (300)\n"
+           "\n"
+           "Golden check (README, \"Golden check for CI\"):\n"
+           "  --check GOLDEN           run as usual, but compare each image with its entry in GOLDEN\n"
+           "                           (JSON Lines as --format json writes them, matched by file and\n"
+           "                           page) and print what differs, line by line, and a summary;\n"
+           "                           exit 1 when an image differs or has no entry\n"
+           "  --check-px N             box corners may be N px off the golden's (%g)\n"
+           "  --check-score E          scores may be E off (%g); a line scoring below --drop-score + E\n"
+           "                           may come or go\n"
+           "  --check-edits N          texts may differ by N character edits (%d: exact)\n"
            "\n"
            "Pipeline (PaddleOCR's names and defaults):\n"
            "  --det-limit-side-len N   longest side given to detection (960)\n"
@@ -76,12 +87,13 @@ void cli_print_help(const char *prog)
            "  --bench-runs N           timed runs per image or net (10)\n"
            "  --version, --help\n"
            "\n"
-           "Exit status: 0 all inputs processed; 1 some inputs failed (the rest are still processed);\n"
-           "2 usage error (an output folder that cannot be made too); 3 no usable Vulkan device or\n"
+           "Exit status: 0 all inputs processed; 1 some inputs failed (the rest are still processed),\n"
+           "or differ from the --check golden; 2 usage error (an output folder that cannot be made, a\n"
+           "golden that cannot be read or is malformed); 3 no usable Vulkan device or\n"
            "unusable models. SIGINT/SIGTERM stop after the images in progress; a second stops at once.\n"
            "Environment: PPOCR_VK_VALIDATE=1 enables the Vulkan validation layer.\n"
            "Input limits and failure handling are described in README.md.\n",
-           prog);
+           prog, CLI_CHECK_DEFAULT_PX, CLI_CHECK_DEFAULT_SCORE, CLI_CHECK_DEFAULT_EDITS);
 }
 
 static int usage_error(const char *fmt, const char *a, const char *b)
@@ -184,6 +196,8 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
     args->action = CLI_RUN;
     args->shard_index = args->shard_count = 1;
     args->pdf_dpi = CLI_PDF_DEFAULT_DPI;
+    args->check_px = args->check_score = -1;
+    args->check_edits = -1;
     args->inputs = calloc((size_t)argc + 1, sizeof(char *));
     if (!args->inputs)
         return usage_error("out of memory%s%s", "", "");
@@ -294,6 +308,10 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
                                              "-j",
                                              "--jobs",
                                              "--pdf-dpi",
+                                             "--check",
+                                             "--check-px",
+                                             "--check-score",
+                                             "--check-edits",
                                              NULL};
         int known = 0;
         for (int k = 0; valued[k]; k++)
@@ -357,6 +375,14 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
             rc = parse_devices(value, args);
         } else if (!strcmp(name, "--threads")) {
             rc = parse_int(name, value, 1, 1024, &args->ocr.threads);
+        } else if (!strcmp(name, "--check")) {
+            args->check_golden = value;
+        } else if (!strcmp(name, "--check-px")) {
+            rc = parse_double(name, value, 0, 100000, &args->check_px);
+        } else if (!strcmp(name, "--check-score")) {
+            rc = parse_double(name, value, 0, 1, &args->check_score);
+        } else if (!strcmp(name, "--check-edits")) {
+            rc = parse_int(name, value, 0, 100000, &args->check_edits);
         }
         if (rc)
             return rc;
@@ -376,5 +402,13 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
             return usage_error("--serve takes none of -o, --draw, --shard and --boxes%s%s", "", "");
         args->format = CLI_FORMAT_JSON;
     }
+    if (!args->check_golden && (args->check_px >= 0 || args->check_score >= 0 || args->check_edits >= 0))
+        return usage_error("--check-px, --check-score and --check-edits need --check GOLDEN%s%s", "", "");
+    if (args->check_golden && args->action == CLI_SERVE)
+        return usage_error("--check compares the results of INPUTs, not of --serve's requests%s%s", "", "");
+    if (args->check_golden && args->output_dir) /* the report is one, on stdout */
+        return usage_error("--check writes its report to stdout: -o does not apply%s%s", "", "");
+    if (args->check_golden) /* no format's headers around the report (the golden is JSON whatever --format says) */
+        args->format = CLI_FORMAT_JSON;
     return 0;
 }

@@ -26,6 +26,9 @@ struct cli_args {
     int bench_runs;               /* --bench-runs: timed runs per image (10) */
     int jobs;                     /* -j/--jobs: engines working at once; 0 = by device */
     double pdf_dpi;               /* --pdf-dpi: resolution PDF pages are rasterised at */
+    const char *check_golden;     /* --check: compare with this golden file instead of printing */
+    double check_px, check_score; /* --check-px, --check-score; -1: the default (cli/check.h) */
+    int check_edits;              /* --check-edits; -1: the default */
     struct ppocr_options ocr;     /* its backend and device_index: the one device, without a list */
     int n_devices;                /* --device LIST (2 or more), else 0 */
     struct cli_device devices[CLI_DEVICES_MAX];

@@ -8,6 +8,7 @@
 
 #include "cli/args.h"
 #include "cli/bench.h"
+#include "cli/check.h"
 #include "cli/draw.h"
 #include "cli/engines.h"
 #include "cli/exit_status.h"
@@ -61,7 +62,8 @@ struct outcome {
     struct cli_buf out;  /* formatted result, for stdout or the -o file */
     struct cli_buf errs; /* its stderr lines (errors, --profile) */
     int failed;
-    int stopped; /* a stop signal ended the read of stdin: never begun */
+    int stopped;                 /* a stop signal ended the read of stdin: never begun */
+    struct cli_check_item check; /* --check: what the comparison found */
 };
 
 struct run {
@@ -72,6 +74,7 @@ struct run {
     int text_headers, show_progress;
     struct cli_progress progress;
     int failed, output_broken;
+    struct cli_check *check; /* --check: the golden that results are compared with */
 };
 
 /* Decodes, recognises, draws and formats item i on `engine`; writes nothing. */
@@ -129,7 +132,10 @@ static void process_item(struct run *run, struct ppocr_engine *engine, int i)
         cli_put_line_text(&o->out, file);
         cli_buf_printf(&o->out, " <==\n");
     }
-    cli_format_result(&o->out, args, item->path, item->page, &result);
+    if (run->check) /* the diff takes the formatted result's place */
+        cli_check_item(run->check, &o->out, item->path, item->page, &result, &o->check);
+    else
+        cli_format_result(&o->out, args, item->path, item->page, &result);
     ppocr_result_free(&result);
     if (o->out.failed) {
         cli_buf_line(&o->errs, "ppocr-vk: %s: out of memory formatting the result", file);
@@ -149,6 +155,8 @@ static int emit_item(struct run *run, int i)
         (void)cli_write_all(STDERR_FILENO, "\r\033[K", 4);
     cli_stderr_write(&o->errs);
     run->failed += o->failed;
+    if (run->check)
+        cli_check_count(run->check, &o->check);
     if (o->out.len) {
         if (args->output_dir) {
             if (cli_write_file_atomic(args->output_dir, item->name, cli_format_extension(args->format), o->out.data,
@@ -240,9 +248,9 @@ static int skip_existing(const struct cli_args *args, struct cli_item_list *item
     return no_memory ? -1 : 0;
 }
 
-static int run_ocr(const struct cli_args *args)
+static int run_ocr(const struct cli_args *args, struct cli_check *check)
 {
-    struct run run = {.args = args};
+    struct run run = {.args = args, .check = check};
     char err[1024];
     /* a folder that cannot be made fails every image: said once, before any is read */
     const char *const dir_options[2][2] = {{"-o", args->output_dir}, {"--draw", args->draw_dir}};
@@ -335,11 +343,36 @@ static int run_ocr(const struct cli_args *args)
     }
     free(run.outcomes);
     cli_free_items(&run.items);
+    if (check && !run.output_broken) {
+        struct cli_buf summary = {0};
+        cli_check_summary(check, run.failed, &summary);
+        if (cli_write_stdout(summary.data, summary.len, err, sizeof(err))) {
+            cli_error("%s", err);
+            run.output_broken = 1;
+        }
+        cli_buf_free(&summary);
+    }
     if (fflush(stdout) != 0 && !run.output_broken) {
         cli_error("cannot write to standard output");
         run.output_broken = 1;
     }
-    return run.failed || run.output_broken || cli_stop_requested ? EXIT_SOME_FAILED : EXIT_ALL_OK;
+    const int differs = check && !cli_check_all_matched(check);
+    return run.failed || run.output_broken || cli_stop_requested || differs ? EXIT_SOME_FAILED : EXIT_ALL_OK;
+}
+
+/* --check: the golden is read before anything else, so that a malformed one is a usage error
+ * that costs no device start. */
+static int run_check(const struct cli_args *args)
+{
+    struct cli_check check;
+    char err[1024];
+    if (cli_check_open(&check, args, err, sizeof(err))) {
+        cli_error("--check: %s", err);
+        return EXIT_USAGE;
+    }
+    int rc = run_ocr(args, &check);
+    cli_check_close(&check);
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -369,7 +402,7 @@ int main(int argc, char **argv)
         break;
     case CLI_BENCH:
     case CLI_BENCH_OPS: rc = cli_bench(&args, stdout); break;
-    case CLI_RUN: rc = run_ocr(&args); break;
+    case CLI_RUN: rc = args.check_golden ? run_check(&args) : run_ocr(&args, NULL); break;
     case CLI_SERVE: rc = cli_serve(&args); break;
     }
     free(args.inputs);
