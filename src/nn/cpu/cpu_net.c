@@ -8,7 +8,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "nn/cpu/cpu_memory.h"
 #include "nn/cpu/cpu_net.h"
 #include "nn/cpu/cpu_net_internal.h"
 
@@ -436,7 +435,7 @@ int cpu_plan_run_timed(struct cpu_plan *plan, const float *input, void *workspac
     char *ws = workspace;
     if (!ws) {
         if (!p->own_workspace)
-            p->own_workspace = cpu_alloc_large(CPU_PLAN_WORKSPACE_ALIGN, p->workspace_bytes);
+            p->own_workspace = aligned_alloc(CPU_PLAN_WORKSPACE_ALIGN, p->workspace_bytes);
         if (!p->own_workspace)
             rc = cn_fail(p, -1, "out of memory for a %zu-byte workspace", p->workspace_bytes);
         ws = p->own_workspace;

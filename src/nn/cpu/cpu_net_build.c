@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn/cpu/cpu_memory.h"
 #include "nn/cpu/cpu_net_internal.h"
 #include "nn/half.h"
 
@@ -302,7 +301,8 @@ dnnl_memory_t cn_packed_memory(struct cn_plan *p, int k, int32_t tensor, int var
             return keep_fixed(p, k, want_md, w->data);
     size_t bytes = cpu_dnnl.dnnl_memory_desc_get_size(want_md);
     struct cn_packed *w = calloc(1, sizeof *w);
-    void *data = cpu_alloc_large(CPU_PLAN_WORKSPACE_ALIGN, bytes);
+    void *data = aligned_alloc(CPU_PLAN_WORKSPACE_ALIGN, (bytes + CPU_PLAN_WORKSPACE_ALIGN - 1) /
+                                                             CPU_PLAN_WORKSPACE_ALIGN * CPU_PLAN_WORKSPACE_ALIGN);
     if (!w || !data) {
         free(w);
         free(data);

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "nn/cpu/cpu_memory.h"
 #include "nn/cpu/cpu_net.h"
 #include "nn/cpu/device_cpu.h"
 #include "nn/cpu/session_cpu.h"
@@ -339,7 +338,7 @@ static int bind_plans(struct cpu_session *s, int n, char *err, size_t err_len)
         free(s->workspace);
         cpu_device_account(s->dev, s->workspace_bytes, 0);
         s->workspace_bytes = 0;
-        if (!(s->workspace = cpu_alloc_large(CPU_PLAN_WORKSPACE_ALIGN, (size_t)bytes))) {
+        if (!(s->workspace = aligned_alloc(CPU_PLAN_WORKSPACE_ALIGN, (size_t)bytes))) {
             snprintf(err, err_len, "activation memory (%llu bytes): out of memory", (unsigned long long)need);
             return -1;
         }
