@@ -717,19 +717,33 @@ static void format_driver_version(uint32_t vendor, uint32_t v, char *buf, size_t
         snprintf(buf, size, "%u.%u.%u", VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v), VK_API_VERSION_PATCH(v));
 }
 
-int gpu_list_devices(FILE *out)
+/* An instance of its own for listing, with its physical devices (free *pds, then close_listing). */
+static int open_listing(VkInstance *instance, VkDebugUtilsMessengerEXT *messenger, uint32_t *api,
+                        VkPhysicalDevice **pds, uint32_t *n)
 {
     struct gpu_settings o;
     gpu_settings_from_env(NULL, &o);
-    VkInstance instance;
-    VkDebugUtilsMessengerEXT messenger;
-    uint32_t api;
-    int st = create_instance(o.validate, &instance, &messenger, &api);
+    *pds = NULL;
+    int st = create_instance(o.validate, instance, messenger, api);
     if (st)
         return st;
+    st = physical_devices(*instance, pds, n);
+    if (st) {
+        gpu_validation_messenger_destroy(*instance, *messenger);
+        vkDestroyInstance(*instance, NULL);
+    }
+    return st;
+}
+
+int gpu_list_devices(FILE *out)
+{
+    VkInstance instance;
+    VkDebugUtilsMessengerEXT messenger;
+    uint32_t api, n;
     VkPhysicalDevice *pds;
-    uint32_t n;
-    st = physical_devices(instance, &pds, &n);
+    int st = open_listing(&instance, &messenger, &api, &pds, &n);
+    if (st)
+        return st;
     for (uint32_t i = 0; !st && i < n; i++) {
         struct device_extensions ext;
         st = device_extensions(pds[i], &ext);
@@ -754,17 +768,13 @@ int gpu_list_devices(FILE *out)
 
 int gpu_device_kinds(enum gpu_device_kind *out, int max)
 {
-    struct gpu_settings o;
-    gpu_settings_from_env(NULL, &o);
     VkInstance instance;
     VkDebugUtilsMessengerEXT messenger;
-    uint32_t api;
-    int st = create_instance(o.validate, &instance, &messenger, &api);
+    uint32_t api, n;
+    VkPhysicalDevice *pds;
+    int st = open_listing(&instance, &messenger, &api, &pds, &n);
     if (st)
         return st;
-    VkPhysicalDevice *pds;
-    uint32_t n;
-    st = physical_devices(instance, &pds, &n);
     for (uint32_t i = 0; !st && i < n && (int)i < max; i++) {
         VkPhysicalDeviceProperties p;
         vkGetPhysicalDeviceProperties(pds[i], &p);
