@@ -1,5 +1,6 @@
 #include "cli/args.h"
 #include "cli/check.h"
+#include "cli/http.h"
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/pdf.h"
@@ -78,6 +79,10 @@ void cli_print_help(const char *prog)
            "                           {\"id\":..., \"path\":\"...\"} or {\"id\":..., \"image\":\"<base64>\"},\n"
            "                           with options as the flags above (\"drop_score\":0.6, ...);\n"
            "                           one JSON line per request on stdout, in order (see README)\n"
+           "  --http [ADDR:]PORT       serve HTTP on ADDR (127.0.0.1 by default): POST /ocr in PaddleOCR 3's\n"
+           "                           serving API (see README), GET /health; stops on SIGINT/SIGTERM\n"
+           "  --http-max-bytes N       largest request body, 413 beyond (67108864: 64 MiB)\n"
+           "  --http-queue N           requests waiting for an engine, 503 beyond (256)\n"
            "\n"
            "Benchmarks (tables on stdout; see BENCHMARKS.md):\n"
            "  --bench [IMAGE...]       per-stage medians, throughput, memory and cold start\n"
@@ -198,6 +203,8 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
     args->pdf_dpi = CLI_PDF_DEFAULT_DPI;
     args->check_px = args->check_score = -1;
     args->check_edits = -1;
+    args->http_max_bytes = CLI_HTTP_DEFAULT_MAX_BYTES;
+    args->http_queue = CLI_HTTP_DEFAULT_QUEUE;
     args->inputs = calloc((size_t)argc + 1, sizeof(char *));
     if (!args->inputs)
         return usage_error("out of memory%s%s", "", "");
@@ -312,6 +319,9 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
                                              "--check-px",
                                              "--check-score",
                                              "--check-edits",
+                                             "--http",
+                                             "--http-max-bytes",
+                                             "--http-queue",
                                              NULL};
         int known = 0;
         for (int k = 0; valued[k]; k++)
@@ -383,6 +393,13 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
             rc = parse_double(name, value, 0, 1, &args->check_score);
         } else if (!strcmp(name, "--check-edits")) {
             rc = parse_int(name, value, 0, 100000, &args->check_edits);
+        } else if (!strcmp(name, "--http")) {
+            args->action = CLI_HTTP;
+            args->http_listen = value; /* checked when the server starts (cli/http.c) */
+        } else if (!strcmp(name, "--http-max-bytes")) {
+            rc = parse_int(name, value, 1024, 1 << 30, &args->http_max_bytes);
+        } else if (!strcmp(name, "--http-queue")) {
+            rc = parse_int(name, value, 1, 65536, &args->http_queue);
         }
         if (rc)
             return rc;
@@ -410,5 +427,11 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
         return usage_error("--check writes its report to stdout: -o does not apply%s%s", "", "");
     if (args->check_golden) /* no format's headers around the report (the golden is JSON whatever --format says) */
         args->format = CLI_FORMAT_JSON;
+    if (args->action == CLI_HTTP) {
+        if (args->n_inputs)
+            return usage_error("--http takes no INPUT ('%s'): images come in requests%s", args->inputs[0], "");
+        if (args->output_dir || args->draw_dir || args->shard_count > 1 || args->boxes)
+            return usage_error("--http takes none of -o, --draw, --shard and --boxes%s%s", "", "");
+    }
     return 0;
 }

@@ -5,7 +5,17 @@
 #include "ppocr.h"
 
 enum cli_format { CLI_FORMAT_TEXT, CLI_FORMAT_JSON, CLI_FORMAT_TSV, CLI_FORMAT_HOCR, CLI_FORMAT_ALTO };
-enum cli_action { CLI_RUN, CLI_HELP, CLI_VERSION, CLI_LIST_DEVICES, CLI_SELF_CHECK, CLI_BENCH, CLI_BENCH_OPS, CLI_SERVE };
+enum cli_action {
+    CLI_RUN,
+    CLI_HELP,
+    CLI_VERSION,
+    CLI_LIST_DEVICES,
+    CLI_SELF_CHECK,
+    CLI_BENCH,
+    CLI_BENCH_OPS,
+    CLI_SERVE,
+    CLI_HTTP
+};
 
 #define CLI_DEVICES_MAX 64
 
@@ -29,6 +39,9 @@ struct cli_args {
     const char *check_golden;     /* --check: compare with this golden file instead of printing */
     double check_px, check_score; /* --check-px, --check-score; -1: the default (cli/check.h) */
     int check_edits;              /* --check-edits; -1: the default */
+    const char *http_listen;      /* --http [ADDR:]PORT: serve HTTP (cli/http.h) */
+    int http_max_bytes;           /* --http-max-bytes: a request's body, at most */
+    int http_queue;               /* --http-queue: requests waiting for an engine, at most */
     struct ppocr_options ocr;     /* its backend and device_index: the one device, without a list */
     int n_devices;                /* --device LIST (2 or more), else 0 */
     struct cli_device devices[CLI_DEVICES_MAX];

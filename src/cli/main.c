@@ -12,6 +12,7 @@
 #include "cli/draw.h"
 #include "cli/engines.h"
 #include "cli/exit_status.h"
+#include "cli/http.h"
 #include "cli/inputs.h"
 #include "cli/messages.h"
 #include "cli/output.h"
@@ -404,6 +405,7 @@ int main(int argc, char **argv)
     case CLI_BENCH_OPS: rc = cli_bench(&args, stdout); break;
     case CLI_RUN: rc = args.check_golden ? run_check(&args) : run_ocr(&args, NULL); break;
     case CLI_SERVE: rc = cli_serve(&args); break;
+    case CLI_HTTP: rc = cli_http_serve(&args); break;
     }
     free(args.inputs);
     if (fflush(stdout) != 0) {
