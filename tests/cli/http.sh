@@ -1,0 +1,185 @@
+#!/bin/sh
+# The HTTP server (--http), started on 127.0.0.1 with a port the system picks, and asked with
+# curl: PaddleOCR's POST /ocr with the sample in base64 JSON and as a multipart upload, ppocr-vk's
+# own format, a per-request option, a PDF; every kind of bad request answered 4xx with a reason
+# (malformed JSON, missing or wrong fields, not an image, a URL, a body over --http-max-bytes,
+# wrong path or method); clients that go away mid-upload, after which the server still answers;
+# 200 requests from ab, 20 at a time, all answered 2xx (a one-word image, to keep the test quick:
+# BENCHMARKS.md has the sample's numbers); then SIGTERM with a request in flight: it is answered
+# and the server exits 0. A build without libmicrohttpd must say so in one line.
+# Needs the models ($PPOCR_MODELS, else SRC/models), curl and ab (apache2-utils).
+. "$(dirname "$0")/lib/common.sh"
+
+C="$SRC/tests/data/corpus/paddleocr"
+export PPOCR_MODELS="${PPOCR_MODELS:-$SRC/models}"
+[ -f "$PPOCR_MODELS/rec.pvk" ] || { echo "FAIL: no models in $PPOCR_MODELS (run tools/fetch-models.sh)" >&2; exit 1; }
+for tool in curl ab; do
+    command -v $tool >/dev/null 2>&1 || { echo "FAIL: needs $tool (curl, apache2-utils: run tools/setup.sh)" >&2; exit 1; }
+done
+DEVICE=""
+"$BIN" --list-devices 2>/dev/null | grep -q '^cpu: ' && DEVICE="--device cpu"
+# the server's temporary files (a PDF's bytes, its pages) go here, so that the end can check that none is left
+export TMPDIR="$TMP/scratch"
+mkdir -p "$TMPDIR"
+server=""
+trap '[ -z "$server" ] || kill -9 $server 2>/dev/null; rm -rf "$TMP"' EXIT
+
+: >"$TMP/server.err"
+"$BIN" $DEVICE --http 127.0.0.1:0 --http-max-bytes 1000000 2>"$TMP/server.err" &
+server=$!
+# the line that says it listens names the port
+port=""
+n=0
+while [ -z "$port" ] && [ $n -lt 1800 ] && kill -0 $server 2>/dev/null; do
+    port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\)/ocr.*|\1|p' "$TMP/server.err")
+    [ -n "$port" ] || sleep 0.1
+    n=$((n + 1))
+done
+if [ -z "$port" ]; then
+    kill $server 2>/dev/null
+    wait $server
+    rc=$?
+    server=""
+    if grep -q "this build has no HTTP server" "$TMP/server.err"; then
+        [ "$rc" -eq 2 ] && pass || fail "no HTTP server in this build: exit $rc, expected 2"
+        expect_lines 1 "$TMP/server.err" "no HTTP server in this build: one line"
+        echo "cli_http: this build has no HTTP server (libmicrohttpd-dev): only its message was checked"
+        finish
+        exit $?
+    fi
+    fail "the server did not start (exit $rc): $(head -c 600 "$TMP/server.err")"
+    finish
+    exit 1
+fi
+URL="http://127.0.0.1:$port"
+
+# request WHAT STATUS CURL-ARGUMENTS...: the answer's body in $TMP/body
+request() {
+    what=$1
+    want=$2
+    shift 2
+    got=$(curl -s -o "$TMP/body" -w '%{http_code}' --max-time 600 "$@")
+    if [ "$got" = "$want" ]; then pass; else fail "$what: HTTP $got, expected $want: $(head -c 400 "$TMP/body")"; fi
+}
+# post_json WHAT STATUS JSON: POST /ocr with that body
+post_json() {
+    printf '%s' "$3" >"$TMP/request.json"
+    request "$1" "$2" -H 'Content-Type: application/json' --data-binary @"$TMP/request.json" "$URL/ocr"
+}
+b64() { base64 -w0 "$1"; }
+
+FIRST="This is a lot of 12 point text to test the"
+SAMPLE=$(b64 "$SRC/tests/data/sample.png")
+printf '{"file":"%s","fileType":1}' "$SAMPLE" >"$TMP/sample.json"
+
+# ---- answers --------------------------------------------------------------------------------
+request "GET /health" 200 "$URL/health"
+expect_grep '"errorCode":0,"errorMsg":"Healthy"' "$TMP/body" "GET /health says it is healthy"
+
+request "base64 JSON" 200 -H 'Content-Type: application/json' --data-binary @"$TMP/sample.json" "$URL/ocr"
+expect_grep '^{"logId":"[0-9a-f-]\{36\}","errorCode":0,"errorMsg":"Success","result":{"ocrResults":\[{"prunedResult":{' \
+    "$TMP/body" "base64 JSON: PaddleX's envelope"
+expect_grep "\"rec_texts\":\[\"$FIRST\"," "$TMP/body" "base64 JSON: the sample's first line"
+expect_grep '"rec_scores":\[0\.9' "$TMP/body" "base64 JSON: its score"
+expect_grep '"rec_boxes":\[\[36,91,579,119\],' "$TMP/body" "base64 JSON: its box"
+expect_grep '"dataInfo":{"width":640,"height":480,"type":"image"}}}$' "$TMP/body" "base64 JSON: dataInfo"
+
+request "multipart upload" 200 -F "file=@$SRC/tests/data/sample.png" "$URL/ocr"
+expect_grep "\"rec_texts\":\[\"$FIRST\"," "$TMP/body" "multipart upload: the sample's first line"
+request "multipart upload with options" 200 -F "file=@$SRC/tests/data/sample.png" -F fileType=1 \
+    -F textDetLimitType=max -F useTextlineOrientation=false "$URL/ocr"
+expect_grep '"use_textline_orientation":false' "$TMP/body" "multipart upload: a form field's option"
+
+request "?format=ppocr" 200 -F "file=@$SRC/tests/data/sample.png" "$URL/ocr?format=ppocr"
+expect_grep "^{\"file\":\"sample.png\",\"width\":640,\"height\":480,\"lines\":\[{\"text\":\"$FIRST\"" "$TMP/body" \
+    "?format=ppocr: ppocr-vk's JSON line"
+
+# the first line scores 0.963: a threshold above it drops it from this answer only
+printf '{"file":"%s","textRecScoreThresh":0.97}' "$SAMPLE" >"$TMP/request.json"
+request "textRecScoreThresh" 200 --data-binary @"$TMP/request.json" "$URL/ocr"
+expect_grep '"text_rec_score_thresh":0.97,"rec_texts":\["ocr code and see if it works on all types",' "$TMP/body" \
+    "textRecScoreThresh 0.97 drops the first line"
+
+if command -v pdftoppm >/dev/null 2>&1 && /usr/bin/python3 -c 'import img2pdf' 2>/dev/null; then
+    /usr/bin/python3 -m img2pdf -s 300dpi -o "$TMP/two.pdf" "$C/en_word_4.png" "$C/en_word_1.png"
+    request "a PDF, its type guessed" 200 -F "file=@$TMP/two.pdf" "$URL/ocr"
+    expect_grep '"dataInfo":{"numPages":2,"pages":\[{"width":[0-9]*,"height":[0-9]*},{' "$TMP/body" "a PDF: two pages"
+    post_json "fileType 0 on a PNG" 422 "{\"file\":\"$(b64 "$C/en_word_1.png")\",\"fileType\":0}"
+    expect_grep '"errorCode":422' "$TMP/body" "fileType 0 on a PNG: errorCode"
+else
+    echo "cli_http: no pdftoppm or python3-img2pdf: the PDF requests were not made (cli_pdf fails for it)"
+fi
+
+# ---- refusals -------------------------------------------------------------------------------
+post_json "malformed JSON" 400 '{"file": "abc'
+expect_grep '"errorCode":400,"errorMsg":"the body is not JSON: line 1, column' "$TMP/body" "malformed JSON: why"
+post_json "empty body" 400 ''
+post_json "JSON that is not an object" 422 '[1,2]'
+post_json "no file" 422 '{"fileType":1}'
+expect_grep '"errorMsg":"file: required' "$TMP/body" "no file: why"
+post_json "not an image" 422 "{\"file\":\"$(echo 'hello, not an image' | base64 -w0)\"}"
+expect_grep '"errorCode":422,"errorMsg":"file: not an image' "$TMP/body" "not an image: why"
+post_json "not base64" 422 '{"file":"@@@@"}'
+expect_grep '"errorMsg":"file: not base64' "$TMP/body" "not base64: why"
+post_json "a URL" 422 '{"file":"http://127.0.0.1/a.png"}'
+expect_grep 'does not fetch URLs' "$TMP/body" "a URL: why"
+post_json "another textDetThresh" 422 "{\"file\":\"$SAMPLE\",\"textDetThresh\":0.5}"
+expect_grep 'textDetThresh: fixed at 0.3' "$TMP/body" "another textDetThresh: why"
+post_json "useDocUnwarping true" 422 "{\"file\":\"$SAMPLE\",\"useDocUnwarping\":true}"
+post_json "textDetLimitSideLen out of range" 422 "{\"file\":\"$SAMPLE\",\"textDetLimitSideLen\":10}"
+post_json "textDetLimitSideLen of the wrong type" 422 "{\"file\":\"$SAMPLE\",\"textDetLimitSideLen\":\"big\"}"
+post_json "fileType 2" 422 "{\"file\":\"$SAMPLE\",\"fileType\":2}"
+request "multipart without a file" 422 -F fileType=1 "$URL/ocr"
+request "broken multipart" 400 -H 'Content-Type: multipart/form-data; boundary=XyZ' \
+    --data-binary "$(printf -- '--XyZ\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\n\r\nabc')" "$URL/ocr"
+
+head -c 1200000 /dev/zero >"$TMP/big.bin"
+request "over --http-max-bytes" 413 --data-binary @"$TMP/big.bin" "$URL/ocr"
+expect_grep '"errorCode":413,"errorMsg":"the body is 1200000 bytes, over' "$TMP/body" "over --http-max-bytes: why"
+request "over --http-max-bytes, chunked" 413 -H 'Transfer-Encoding: chunked' --data-binary @"$TMP/big.bin" "$URL/ocr"
+request "GET /ocr" 405 "$URL/ocr"
+request "POST /health" 405 -d x "$URL/health"
+request "GET /" 404 "$URL/"
+request "?format=xml" 400 --data-binary @"$TMP/sample.json" "$URL/ocr?format=xml"
+
+# ---- clients that go away in the middle of their upload -------------------------------------
+head -c 400000 /dev/zero >"$TMP/slow.bin"
+curl -s -o /dev/null --limit-rate 50k --max-time 1 --data-binary @"$TMP/slow.bin" "$URL/ocr"
+rc=$?
+[ $rc -eq 28 ] && pass || fail "a JSON upload cut short: curl exit $rc, expected 28 (its time ran out)"
+curl -s -o /dev/null --limit-rate 50k --max-time 1 -F "file=@$TMP/slow.bin;filename=slow.png" "$URL/ocr"
+rc=$?
+[ $rc -eq 28 ] && pass || fail "a multipart upload cut short: curl exit $rc, expected 28 (its time ran out)"
+request "after clients went away" 200 --data-binary @"$TMP/sample.json" "$URL/ocr"
+expect_grep "\"rec_texts\":\[\"$FIRST\"," "$TMP/body" "after clients went away: the sample read"
+
+# ---- load: 200 requests, 20 at a time, every one answered 2xx -------------------------------
+printf '{"file":"%s"}' "$(b64 "$C/en_word_1.png")" >"$TMP/word.json"
+ab -q -n 200 -c 20 -s 600 -p "$TMP/word.json" -T application/json "$URL/ocr" >"$TMP/ab.out" 2>&1
+expect_grep '^Complete requests: *200$' "$TMP/ab.out" "ab: 200 requests complete"
+expect_grep '^Failed requests: *0$' "$TMP/ab.out" "ab: none failed"
+grep -q '^Non-2xx responses' "$TMP/ab.out" && fail "ab: some answers were not 2xx: $(grep Non-2xx "$TMP/ab.out")" || pass
+
+# ---- SIGTERM with a request in flight: answered, then exit 0 --------------------------------
+curl -s -o "$TMP/last" -w '%{http_code}' --max-time 600 --data-binary @"$TMP/sample.json" "$URL/ocr" >"$TMP/last.code" &
+client=$!
+sleep 1
+kill -TERM $server
+wait $client
+[ "$(cat "$TMP/last.code")" = 200 ] && pass || fail "the request in flight at SIGTERM: HTTP $(cat "$TMP/last.code")"
+expect_grep "\"rec_texts\":\[\"$FIRST\"," "$TMP/last" "the request in flight at SIGTERM: its answer"
+n=0
+while kill -0 $server 2>/dev/null && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
+kill -0 $server 2>/dev/null && fail "still running 60 s after SIGTERM"
+wait $server
+rc=$?
+server=""
+[ $rc -eq 0 ] && pass || fail "SIGTERM: exit $rc, expected 0: $(tail -c 400 "$TMP/server.err")"
+expect_grep 'ppocr-vk: http: stopped$' "$TMP/server.err" "SIGTERM: the server says it stopped"
+expect_grep 'POST /ocr - .*(not answered: the client went away)$' "$TMP/server.err" \
+    "a client gone mid-upload is one line of the log"
+[ "$(grep -c 'ppocr-vk: http: POST /ocr 200 ' "$TMP/server.err")" -ge 206 ] && pass ||
+    fail "one log line per answered request: $(grep -c 'POST /ocr 200 ' "$TMP/server.err") lines of 200"
+[ -z "$(ls -A "$TMPDIR")" ] && pass || fail "temporary files left behind: $(ls -A "$TMPDIR")"
+
+finish
