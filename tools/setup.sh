@@ -8,10 +8,12 @@ build=${BUILD_DIR:-$root/build}
 
 packages="cmake gcc libc6-dev pkgconf libvulkan-dev vulkan-validationlayers mesa-vulkan-drivers
 glslang-tools libstb-dev libjpeg62-turbo-dev libcmocka-dev ca-certificates clang libxml2-utils
-poppler-utils ocrmypdf parallel slurmctld slurmd slurm-client munge"
+poppler-utils ocrmypdf parallel slurmctld slurmd slurm-client munge
+libmicrohttpd-dev curl apache2-utils"
 # slurmctld, slurmd, slurm-client and munge (Slurm 22.05, without the slurm-wlm metapackage's
 # documentation) are for tests/cli/slurm.sh, which starts a one-node cluster of its own in a
 # temporary folder: the packages' services need a /etc/slurm/slurm.conf, which is not made here.
+# libmicrohttpd-dev is for --http; curl and apache2-utils (ab) for tests/cli/http.sh and tools/bench-http.sh.
 # The nets' CPU executor (oneDNN): installed on x86-64, where it is measured and tested; elsewhere
 # the build leaves the executor out without it.
 [ "$(dpkg --print-architecture 2>/dev/null)" != amd64 ] || packages="$packages libdnnl-dev"
