@@ -7,14 +7,7 @@
 # quick (the Slurm cluster test is tests/cli/slurm.sh).
 . "$(dirname "$0")/lib/common.sh"
 
-C="$SRC/tests/data/corpus/paddleocr"
-mkdir -p "$TMP/in"
-n=0
-for f in "$C"/en_word_*.png "$C"/word_*.jpg; do
-    n=$((n + 1))
-    cp "$f" "$TMP/in/$(printf '%02d' $n)-$(basename "$f")"
-done
-echo "not an image" >"$TMP/in/99-bad.png"
+word_folder "$TMP/in"
 set -- --device cpu --format json "$TMP/in"
 
 expect_exit 1 "one run" -- "$BIN" "$@"

@@ -193,13 +193,7 @@ done
 pass
 
 # the inputs: small word images and a file that is not one
-C="$SRC/tests/data/corpus/paddleocr"
-n=0
-for f in "$C"/en_word_*.png "$C"/word_*.jpg; do
-    n=$((n + 1))
-    cp "$f" "$D/in/$(printf '%02d' $n)-$(basename "$f")"
-done
-echo "not an image" >"$D/in/99-bad.png"
+word_folder "$D/in"
 
 "$BIN" --device cpu --format json "$D/in" >"$D/one.out" 2>"$D/one.err"
 one_rc=$?

@@ -29,6 +29,18 @@ expect_lines() {
     if [ "$got" -eq "$1" ]; then pass; else fail "$3: $got lines in $(basename "$2"), expected $1"; fi
 }
 
+# word_folder DIR: the corpus' small word images, copied into DIR numbered so that their order is
+# fixed, and 99-bad.png, a file that is not an image
+word_folder() {
+    mkdir -p "$1"
+    n=0
+    for f in "$SRC"/tests/data/corpus/paddleocr/en_word_*.png "$SRC"/tests/data/corpus/paddleocr/word_*.jpg; do
+        n=$((n + 1))
+        cp "$f" "$1/$(printf '%02d' $n)-$(basename "$f")"
+    done
+    echo "not an image" >"$1/99-bad.png"
+}
+
 finish() {
     echo "$PASSED passed, $FAILED failed"
     [ "$FAILED" -eq 0 ]
