@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The 6-bit value of an alphabet character, -1 for whitespace, -2 for anything else. */
 static int sextet(unsigned char c)
@@ -70,4 +71,17 @@ int cli_base64_decode(const char *text, size_t len, unsigned char **out, size_t 
     *out = bytes;
     *out_len = n;
     return 0;
+}
+
+int cli_data_url_payload(const char *text, size_t len, const char **payload, size_t *payload_len, int *is_base64)
+{
+    if (len < 5 || strncmp(text, "data:", 5) != 0)
+        return 0;
+    const char *comma = memchr(text, ',', len < 256 ? len : 256);
+    if (!comma)
+        return 0;
+    *is_base64 = comma - text >= 7 && strncmp(comma - 7, ";base64", 7) == 0;
+    *payload = comma + 1;
+    *payload_len = len - (size_t)(comma + 1 - text);
+    return 1;
 }

@@ -10,4 +10,9 @@
  * encoding has, or no memory. */
 int cli_base64_decode(const char *text, size_t len, unsigned char **out, size_t *out_len, char *err, size_t err_len);
 
+/* A data URL's header ("data:[<type>][;base64],", within its first 256 bytes), if text begins with
+ * one: returns 1 with *payload / *payload_len set after the comma and *is_base64 said by the header;
+ * 0 when text is no data URL. */
+int cli_data_url_payload(const char *text, size_t len, const char **payload, size_t *payload_len, int *is_base64);
+
 #endif

@@ -66,11 +66,8 @@ static int decode_file(const json_value *v, struct http_paddle_request *req, cha
     if (!strncmp(text, "http://", 7) || !strncmp(text, "https://", 8))
         return refuse(STATUS_UNPROCESSABLE, err, err_len,
                       "file: this server does not fetch URLs: send the file's bytes in base64");
-    const char *comma = memchr(text, ',', len < 256 ? len : 256);
-    if (!strncmp(text, "data:", 5) && comma) {
-        len -= (size_t)(comma + 1 - text);
-        text = comma + 1;
-    }
+    int is_base64; /* a data URL's payload is decoded as base64 whatever its header says */
+    cli_data_url_payload(v->string, v->string_len, &text, &len, &is_base64);
     unsigned char *bytes;
     size_t n;
     char why[256];

@@ -127,13 +127,9 @@ static int read_object(const json_value *root, struct serve_request *req)
     /* image bytes: base64, or a data URL of them */
     const char *text = image->string;
     size_t len = image->string_len;
-    const char *comma = strncmp(text, "data:", 5) == 0 ? strchr(text, ',') : NULL;
-    if (comma) {
-        if (comma - text < 7 || strncmp(comma - 7, ";base64", 7) != 0)
-            return set_error(req, "\"image\" is a data URL that is not base64");
-        len -= (size_t)(comma + 1 - text);
-        text = comma + 1;
-    }
+    int is_base64;
+    if (cli_data_url_payload(image->string, image->string_len, &text, &len, &is_base64) && !is_base64)
+        return set_error(req, "\"image\" is a data URL that is not base64");
     char why[256];
     if (cli_base64_decode(text, len, &req->bytes, &req->n_bytes, why, sizeof(why)))
         return set_error(req, "\"image\": %s", why);
