@@ -2,7 +2,10 @@
  * (nn/cpu/cpu_net.h), their plan caches, one workspace every run's plans are placed in side by
  * side, and the outputs read and reduced on the host. A run calls the client's record_inputs,
  * runs the plans one after another, then calls record_outputs: there is nothing to record, so
- * in_parts and replay_key mean nothing here (they are checked as on Vulkan, then ignored). */
+ * in_parts and replay_key mean nothing here (they are checked as on Vulkan, then ignored).
+ * A plan whose output is an argmax is reduced as soon as it has run, so the run's argmax plans
+ * (a page's recognition batches) take turns in one workspace of the largest one's size rather
+ * than one each: less memory touched, which on a first image is page faults. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +28,7 @@ struct plan_entry {
     float *input;
     void *workspace;
     bool ran;
+    bool turns; /* its workspace is the one the run's argmax plans take turns in */
 };
 
 struct net_slot {
@@ -305,7 +309,7 @@ const float *nn_cpu_plan_output_data(const struct nn_plan *plan)
     if (!plan || plan->backend != &nn_backend_cpu)
         return NULL;
     const struct plan_entry *p = entry(plan);
-    if (!p->ran || cpu_plan_output_dtype(p->plan) != PVK_DTYPE_F32)
+    if (!p->ran || p->turns || cpu_plan_output_dtype(p->plan) != PVK_DTYPE_F32)
         return NULL;
     return cpu_plan_output(p->plan);
 }
@@ -320,14 +324,27 @@ uint64_t nn_cpu_session_memory_held(const struct nn_session *s)
     return const_cpu_session(s)->workspace_bytes;
 }
 
-/* Places the run's plans side by side in the workspace, growing it first if they need more. */
+/* Places the run's inputs side by side in the workspace, then the workspaces of the plans whose
+ * outputs outlive their turn, then the one that the argmax plans take turns in; grows it first if
+ * they need more. */
 static int bind_plans(struct cpu_session *s, int n, char *err, size_t err_len)
 {
-    uint64_t at[NN_RUN_MAX_PLANS], need = 0;
+    uint64_t in_at[NN_RUN_MAX_PLANS], ws_at[NN_RUN_MAX_PLANS] = {0}, need = 0, turns_bytes = 0;
     for (int k = 0; k < n; k++) {
-        at[k] = round_up(need, CPU_PLAN_WORKSPACE_ALIGN);
-        need = at[k] + plan_bytes(s->run_plans[k]->plan);
+        in_at[k] = round_up(need, CPU_PLAN_WORKSPACE_ALIGN);
+        need = in_at[k] + input_bytes(s->run_plans[k]->plan);
     }
+    for (int k = 0; k < n; k++) {
+        const uint64_t bytes = cpu_plan_workspace_bytes(s->run_plans[k]->plan);
+        if (s->run_output[k] == NN_OUTPUT_ARGMAX) {
+            turns_bytes = bytes > turns_bytes ? bytes : turns_bytes;
+            continue;
+        }
+        ws_at[k] = round_up(need, CPU_PLAN_WORKSPACE_ALIGN);
+        need = ws_at[k] + bytes;
+    }
+    const uint64_t turns_at = round_up(need, CPU_PLAN_WORKSPACE_ALIGN);
+    need = turns_at + turns_bytes;
     if (need > s->dev->memory_limit) {
         snprintf(err, err_len, "activation memory (%llu bytes): more than the device takes at once (%llu)",
                  (unsigned long long)need, (unsigned long long)s->dev->memory_limit);
@@ -347,8 +364,9 @@ static int bind_plans(struct cpu_session *s, int n, char *err, size_t err_len)
     }
     for (int k = 0; k < n; k++) {
         struct plan_entry *p = s->run_plans[k];
-        p->input = (float *)((char *)s->workspace + at[k]);
-        p->workspace = (char *)s->workspace + at[k] + input_bytes(p->plan);
+        p->turns = s->run_output[k] == NN_OUTPUT_ARGMAX;
+        p->input = (float *)((char *)s->workspace + in_at[k]);
+        p->workspace = (char *)s->workspace + (p->turns ? turns_at : ws_at[k]);
         p->ran = false;
     }
     return 0;
@@ -451,17 +469,13 @@ static int run_plans(struct cpu_session *s, const struct nn_run *run, char *err,
             return -1;
         }
         p->ran = true;
+        /* before the next argmax plan's turn in the same workspace */
+        if (p->turns &&
+            cpu_plan_argmax(p->plan, s->index + s->run_row0[k], s->value + s->run_row0[k], why, sizeof(why)))
+            return fail(err, err_len, "argmax: %s", why);
     }
     if (run->record_outputs && run->record_outputs(run->ctx, &rec.base, run->plans, run->n_plans, err, err_len))
         return -1;
-    for (int k = 0; k < run->n_plans; k++) {
-        if (run->output[k] != NN_OUTPUT_ARGMAX)
-            continue;
-        char why[256];
-        if (cpu_plan_argmax(s->run_plans[k]->plan, s->index + s->run_row0[k], s->value + s->run_row0[k], why,
-                            sizeof(why)))
-            return fail(err, err_len, "argmax: %s", why);
-    }
     return 0;
 }
 

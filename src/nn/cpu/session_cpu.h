@@ -17,7 +17,8 @@ int nn_cpu_device_threads(const struct nn_device *dev);
 float *nn_cpu_plan_input_data(const struct nn_plan *plan);
 /* The plan's output, fp32 row-major of nn_plan_output_shape, once the plan has run (in
  * record_outputs, and after the run until the session's next one). NULL for a plan of another
- * backend, one that has not run, or an output that is not fp32. */
+ * backend, one that has not run, an output that is not fp32, or one the run reduced by
+ * NN_OUTPUT_ARGMAX (only its argmax is kept: the plans after it reuse its workspace). */
 const float *nn_cpu_plan_output_data(const struct nn_plan *plan);
 
 #endif
