@@ -55,6 +55,7 @@ struct nn_recorder {
     X(P, struct nn_plan *, session_plan,                                                                               \
       (struct nn_session * s, enum nn_net_id net, const int64_t shape[4], char *err, size_t err_len))                  \
     X(P, void, session_pin, (struct nn_session * s, struct nn_plan * plan, bool pinned))                               \
+    X(P, void, session_plan_ahead, (struct nn_session * s, const struct nn_plan_request *requests, int n))             \
     X(P, uint64_t, session_plan_bytes, (struct nn_session * s, enum nn_net_id net, const int64_t shape[4]))            \
     X(P, uint64_t, plan_bytes, (const struct nn_plan *plan))                                                           \
     X(P, uint64_t, plan_align, (const struct nn_plan *plan))                                                           \

@@ -27,6 +27,11 @@ void nn_session_pin(struct nn_session *s, struct nn_plan *plan, bool pinned)
     s->backend->session_pin(s, plan, pinned);
 }
 
+void nn_session_plan_ahead(struct nn_session *s, const struct nn_plan_request *requests, int n)
+{
+    s->backend->session_plan_ahead(s, requests, n);
+}
+
 uint64_t nn_session_plan_bytes(struct nn_session *s, enum nn_net_id net, const int64_t shape[4])
 {
     return s->backend->session_plan_bytes(s, net, shape);

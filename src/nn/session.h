@@ -65,6 +65,19 @@ struct nn_plan *nn_session_plan(struct nn_session *s, enum nn_net_id net, const 
 /* Keeps plan in the cache while pinned; a second request for its shape meanwhile gets a plan of
  * its own (two batches of one shape in one run). */
 void nn_session_pin(struct nn_session *s, struct nn_plan *plan, bool pinned);
+
+/* A plan the client is about to ask nn_session_plan for. */
+struct nn_plan_request {
+    enum nn_net_id net;
+    int64_t shape[4];
+};
+#define NN_PLAN_AHEAD_MAX 32
+/* Makes those of the first NN_PLAN_AHEAD_MAX requests that the cache lacks, side by side where the
+ * backend can, for the nn_session_plan calls that follow to find: the CPU backend builds them on
+ * its threads (a page's first recognition batches and the classifier beside them), Vulkan makes
+ * each when it is asked for, so this does nothing there. What cannot be made is left for
+ * nn_session_plan to report; no pinned plan is evicted. */
+void nn_session_plan_ahead(struct nn_session *s, const struct nn_plan_request *requests, int n);
 /* The activation bytes `net` needs at `shape`, from a plan made and dropped (not cached: for
  * sizes that are only tried); UINT64_MAX when the net cannot be planned for it. */
 uint64_t nn_session_plan_bytes(struct nn_session *s, enum nn_net_id net, const int64_t shape[4]);

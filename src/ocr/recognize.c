@@ -244,6 +244,27 @@ static int decode_group(struct ppocr_engine *e, struct line **order, int with_cl
     return rc;
 }
 
+/* The plans of the classifier beside recognition and of the batches that the groups will ask for,
+ * made ahead, side by side where the session can (gather_group may still cut a batch to the
+ * memory, and then asks for that plan itself). */
+static void plan_ahead(struct ppocr_engine *e, struct line **order, int n_lines, int batch_max,
+                       const struct cls_beside *cls)
+{
+    struct nn_plan_request requests[GROUP_PLANS_MAX];
+    int n = 0;
+    if (cls)
+        requests[n++] = (struct nn_plan_request){NN_NET_CLS, {cls->n, 3, REC_HEIGHT, OCR_CLS_WIDTH}};
+    for (int start = 0; start < n_lines && n < GROUP_PLANS_MAX;) {
+        const int width = order[start]->width;
+        int count = 0;
+        while (start + count < n_lines && count < batch_max && order[start + count]->width == width)
+            count++;
+        requests[n++] = (struct nn_plan_request){NN_NET_REC, {count, 3, REC_HEIGHT, width}};
+        start += count;
+    }
+    nn_session_plan_ahead(e->nets, requests, n);
+}
+
 int ocr_recognize(struct ppocr_engine *e, const struct ppocr_image *img, struct line *lines, int n_lines,
                   const struct cls_beside *cls, struct ppocr_result *r, char *err, size_t err_len)
 {
@@ -254,6 +275,9 @@ int ocr_recognize(struct ppocr_engine *e, const struct ppocr_image *img, struct 
     for (int i = 0; i < n_lines; i++)
         order[i] = &lines[i];
     plan_rec_batches(order, n_lines, batch_max, e->opt.paddle_parity);
+    const double ahead_t0 = ocr_now_ms();
+    plan_ahead(e, order, n_lines, batch_max, cls);
+    r->wall_ms[PPOCR_STAGE_REC] += ocr_now_ms() - ahead_t0;
     int rc = 0;
     bool cls_read = false;
     for (int start = 0; start < n_lines && rc == 0;) {

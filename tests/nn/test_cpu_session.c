@@ -159,12 +159,13 @@ struct own_result {
     float *value; /* rows: numel / last dim */
 };
 
-static void own_run(const struct pvk_model *m, bool leave_softmax, const struct pvk_shape *in, const float *x,
-                    struct own_result *r)
+/* On `threads` threads: the library's sums may be split otherwise on another count. */
+static void own_run_threads(const struct pvk_model *m, bool leave_softmax, const struct pvk_shape *in, const float *x,
+                            int threads, struct own_result *r)
 {
     struct cpu_net *net;
     struct cpu_plan *plan;
-    const struct cpu_net_options nopt = {1};
+    const struct cpu_net_options nopt = {threads};
     const struct cpu_plan_options popt = {.leave_final_softmax = leave_softmax};
     char err[512];
     assert_int_equal(cpu_net_create(m, &nopt, &net, err, sizeof err), 0);
@@ -180,6 +181,12 @@ static void own_run(const struct pvk_model *m, bool leave_softmax, const struct 
     assert_int_equal(cpu_plan_argmax(plan, r->index, r->value, err, sizeof err), 0);
     cpu_plan_destroy(plan);
     cpu_net_destroy(net);
+}
+
+static void own_run(const struct pvk_model *m, bool leave_softmax, const struct pvk_shape *in, const float *x,
+                    struct own_result *r)
+{
+    own_run_threads(m, leave_softmax, in, x, 1, r);
 }
 
 static void own_free(struct own_result *r)
@@ -443,6 +450,67 @@ static void test_det_and_rec_run(void **state)
     pvk_model_free(&rec);
 }
 
+/* Plans made ahead on two threads, from nets whose weights are repacked by both at once, run as
+ * the executor's own plans do; requests for what the session cannot make are passed over. */
+static void test_plans_ahead(void **state)
+{
+    (void)state;
+    struct pvk_model rec, cls;
+    if (!load_model(NN_NET_REC, &rec))
+        skip();
+    if (!load_model(NN_NET_CLS, &cls)) {
+        pvk_model_free(&rec);
+        skip();
+    }
+    struct nn_device *dev = open_cpu(2);
+    struct pvk_model *models[NN_NET_COUNT] = {[NN_NET_REC] = &rec, [NN_NET_CLS] = &cls};
+    struct nn_session *s = open_session(dev, models);
+    const struct nn_plan_request requests[] = {
+        {NN_NET_CLS, {3, 3, 48, 192}}, {NN_NET_REC, {2, 3, 48, 96}}, {NN_NET_REC, {1, 3, 48, 160}},
+        {NN_NET_REC, {2, 3, 48, 96}},  {NN_NET_REC, {0, 3, 48, 96}}, {NN_NET_DET, {1, 3, 64, 64}},
+        {NN_NET_REC, {3, 3, 48, 128}},
+    };
+    nn_session_plan_ahead(s, requests, (int)(sizeof requests / sizeof *requests));
+    nn_session_plan_ahead(s, requests, 0);
+    struct nn_plan *plans[4] = {plan_of(s, NN_NET_CLS, 3, 48, 192), plan_of(s, NN_NET_REC, 2, 48, 96),
+                                plan_of(s, NN_NET_REC, 1, 48, 160), plan_of(s, NN_NET_REC, 3, 48, 128)};
+    struct feed f = {
+        .inputs = {random_input(plans[0]), random_input(plans[1]), random_input(plans[2]), random_input(plans[3])}};
+    struct nn_run run = {.plans = plans,
+                         .n_plans = 4,
+                         .output = {NN_OUTPUT_READ, NN_OUTPUT_ARGMAX, NN_OUTPUT_ARGMAX, NN_OUTPUT_ARGMAX},
+                         .record_inputs = record_inputs,
+                         .ctx = &f};
+    char err[512];
+    if (nn_session_run(s, &run, err, sizeof err))
+        print_error("%s\n", err);
+    struct own_result own;
+    own_run_threads(&cls, false, nn_plan_input_shape(plans[0]), f.inputs[0], 2, &own);
+    const size_t cls_n = (size_t)pvk_shape_numel(nn_plan_output_shape(plans[0]));
+    float *owned = NULL;
+    const float *cls_out = nn_session_output(s, 0, &owned, err, sizeof err);
+    assert_non_null(cls_out);
+    assert_memory_equal(cls_out, own.output, cls_n * sizeof(float));
+    own_free(&own);
+    for (int k = 1; k < 4; k++) {
+        const struct pvk_shape *o = nn_plan_output_shape(plans[k]);
+        const size_t rows = (size_t)o->d[0] * (size_t)o->d[1];
+        const int32_t *index;
+        const float *value;
+        assert_int_equal(nn_session_argmax(s, k, &index, &value), 0);
+        own_run_threads(&rec, true, nn_plan_input_shape(plans[k]), f.inputs[k], 2, &own);
+        assert_memory_equal(index, own.index, rows * sizeof(int32_t));
+        assert_memory_equal(value, own.value, rows * sizeof(float));
+        own_free(&own);
+    }
+    for (int k = 0; k < 4; k++)
+        free((float *)f.inputs[k]);
+    nn_session_destroy(s);
+    nn_device_close(dev);
+    pvk_model_free(&rec);
+    pvk_model_free(&cls);
+}
+
 /* With profile, a run's wall time (nn_session_gpu_ms) is counted; the final softmax stays in cls. */
 static void test_profiled_run(void **state)
 {
@@ -568,6 +636,7 @@ int main(void)
         cmocka_unit_test(test_plan_cache),
         cmocka_unit_test(test_bad_shapes_and_runs),
         cmocka_unit_test(test_det_and_rec_run),
+        cmocka_unit_test(test_plans_ahead),
         cmocka_unit_test(test_profiled_run),
         cmocka_unit_test(test_against_vulkan),
     };

@@ -64,6 +64,7 @@ int cpu_net_create(const struct pvk_model *model, const struct cpu_net_options *
         return -1;
     }
     net->model = model;
+    pthread_mutex_init(&net->weights_lock, NULL);
     net->threads = cpu_net_threads(opt ? opt->threads : 0); /* set at every call: see cpu_net_threads */
     net->f32 = calloc((size_t)model->n_tensors + 1, sizeof *net->f32);
     net->widened = calloc((size_t)model->n_tensors + 1, sizeof *net->widened);
@@ -106,6 +107,7 @@ void cpu_net_destroy(struct cpu_net *net)
         cpu_dnnl.dnnl_stream_destroy(net->stream);
     if (net->engine)
         cpu_dnnl.dnnl_engine_destroy(net->engine);
+    pthread_mutex_destroy(&net->weights_lock);
     free(net);
 }
 

@@ -9,7 +9,9 @@
  * layouts on these nets, and NHWC has no padded channels: BENCHMARKS.md), other ranks row-major.
  * The input is read as NCHW and the output is given back row-major (NCHW).
  *
- * Threads: a net and its plans belong to one thread at a time. Runs use `threads` OpenMP threads
+ * Threads: a net and its plans belong to one thread at a time, except that several threads may
+ * plan the same net at once (cpu_net_plan; the net's widened and repacked weights are made under
+ * its lock) while none of its plans runs. Runs use `threads` OpenMP threads
  * (0: OpenMP's default, all cores or OMP_NUM_THREADS), set for the calling thread during the
  * call and put back after it. Where the library was not found at configure time every call fails
  * with a one-line reason (cpu_net_available). */

@@ -186,7 +186,17 @@ bool cn_can_overwrite(const struct cn_plan *p, int v, int k)
 
 /* ---- constants ----------------------------------------------------------------------------- */
 
+static const float *const_data(struct cn_plan *p, int k, int32_t tensor);
+
 const float *cn_const_data(struct cn_plan *p, int k, int32_t tensor)
+{
+    pthread_mutex_lock(&p->net->weights_lock);
+    const float *data = const_data(p, k, tensor);
+    pthread_mutex_unlock(&p->net->weights_lock);
+    return data;
+}
+
+static const float *const_data(struct cn_plan *p, int k, int32_t tensor)
 {
     struct cpu_net *net = p->net;
     const struct pvk_model *m = net->model;
@@ -282,11 +292,25 @@ static int repack(struct cn_plan *p, int k, const dnnl_memory_desc_t *user_md, c
     return st == dnnl_success ? 0 : cn_fail_dnnl(p, k, "repacking weights: dnnl_reorder", st);
 }
 
+static dnnl_memory_t packed_memory(struct cn_plan *p, int k, int32_t tensor, int variant,
+                                   const dnnl_memory_desc_t *user_md, const float *derived,
+                                   const dnnl_memory_desc_t *want_md);
+
 dnnl_memory_t cn_packed_memory(struct cn_plan *p, int k, int32_t tensor, int variant, const dnnl_memory_desc_t *user_md,
                                const float *derived, const dnnl_memory_desc_t *want_md)
 {
+    pthread_mutex_lock(&p->net->weights_lock);
+    dnnl_memory_t mem = packed_memory(p, k, tensor, variant, user_md, derived, want_md);
+    pthread_mutex_unlock(&p->net->weights_lock);
+    return mem;
+}
+
+static dnnl_memory_t packed_memory(struct cn_plan *p, int k, int32_t tensor, int variant,
+                                   const dnnl_memory_desc_t *user_md, const float *derived,
+                                   const dnnl_memory_desc_t *want_md)
+{
     struct cpu_net *net = p->net;
-    const float *user = derived ? derived : cn_const_data(p, k, tensor);
+    const float *user = derived ? derived : const_data(p, k, tensor);
     if (!user)
         return NULL;
     if (cpu_dnnl.dnnl_memory_desc_get_size(user_md) >

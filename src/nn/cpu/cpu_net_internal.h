@@ -13,10 +13,11 @@
 #ifndef PPOCR_NN_CPU_CPU_NET_INTERNAL_H
 #define PPOCR_NN_CPU_CPU_NET_INTERNAL_H
 
-#include "nn/cpu/dnnl_api.h"
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "nn/cpu/dnnl_api.h"
 
 #include "model/model.h"
 #include "nn/cpu/cpu_net.h"
@@ -101,6 +102,9 @@ struct cpu_net {
     int threads;
     dnnl_engine_t engine;
     dnnl_stream_t stream;
+    /* held while f32, widened and packed change and while weights are repacked on `stream`, so
+     * that plans of the net may be made on several threads at once */
+    pthread_mutex_t weights_lock;
     const float **f32; /* per tensor: a constant's fp32 data (the model's own, or widened from fp16) */
     float **widened;
     struct cn_packed *packed;
@@ -278,7 +282,6 @@ void cn_host_binary(const struct cn_plan *p, const struct cn_step *s);
 void cn_host_argmax(const struct cn_plan *p, const struct cn_step *s);
 /* Over rows of x [rows][c]: the first maximum's index, and the maximum or its softmax
  * probability 1 / sum exp(x - max) (summed in double). */
-void cn_argmax_rows(const float *x, int64_t rows, int64_t c, int32_t *index, float *value, bool softmax,
-                    int threads);
+void cn_argmax_rows(const float *x, int64_t rows, int64_t c, int32_t *index, float *value, bool softmax, int threads);
 
 #endif

@@ -6,6 +6,8 @@
  * A plan whose output is an argmax is reduced as soon as it has run, so the run's argmax plans
  * (a page's recognition batches) take turns in one workspace of the largest one's size rather
  * than one each: less memory touched, which on a first image is page faults. */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,38 +227,135 @@ static int make_plan(struct net_slot *slot, const int64_t shape[4], struct cpu_p
     return 0;
 }
 
+/* The cached plan of slot's net for shape that a run may take (not pinned), or NULL. */
+static struct plan_entry *cached(struct net_slot *slot, const int64_t shape[4])
+{
+    for (int i = 0; i < PLAN_CACHE; i++) {
+        struct plan_entry *p = &slot->plans[i];
+        if (p->plan && !p->pinned && !memcmp(p->shape, shape, sizeof(p->shape)))
+            return p;
+    }
+    return NULL;
+}
+
+/* An entry for a new plan of slot's net: a free one, or the least recently used plan that is not
+ * pinned, destroyed; NULL when every plan is pinned. */
+static struct plan_entry *entry_for_new(struct net_slot *slot)
+{
+    for (int i = 0; i < PLAN_CACHE; i++)
+        if (!slot->plans[i].plan)
+            return &slot->plans[i];
+    struct plan_entry *lru = slot_lru(slot);
+    if (lru) {
+        cpu_plan_destroy(lru->plan);
+        lru->plan = NULL;
+    }
+    return lru;
+}
+
+static void entry_set(struct net_slot *slot, struct plan_entry *e, const int64_t shape[4], struct cpu_plan *plan)
+{
+    e->plan = plan;
+    memcpy(e->shape, shape, sizeof(e->shape));
+    e->input = NULL;
+    e->workspace = NULL;
+    e->ran = false;
+    e->turns = false;
+    e->last_use = ++slot->clock;
+}
+
 struct nn_plan *nn_cpu_session_plan(struct nn_session *session, enum nn_net_id net, const int64_t shape[4], char *err,
                                     size_t err_len)
 {
     struct net_slot *slot = slot_of(cpu_session(session), net, err, err_len);
     if (!slot)
         return NULL;
-    struct plan_entry *free_entry = NULL;
-    for (int i = 0; i < PLAN_CACHE; i++) {
-        struct plan_entry *p = &slot->plans[i];
-        if (p->plan && !p->pinned && !memcmp(p->shape, shape, sizeof(p->shape))) {
-            p->last_use = ++slot->clock;
-            return &p->handle;
-        }
-        if (!p->plan && !free_entry)
-            free_entry = p;
+    struct plan_entry *e = cached(slot, shape);
+    if (e) {
+        e->last_use = ++slot->clock;
+        return &e->handle;
     }
-    if (!free_entry) {
-        if (!(free_entry = slot_lru(slot))) {
-            snprintf(err, err_len, "%s: every cached plan is in use", slot->name);
-            return NULL;
-        }
-        cpu_plan_destroy(free_entry->plan);
-        free_entry->plan = NULL;
-    }
-    free_entry->input = NULL;
-    free_entry->workspace = NULL;
-    free_entry->ran = false;
-    if (make_plan(slot, shape, &free_entry->plan, err, err_len))
+    if (!(e = entry_for_new(slot))) {
+        snprintf(err, err_len, "%s: every cached plan is in use", slot->name);
         return NULL;
-    memcpy(free_entry->shape, shape, sizeof(free_entry->shape));
-    free_entry->last_use = ++slot->clock;
-    return &free_entry->handle;
+    }
+    struct cpu_plan *plan;
+    if (make_plan(slot, shape, &plan, err, err_len))
+        return NULL;
+    entry_set(slot, e, shape, plan);
+    return &e->handle;
+}
+
+/* ---- plans made ahead, side by side ---------------------------------------------------------- */
+
+#define AHEAD_THREADS_MAX 8
+
+struct ahead_plan {
+    struct net_slot *slot;
+    int64_t shape[4];
+    struct cpu_plan *plan; /* made, or NULL */
+};
+
+struct ahead_work {
+    struct ahead_plan *plans;
+    int n;
+    atomic_int next;
+};
+
+static void *make_ahead(void *arg)
+{
+    struct ahead_work *w = arg;
+    for (int k; (k = atomic_fetch_add(&w->next, 1)) < w->n;) {
+        char why[1024]; /* room for the net's name before the executor's reason */
+        if (make_plan(w->plans[k].slot, w->plans[k].shape, &w->plans[k].plan, why, sizeof(why)))
+            w->plans[k].plan = NULL; /* nn_session_plan says why, if it is asked for */
+    }
+    return NULL;
+}
+
+/* Planning a net is mostly the library compiling its kernels, one thread's work: the plans of a
+ * page's first recognition run are made on the session's threads at once, which are idle then. */
+void nn_cpu_session_plan_ahead(struct nn_session *session, const struct nn_plan_request *requests, int n)
+{
+    struct cpu_session *s = cpu_session(session);
+    struct ahead_plan plans[NN_PLAN_AHEAD_MAX];
+    int n_plans = 0;
+    for (int i = 0; i < n && i < NN_PLAN_AHEAD_MAX; i++) {
+        const struct nn_plan_request *r = &requests[i];
+        if ((unsigned)r->net >= NN_NET_COUNT || !s->slots[r->net].net)
+            continue;
+        struct net_slot *slot = &s->slots[r->net];
+        bool known = cached(slot, r->shape) != NULL;
+        for (int j = 0; j < n_plans && !known; j++)
+            known = plans[j].slot == slot && !memcmp(plans[j].shape, r->shape, sizeof(r->shape));
+        if (!known) {
+            plans[n_plans] = (struct ahead_plan){.slot = slot};
+            memcpy(plans[n_plans++].shape, r->shape, sizeof(r->shape));
+        }
+    }
+    int threads = s->dev->threads_used < n_plans ? s->dev->threads_used : n_plans;
+    threads = threads < AHEAD_THREADS_MAX ? threads : AHEAD_THREADS_MAX;
+    if (threads < 2)
+        return; /* one at a time, as nn_session_plan makes them */
+    struct ahead_work w = {.plans = plans, .n = n_plans};
+    atomic_init(&w.next, 0);
+    pthread_t helpers[AHEAD_THREADS_MAX];
+    int started = 0;
+    for (int t = 1; t < threads; t++)
+        if (pthread_create(&helpers[started], NULL, make_ahead, &w) == 0)
+            started++;
+    make_ahead(&w);
+    for (int t = 0; t < started; t++)
+        pthread_join(helpers[t], NULL);
+    for (int k = 0; k < n_plans; k++) {
+        if (!plans[k].plan)
+            continue;
+        struct plan_entry *e = entry_for_new(plans[k].slot);
+        if (e)
+            entry_set(plans[k].slot, e, plans[k].shape, plans[k].plan);
+        else
+            cpu_plan_destroy(plans[k].plan);
+    }
 }
 
 void nn_cpu_session_pin(struct nn_session *s, struct nn_plan *plan, bool pinned)

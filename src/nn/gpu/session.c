@@ -353,6 +353,14 @@ void nn_vulkan_session_pin(struct nn_session *s, struct nn_plan *plan, bool pinn
         p->pinned = pinned;
 }
 
+/* Vulkan makes each plan when it is asked for: the net's pipelines were made with the session. */
+void nn_vulkan_session_plan_ahead(struct nn_session *s, const struct nn_plan_request *requests, int n)
+{
+    (void)s;
+    (void)requests;
+    (void)n;
+}
+
 uint64_t nn_vulkan_session_plan_bytes(struct nn_session *s, enum nn_net_id net, const int64_t shape[4])
 {
     char why[256];
