@@ -83,6 +83,9 @@ void cli_print_help(const char *prog)
            "                           serving API (see README), GET /health; stops on SIGINT/SIGTERM\n"
            "  --http-max-bytes N       largest request body, 413 beyond (67108864: 64 MiB)\n"
            "  --http-queue N           requests waiting for an engine, 503 beyond (256)\n"
+           "  --http-timeout SECONDS   close a connection silent that long: before its request, between\n"
+           "                           requests, or with its headers or body stalled (60; 0: no\n"
+           "                           timeout); never one whose request waits for or is on an engine\n"
            "\n"
            "Benchmarks (tables on stdout; see BENCHMARKS.md):\n"
            "  --bench [IMAGE...]       per-stage medians, throughput, memory and cold start\n"
@@ -205,6 +208,7 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
     args->check_edits = -1;
     args->http_max_bytes = CLI_HTTP_DEFAULT_MAX_BYTES;
     args->http_queue = CLI_HTTP_DEFAULT_QUEUE;
+    args->http_timeout = CLI_HTTP_DEFAULT_TIMEOUT_S;
     args->inputs = calloc((size_t)argc + 1, sizeof(char *));
     if (!args->inputs)
         return usage_error("out of memory%s%s", "", "");
@@ -322,6 +326,7 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
                                              "--http",
                                              "--http-max-bytes",
                                              "--http-queue",
+                                             "--http-timeout",
                                              NULL};
         int known = 0;
         for (int k = 0; valued[k]; k++)
@@ -400,6 +405,8 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
             rc = parse_int(name, value, 1024, 1 << 30, &args->http_max_bytes);
         } else if (!strcmp(name, "--http-queue")) {
             rc = parse_int(name, value, 1, 65536, &args->http_queue);
+        } else if (!strcmp(name, "--http-timeout")) {
+            rc = parse_int(name, value, 0, 86400, &args->http_timeout);
         }
         if (rc)
             return rc;

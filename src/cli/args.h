@@ -42,6 +42,7 @@ struct cli_args {
     const char *http_listen;      /* --http [ADDR:]PORT: serve HTTP (cli/http.h) */
     int http_max_bytes;           /* --http-max-bytes: a request's body, at most */
     int http_queue;               /* --http-queue: requests waiting for an engine, at most */
+    int http_timeout;             /* --http-timeout: seconds a connection may be silent; 0: no limit */
     struct ppocr_options ocr;     /* its backend and device_index: the one device, without a list */
     int n_devices;                /* --device LIST (2 or more), else 0 */
     struct cli_device devices[CLI_DEVICES_MAX];

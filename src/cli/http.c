@@ -92,6 +92,7 @@ struct server {
     struct ppocr_engine **engines;
     int n_engines;
     size_t max_bytes;
+    unsigned timeout_s; /* --http-timeout; 0: none */
     pthread_mutex_t lock;
     pthread_cond_t work;
     struct request *head, *tail; /* waiting for an engine */
@@ -429,8 +430,13 @@ static enum MHD_Result receive(struct server *s, struct request *r, const char *
 static enum MHD_Result finish(struct server *s, struct request *r)
 {
     char message[256];
-    if (r->answered)
+    if (r->answered) {
+        /* the idle timeout again, counted from now (the library restarts the clock of a timeout
+         * that leaves 0): a client that does not read its answer is closed like an idle one */
+        if (s->timeout_s)
+            MHD_set_connection_option(r->connection, MHD_CONNECTION_OPTION_TIMEOUT, s->timeout_s);
         return send_answer(r, r->status, r->answer_type, &r->answer, NULL, NULL);
+    }
     if (r->too_large) {
         snprintf(message, sizeof(message), "the body is over this server's limit of %zu bytes (--http-max-bytes)",
                  s->max_bytes);
@@ -451,6 +457,12 @@ static enum MHD_Result finish(struct server *s, struct request *r)
         refused = message;
     }
     if (!refused) {
+        /* No idle timeout while the request waits for or runs on an engine, however long:
+         * libmicrohttpd already exempts a suspended connection and restarts its clock on
+         * resume, but that promise is this server's, so it rests on the connection's own
+         * timeout, 0 until the answer is queued (above), not on the library's bookkeeping. */
+        if (s->timeout_s)
+            MHD_set_connection_option(r->connection, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
         /* suspended before any worker can see it, so that its resume never comes first */
         MHD_suspend_connection(r->connection);
         r->handed = 1;
@@ -611,6 +623,7 @@ int cli_http_serve(const struct cli_args *args)
     }
     struct server s = {.args = args,
                        .max_bytes = (size_t)args->http_max_bytes,
+                       .timeout_s = (unsigned)args->http_timeout,
                        .max_waiting = args->http_queue,
                        .lock = PTHREAD_MUTEX_INITIALIZER,
                        .work = PTHREAD_COND_INITIALIZER};
@@ -650,13 +663,12 @@ int cli_http_serve(const struct cli_args *args)
         if (addr->ai_family == AF_INET6)
             flags |= MHD_USE_IPv6;
         /* the logger first, so that the library's complaints about the other options go through it.
-         * No idle timeout (MHD_OPTION_CONNECTION_TIMEOUT): with one, libmicrohttpd 0.9.75 (Debian
-         * 12's) lost about one suspended connection in 400 whenever requests waited longer than
-         * it for an engine, however each connection's timeout was set around the wait (never
-         * answered, never reported over); the connection limit bounds what idle clients hold. */
+         * The idle timeout closes a connection silent that long: before its request, between
+         * requests, or with its headers or body stalled; a request handed to the engines has
+         * none until its answer is queued (finish). */
         daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, &s, MHD_OPTION_EXTERNAL_LOGGER, on_library_message,
                                   &s, MHD_OPTION_SOCK_ADDR, addr->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-                                  &s, MHD_OPTION_CONNECTION_LIMIT,
+                                  &s, MHD_OPTION_CONNECTION_TIMEOUT, s.timeout_s, MHD_OPTION_CONNECTION_LIMIT,
                                   (unsigned)(s.max_waiting + n_workers + HTTP_EXTRA_CONNECTIONS), MHD_OPTION_END);
         if (!daemon) /* the library said why (on_library_message) */
             cli_error("http: cannot listen on %s", args->http_listen);

@@ -10,6 +10,7 @@
 
 #define CLI_HTTP_DEFAULT_MAX_BYTES (64 << 20) /* a request's body, at most */
 #define CLI_HTTP_DEFAULT_QUEUE 256            /* requests waiting for an engine, at most */
+#define CLI_HTTP_DEFAULT_TIMEOUT_S 60         /* seconds a connection may be silent */
 
 /* Serves until SIGINT or SIGTERM, then answers the requests received and returns 0. Returns the
  * command's exit status otherwise (cli/exit_status.h): 1 when it cannot listen, 2 for an address
