@@ -4,10 +4,14 @@
 # own format, a per-request option, a PDF; every kind of bad request answered 4xx with a reason
 # (malformed JSON, missing or wrong fields, not an image, a URL, a body over --http-max-bytes,
 # wrong path or method); clients that go away mid-upload, after which the server still answers;
-# 200 requests from ab, 20 at a time, all answered 2xx (a one-word image, to keep the test quick:
+# the idle timeout (--http-timeout 2): a client silent from its connection, one whose headers and
+# one whose body stop coming are closed after it, one slow but steady upload is answered; 200
+# requests from ab, 20 at a time, all answered 2xx (a one-word image, to keep the test quick:
 # BENCHMARKS.md has the sample's numbers); then SIGTERM with a request in flight: it is answered
-# and the server exits 0. A build without libmicrohttpd must say so in one line.
-# Needs the models ($PPOCR_MODELS, else SRC/models), curl and ab (apache2-utils).
+# and the server exits 0. A second server of one engine and a 1 s timeout gets 16 requests at once:
+# the last wait for the engine far longer than the timeout, and every one is answered. A build
+# without libmicrohttpd must say so in one line.
+# Needs the models ($PPOCR_MODELS, else SRC/models), curl, ab (apache2-utils) and bash (/dev/tcp).
 . "$(dirname "$0")/lib/common.sh"
 
 C="$SRC/tests/data/corpus/paddleocr"
@@ -22,19 +26,27 @@ DEVICE=""
 export TMPDIR="$TMP/scratch"
 mkdir -p "$TMPDIR"
 server=""
-trap '[ -z "$server" ] || kill -9 $server 2>/dev/null; rm -rf "$TMP"' EXIT
+queue_server=""
+trap '[ -z "$server" ] || kill -9 $server 2>/dev/null; [ -z "$queue_server" ] || kill -9 $queue_server 2>/dev/null
+rm -rf "$TMP"' EXIT
+
+# listening_port PID LOG: the port that the server's line "listening on" names, once it is
+# written; empty if the server ends first or takes over 3 minutes
+listening_port() {
+    p=""
+    n=0
+    while [ -z "$p" ] && [ $n -lt 1800 ] && kill -0 "$1" 2>/dev/null; do
+        p=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\)/ocr.*|\1|p' "$2")
+        [ -n "$p" ] || sleep 0.1
+        n=$((n + 1))
+    done
+    echo "$p"
+}
 
 : >"$TMP/server.err"
-"$BIN" $DEVICE --http 127.0.0.1:0 --http-max-bytes 1000000 2>"$TMP/server.err" &
+"$BIN" $DEVICE --http 127.0.0.1:0 --http-max-bytes 1000000 --http-timeout 2 2>"$TMP/server.err" &
 server=$!
-# the line that says it listens names the port
-port=""
-n=0
-while [ -z "$port" ] && [ $n -lt 1800 ] && kill -0 $server 2>/dev/null; do
-    port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\)/ocr.*|\1|p' "$TMP/server.err")
-    [ -n "$port" ] || sleep 0.1
-    n=$((n + 1))
-done
+port=$(listening_port $server "$TMP/server.err")
 if [ -z "$port" ]; then
     kill $server 2>/dev/null
     wait $server
@@ -153,6 +165,46 @@ rc=$?
 request "after clients went away" 200 --data-binary @"$TMP/sample.json" "$URL/ocr"
 expect_grep "\"rec_texts\":\[\"$FIRST\"," "$TMP/body" "after clients went away: the sample read"
 
+# ---- the idle timeout (--http-timeout 2) ----------------------------------------------------
+# idle_client NAME BYTES: connects, sends BYTES (a printf format) and then nothing; $TMP/NAME.ms
+# gets the milliseconds from its last byte to the server closing the connection (empty if the
+# server had not closed it 20 s later)
+idle_client() {
+    timeout 20 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" || exit
+        printf "$2" >&3
+        start=$(date +%s%N)
+        cat <&3 >/dev/null
+        echo $((($(date +%s%N) - start) / 1000000))' idle_client "$port" "$2" >"$TMP/$1.ms" 2>/dev/null
+}
+if command -v bash >/dev/null 2>&1 && bash -c ': </dev/tcp/127.0.0.1/'"$port" 2>/dev/null; then
+    idle_client silent '' &
+    idle1=$!
+    idle_client headers 'POST /ocr HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-' &
+    idle2=$!
+    idle_client body 'POST /ocr HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 7508\r\n\r\n{"file":"iVBOR' &
+    idle3=$!
+    # steady but slow: over 3 s in all at 2 KB/s, never 2 s silent
+    request "a slow upload, never silent for the timeout" 200 --limit-rate 2k --data-binary @"$TMP/sample.json" \
+        "$URL/ocr"
+    wait $idle1 $idle2 $idle3
+    for what in silent headers body; do
+        ms=$(cat "$TMP/$what.ms")
+        if [ -z "$ms" ]; then
+            fail "idle client ($what): still connected 20 s after its last byte (--http-timeout 2)"
+        elif [ "$ms" -lt 1500 ] || [ "$ms" -gt 10000 ]; then
+            fail "idle client ($what): closed $ms ms after its last byte, expected about 2000 (--http-timeout 2)"
+        else
+            pass
+        fi
+    done
+    expect_grep 'POST /ocr - .* 0 out, logId [0-9a-f-]* (not answered: timed out)$' "$TMP/server.err" \
+        "a body that stops coming is one line of the log"
+    request "after the idle clients" 200 --data-binary @"$TMP/sample.json" "$URL/ocr"
+    expect_grep "\"rec_texts\":\[\"$FIRST\"," "$TMP/body" "after the idle clients: the sample read"
+else
+    fail "the idle clients need bash with /dev/tcp"
+fi
+
 # ---- load: 200 requests, 20 at a time, every one answered 2xx -------------------------------
 printf '{"file":"%s"}' "$(b64 "$C/en_word_1.png")" >"$TMP/word.json"
 ab -q -n 200 -c 20 -s 600 -p "$TMP/word.json" -T application/json "$URL/ocr" >"$TMP/ab.out" 2>&1
@@ -183,5 +235,50 @@ delivered='^ppocr-vk: http: POST /ocr 200 .*logId [0-9a-f-]*$'
 [ "$(grep -c "$delivered" "$TMP/server.err")" -ge 206 ] && pass ||
     fail "one log line per answer delivered: $(grep -c "$delivered" "$TMP/server.err") lines of 200"
 [ -z "$(ls -A "$TMPDIR")" ] && pass || fail "temporary files left behind: $(ls -A "$TMPDIR")"
+
+# ---- a queue that outlasts --http-timeout: every request answered ---------------------------
+# 16 requests of the sample at once to one engine with a 1 s idle timeout: the last wait for the
+# engine several seconds, suspended, and none may be timed out. curl, not ab: with -n no larger
+# than -c, ab opens one connection more than it has requests for, which stays silent, is closed by
+# the timeout as it should be, and which ab then counts as a request failed (and one answer fewer
+# to wait for).
+"$BIN" $DEVICE -j 1 --http 127.0.0.1:0 --http-timeout 1 2>"$TMP/queue.err" &
+queue_server=$!
+qport=$(listening_port $queue_server "$TMP/queue.err")
+if [ -n "$qport" ]; then
+    mkdir -p "$TMP/queue"
+    clients=""
+    i=1
+    while [ $i -le 16 ]; do
+        curl -s -o "$TMP/queue/$i.body" -w '%{http_code} %{time_total}\n' --max-time 600 \
+            --data-binary @"$TMP/sample.json" "http://127.0.0.1:$qport/ocr" >"$TMP/queue/$i.code" &
+        clients="$clients $!"
+        i=$((i + 1))
+    done
+    wait $clients
+    what="16 requests queued past the timeout"
+    answered=$(cat "$TMP"/queue/*.code | grep -c '^200 ')
+    [ "$answered" -eq 16 ] && pass ||
+        fail "$what: $answered answered 200; statuses: $(cut -d' ' -f1 "$TMP"/queue/*.code | tr '\n' ' ')"
+    read_ok=$(grep -l "\"rec_texts\":\[\"$FIRST\"," "$TMP"/queue/*.body | wc -l)
+    [ "$read_ok" -eq 16 ] && pass || fail "$what: $read_ok answers read the sample"
+    logged=$(grep -c "$delivered" "$TMP/queue.err")
+    [ "$logged" -eq 16 ] && pass || fail "$what: the log has $logged answers delivered"
+    lost='(not answered\|(answer not delivered'
+    grep -q "$lost" "$TMP/queue.err" && fail "$what: $(grep -m 1 "$lost" "$TMP/queue.err")" || pass
+    # the test proves something only where the queue did outlast the timeout
+    slowest=$(cut -d' ' -f2 "$TMP"/queue/*.code | sort -n | tail -n 1)
+    awk -v s="$slowest" 'BEGIN { exit !(s > 2) }' ||
+        echo "cli_http: $what: the slowest took $slowest s, hardly past the 1 s timeout"
+    kill -TERM $queue_server
+    wait $queue_server
+    rc=$?
+    queue_server=""
+    [ $rc -eq 0 ] && pass || fail "the server of the queue: exit $rc after SIGTERM, expected 0"
+    expect_grep 'stopping: answering the 0 requests received' "$TMP/queue.err" \
+        "the server of the queue: none left in flight once every client had its answer"
+else
+    fail "the server with --http-timeout 1 did not start: $(head -c 600 "$TMP/queue.err")"
+fi
 
 finish
