@@ -5,12 +5,12 @@
 # (malformed JSON, missing or wrong fields, not an image, a URL, a body over --http-max-bytes,
 # wrong path or method); clients that go away mid-upload, after which the server still answers;
 # the idle timeout (--http-timeout 2): a client silent from its connection, one whose headers and
-# one whose body stop coming are closed after it, one slow but steady upload is answered; 200
-# requests from ab, 20 at a time, all answered 2xx (a one-word image, to keep the test quick:
-# BENCHMARKS.md has the sample's numbers); then SIGTERM with a request in flight: it is answered
-# and the server exits 0. A second server of one engine and a 1 s timeout gets 16 requests at once:
-# the last wait for the engine far longer than the timeout, and every one is answered. A build
-# without libmicrohttpd must say so in one line.
+# one whose body stop coming, and a keep-alive one silent after its answer are closed after it, a
+# slow but steady upload is answered; 200 requests from ab, 20 at a time, all answered 2xx (a
+# one-word image, to keep the test quick: BENCHMARKS.md has the sample's numbers); then SIGTERM
+# with a request in flight: it is answered and the server exits 0. A second server of one engine
+# and a 1 s timeout gets 16 requests at once: the last wait for the engine far longer than the
+# timeout, and every one is answered. A build without libmicrohttpd must say so in one line.
 # Needs the models ($PPOCR_MODELS, else SRC/models), curl, ab (apache2-utils) and bash (/dev/tcp).
 . "$(dirname "$0")/lib/common.sh"
 
@@ -168,13 +168,13 @@ expect_grep "\"rec_texts\":\[\"$FIRST\"," "$TMP/body" "after clients went away: 
 # ---- the idle timeout (--http-timeout 2) ----------------------------------------------------
 # idle_client NAME BYTES: connects, sends BYTES (a printf format) and then nothing; $TMP/NAME.ms
 # gets the milliseconds from its last byte to the server closing the connection (empty if the
-# server had not closed it 20 s later)
+# server had not closed it 20 s later), $TMP/NAME.got what the server sent
 idle_client() {
     timeout 20 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" || exit
         printf "$2" >&3
         start=$(date +%s%N)
-        cat <&3 >/dev/null
-        echo $((($(date +%s%N) - start) / 1000000))' idle_client "$port" "$2" >"$TMP/$1.ms" 2>/dev/null
+        cat <&3 >"$3"
+        echo $((($(date +%s%N) - start) / 1000000))' idle_client "$port" "$2" "$TMP/$1.got" >"$TMP/$1.ms" 2>/dev/null
 }
 if command -v bash >/dev/null 2>&1 && bash -c ': </dev/tcp/127.0.0.1/'"$port" 2>/dev/null; then
     idle_client silent '' &
@@ -183,11 +183,17 @@ if command -v bash >/dev/null 2>&1 && bash -c ': </dev/tcp/127.0.0.1/'"$port" 2>
     idle2=$!
     idle_client body 'POST /ocr HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 7508\r\n\r\n{"file":"iVBOR' &
     idle3=$!
+    # a keep-alive connection silent after its answer: the timeout it had none of while queued
+    # is back (the answer comes within a second here, the close 2 s later)
+    printf '{"file":"%s"}' "$(b64 "$C/en_word_1.png")" >"$TMP/word.json"
+    idle_client answered "POST /ocr HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: $(wc -c <"$TMP/word.json")\r\n\r\n$(
+        cat "$TMP/word.json")" &
+    idle4=$!
     # steady but slow: over 3 s in all at 2 KB/s, never 2 s silent
     request "a slow upload, never silent for the timeout" 200 --limit-rate 2k --data-binary @"$TMP/sample.json" \
         "$URL/ocr"
-    wait $idle1 $idle2 $idle3
-    for what in silent headers body; do
+    wait $idle1 $idle2 $idle3 $idle4
+    for what in silent headers body answered; do
         ms=$(cat "$TMP/$what.ms")
         if [ -z "$ms" ]; then
             fail "idle client ($what): still connected 20 s after its last byte (--http-timeout 2)"
@@ -197,6 +203,7 @@ if command -v bash >/dev/null 2>&1 && bash -c ': </dev/tcp/127.0.0.1/'"$port" 2>
             pass
         fi
     done
+    expect_grep '^HTTP/1.1 200 ' "$TMP/answered.got" "a keep-alive connection silent after its answer: answered first"
     expect_grep 'POST /ocr - .* 0 out, logId [0-9a-f-]* (not answered: timed out)$' "$TMP/server.err" \
         "a body that stops coming is one line of the log"
     request "after the idle clients" 200 --data-binary @"$TMP/sample.json" "$URL/ocr"
@@ -206,7 +213,7 @@ else
 fi
 
 # ---- load: 200 requests, 20 at a time, every one answered 2xx -------------------------------
-printf '{"file":"%s"}' "$(b64 "$C/en_word_1.png")" >"$TMP/word.json"
+[ -f "$TMP/word.json" ] || printf '{"file":"%s"}' "$(b64 "$C/en_word_1.png")" >"$TMP/word.json"
 ab -q -n 200 -c 20 -s 600 -p "$TMP/word.json" -T application/json "$URL/ocr" >"$TMP/ab.out" 2>&1
 expect_grep '^Complete requests: *200$' "$TMP/ab.out" "ab: 200 requests complete"
 expect_grep '^Failed requests: *0$' "$TMP/ab.out" "ab: none failed"
