@@ -196,6 +196,25 @@ static void own_free(struct own_result *r)
     free(r->value);
 }
 
+/* The last run's argmax of plan k (rec, its softmax left out) is the executor's own on `threads`
+ * threads, index and probability alike. */
+static void assert_argmax_is_own(const struct nn_session *s, int k, const struct pvk_model *rec,
+                                 const struct nn_plan *plan, const float *input, int threads)
+{
+    const struct pvk_shape *o = nn_plan_output_shape(plan);
+    const size_t rows = (size_t)o->d[0] * (size_t)o->d[1];
+    const int32_t *index;
+    const float *value;
+    assert_int_equal(nn_session_argmax(s, k, &index, &value), 0);
+    struct own_result own;
+    own_run_threads(rec, true, nn_plan_input_shape(plan), input, threads, &own);
+    assert_memory_equal(index, own.index, rows * sizeof(int32_t));
+    assert_memory_equal(value, own.value, rows * sizeof(float));
+    for (size_t r = 0; r < rows; r++)
+        assert_true(value[r] > 0 && value[r] <= 1); /* a probability: the softmax was left out */
+    own_free(&own);
+}
+
 /* ---- tests ---------------------------------------------------------------------------------- */
 
 static void test_device(void **state)
@@ -420,19 +439,8 @@ static void test_det_and_rec_run(void **state)
     assert_memory_equal(copy, own.output, det_n * sizeof(float));
     free(copy);
     own_free(&own);
-    for (int k = 1; k < 3; k++) {
-        const struct pvk_shape *o = nn_plan_output_shape(plans[k]);
-        const size_t rows = (size_t)o->d[0] * (size_t)o->d[1];
-        const int32_t *index;
-        const float *value;
-        assert_int_equal(nn_session_argmax(s, k, &index, &value), 0);
-        own_run(&rec, true, nn_plan_input_shape(plans[k]), f.inputs[k], &own);
-        assert_memory_equal(index, own.index, rows * sizeof(int32_t));
-        assert_memory_equal(value, own.value, rows * sizeof(float));
-        for (size_t r = 0; r < rows; r++)
-            assert_true(value[r] > 0 && value[r] <= 1); /* a probability: the softmax was left out */
-        own_free(&own);
-    }
+    for (int k = 1; k < 3; k++)
+        assert_argmax_is_own(s, k, &rec, plans[k], f.inputs[k], 1);
     assert_int_equal(nn_session_argmax(s, 0, &(const int32_t *){NULL}, &(const float *){NULL}), -1);
 
     /* an argmax over det's map (rank 4) is refused */
@@ -492,17 +500,8 @@ static void test_plans_ahead(void **state)
     assert_non_null(cls_out);
     assert_memory_equal(cls_out, own.output, cls_n * sizeof(float));
     own_free(&own);
-    for (int k = 1; k < 4; k++) {
-        const struct pvk_shape *o = nn_plan_output_shape(plans[k]);
-        const size_t rows = (size_t)o->d[0] * (size_t)o->d[1];
-        const int32_t *index;
-        const float *value;
-        assert_int_equal(nn_session_argmax(s, k, &index, &value), 0);
-        own_run_threads(&rec, true, nn_plan_input_shape(plans[k]), f.inputs[k], 2, &own);
-        assert_memory_equal(index, own.index, rows * sizeof(int32_t));
-        assert_memory_equal(value, own.value, rows * sizeof(float));
-        own_free(&own);
-    }
+    for (int k = 1; k < 4; k++)
+        assert_argmax_is_own(s, k, &rec, plans[k], f.inputs[k], 2);
     for (int k = 0; k < 4; k++)
         free((float *)f.inputs[k]);
     nn_session_destroy(s);
