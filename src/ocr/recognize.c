@@ -140,6 +140,16 @@ static int cls_apart(struct ppocr_engine *e, const struct ppocr_image *img, cons
     return 0;
 }
 
+/* The lines of the batch that begins at order[start]: those after it of its input width, at most
+ * batch_max. */
+static int batch_lines(struct line *const *order, int start, int n_lines, int batch_max)
+{
+    int n = 0;
+    while (start + n < n_lines && n < batch_max && order[start + n]->width == order[start]->width)
+        n++;
+    return n;
+}
+
 /* A group: batches g[0..*ng) from order[*start..), their plans in all[with_cls..] after the
  * classifier's (all[0] with cls). Stops where the device, or the memory allowance, takes no more;
  * may run the classifier apart (*cls_read, *with_cls cleared) when not one line fits beside it. */
@@ -160,9 +170,7 @@ static int gather_group(struct ppocr_engine *e, const struct ppocr_image *img, s
         struct rec_batch *b = &g[*ng];
         b->start = *start;
         b->width = order[*start]->width;
-        b->n = 0;
-        while (*start + b->n < n_lines && b->n < batch_max && order[*start + b->n]->width == b->width)
-            b->n++;
+        b->n = batch_lines(order, *start, n_lines, batch_max);
         const int64_t shape[4] = {b->n, 3, REC_HEIGHT, b->width};
         if (!(plans[*ng] = nn_session_plan(e->nets, NN_NET_REC, shape, err, err_len)))
             return -1;
@@ -255,11 +263,8 @@ static void plan_ahead(struct ppocr_engine *e, struct line **order, int n_lines,
     if (cls)
         requests[n++] = (struct nn_plan_request){NN_NET_CLS, {cls->n, 3, REC_HEIGHT, OCR_CLS_WIDTH}};
     for (int start = 0; start < n_lines && n < GROUP_PLANS_MAX;) {
-        const int width = order[start]->width;
-        int count = 0;
-        while (start + count < n_lines && count < batch_max && order[start + count]->width == width)
-            count++;
-        requests[n++] = (struct nn_plan_request){NN_NET_REC, {count, 3, REC_HEIGHT, width}};
+        const int count = batch_lines(order, start, n_lines, batch_max);
+        requests[n++] = (struct nn_plan_request){NN_NET_REC, {count, 3, REC_HEIGHT, order[start]->width}};
         start += count;
     }
     nn_session_plan_ahead(e->nets, requests, n);
