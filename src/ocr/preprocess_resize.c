@@ -34,26 +34,27 @@ static void resize_half(const uint8_t *src, int src_w, uint8_t *dst, int dst_w, 
     }
 }
 
-/* One source row, resized horizontally, in 11-bit fixed point. */
-static void hresize_row(const uint8_t *s, const int *xofs, const int *alpha, int xmax, int dst_w, int cn, int *d)
+/* One source row, resized horizontally in 11-bit fixed point, kept as the vertical pass reads it:
+ * cut to 16 bits (>> 4, see vresize_row). */
+static void hresize_row(const uint8_t *s, const int *xofs, const int *alpha, int xmax, int dst_w, int cn, int16_t *d)
 {
     int n = dst_w * cn, border = xmax * cn;
     if (cn == 3) { /* the channels of a pixel share its tap and weights: one lookup for three */
         for (int i = 0; i < border; i += 3) {
             const uint8_t *p = s + xofs[i];
             int a0 = alpha[2 * i], a1 = alpha[2 * i + 1];
-            d[i] = p[0] * a0 + p[3] * a1;
-            d[i + 1] = p[1] * a0 + p[4] * a1;
-            d[i + 2] = p[2] * a0 + p[5] * a1;
+            d[i] = (int16_t)((p[0] * a0 + p[3] * a1) >> 4);
+            d[i + 1] = (int16_t)((p[1] * a0 + p[4] * a1) >> 4);
+            d[i + 2] = (int16_t)((p[2] * a0 + p[5] * a1) >> 4);
         }
     } else {
         for (int i = 0; i < border; i++) {
             int sx = xofs[i];
-            d[i] = s[sx] * alpha[2 * i] + s[sx + cn] * alpha[2 * i + 1];
+            d[i] = (int16_t)((s[sx] * alpha[2 * i] + s[sx + cn] * alpha[2 * i + 1]) >> 4);
         }
     }
     for (int i = border; i < n; i++)
-        d[i] = s[xofs[i]] * COEF_ONE;
+        d[i] = (int16_t)((s[xofs[i]] * COEF_ONE) >> 4);
 }
 
 /* VResizeLinear as OpenCV's 128-bit SIMD op (VResizeLinearVec_32s8u) computes it, which rounds
@@ -64,10 +65,11 @@ static void hresize_row(const uint8_t *s, const int *xofs, const int *alpha, int
  * two weights in [0, 2048] whose rounding sums to at most 2049), so r >> 4 <= 32655, the two
  * products' high halves add up to at most 1021 and (sum + 2) >> 2 to at most 255. Without them
  * the loop is a few 16-bit vector instructions. */
-static void vresize_row(const int *restrict r0, const int *restrict r1, int b0, int b1, uint8_t *restrict d, int n)
+static void vresize_row(const int16_t *restrict r0, const int16_t *restrict r1, int16_t b0, int16_t b1,
+                        uint8_t *restrict d, int n)
 {
     for (int i = 0; i < n; i++) {
-        int v = (((r0[i] >> 4) * b0) >> 16) + (((r1[i] >> 4) * b1) >> 16);
+        int16_t v = (int16_t)(((r0[i] * b0) >> 16) + ((r1[i] * b1) >> 16));
         d[i] = (uint8_t)((v + 2) >> 2);
     }
 }
@@ -88,7 +90,7 @@ int ocr_resize_linear(const uint8_t *src, int src_w, int src_h, uint8_t *dst, in
     }
     size_t n = (size_t)dst_w * cn;
     int *xofs = malloc(n * sizeof *xofs), *alpha = malloc(2 * n * sizeof *alpha);
-    int *rows = malloc(2 * n * sizeof *rows);
+    int16_t *rows = malloc(2 * n * sizeof *rows);
     if (!xofs || !alpha || !rows) {
         free(xofs), free(alpha), free(rows);
         return -1;
@@ -112,12 +114,13 @@ int ocr_resize_linear(const uint8_t *src, int src_w, int src_h, uint8_t *dst, in
         }
     }
     /* two horizontally resized source rows, kept while consecutive output rows use them again */
-    int *buf[2] = {rows, rows + n}, held[2] = {-1, -1};
+    int16_t *buf[2] = {rows, rows + n};
+    int held[2] = {-1, -1};
     for (int dy = 0; dy < dst_h; dy++) {
         float fy = (float)((dy + 0.5) * scale_y - 0.5);
         int sy = (int)floorf(fy);
         fy -= (float)sy;
-        const int *r[2];
+        const int16_t *r[2];
         for (int k = 0; k < 2; k++) {
             int want = sy + k < 0 ? 0 : sy + k >= src_h ? src_h - 1 : sy + k;
             int b = held[0] == want ? 0 : held[1] == want ? 1 : -1;
@@ -129,7 +132,7 @@ int ocr_resize_linear(const uint8_t *src, int src_w, int src_h, uint8_t *dst, in
             }
             r[k] = buf[b];
         }
-        vresize_row(r[0], r[1], round_coef(1.f - fy), round_coef(fy), dst + (size_t)dy * n, (int)n);
+        vresize_row(r[0], r[1], (int16_t)round_coef(1.f - fy), (int16_t)round_coef(fy), dst + (size_t)dy * n, (int)n);
     }
     free(xofs), free(alpha), free(rows);
     return 0;
