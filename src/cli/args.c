@@ -37,6 +37,9 @@ void cli_print_help(const char *prog)
            "  -j, --jobs N             images in flight at once, one engine each (default: one\n"
            "                           per CPU core, 2 to 16, on a discrete GPU, 2 on another GPU,\n"
            "                           1 on a CPU device); output keeps the input order\n"
+           "  --decode-threads N       with -j 2 or more: threads decoding images ahead of the\n"
+           "                           engines (default: one per core, at most 16, on GPUs; 0 on\n"
+           "                           a CPU device); 0: each engine decodes its own images\n"
            "  --pdf-dpi N              resolution PDF pages are rasterised at (300)\n"
            "\n"
            "Golden check (README, \"Golden check for CI\"):\n"
@@ -209,6 +212,7 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
     args->http_max_bytes = CLI_HTTP_DEFAULT_MAX_BYTES;
     args->http_queue = CLI_HTTP_DEFAULT_QUEUE;
     args->http_timeout = CLI_HTTP_DEFAULT_TIMEOUT_S;
+    args->decode_threads = -1;
     args->inputs = calloc((size_t)argc + 1, sizeof(char *));
     if (!args->inputs)
         return usage_error("out of memory%s%s", "", "");
@@ -318,6 +322,7 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
                                              "--bench-runs",
                                              "-j",
                                              "--jobs",
+                                             "--decode-threads",
                                              "--pdf-dpi",
                                              "--check",
                                              "--check-px",
@@ -384,6 +389,8 @@ int cli_parse_args(int argc, char **argv, struct cli_args *args)
             rc = parse_int(name, value, 1, 10000, &args->bench_runs);
         } else if (!strcmp(name, "-j") || !strcmp(name, "--jobs")) {
             rc = parse_int(name, value, 1, 64, &args->jobs);
+        } else if (!strcmp(name, "--decode-threads")) {
+            rc = parse_int(name, value, 0, 64, &args->decode_threads);
         } else if (!strcmp(name, "--pdf-dpi")) {
             rc = parse_double(name, value, 10, 2400, &args->pdf_dpi);
         } else if (!strcmp(name, "--device")) {

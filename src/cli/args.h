@@ -35,6 +35,7 @@ struct cli_args {
     int skip_existing;            /* --skip-existing: inputs whose -o file exists are passed over */
     int bench_runs;               /* --bench-runs: timed runs per image (10) */
     int jobs;                     /* -j/--jobs: engines working at once; 0 = by device */
+    int decode_threads;           /* --decode-threads: decoding ahead of the engines; -1 = by device */
     double pdf_dpi;               /* --pdf-dpi: resolution PDF pages are rasterised at */
     const char *check_golden;     /* --check: compare with this golden file instead of printing */
     double check_px, check_score; /* --check-px, --check-score; -1: the default (cli/check.h) */

@@ -10,6 +10,7 @@
 #include "cli/messages.h"
 
 #define JOBS_MAX 64
+#define DECODE_THREADS_MAX 16
 
 /* Engines per device by default: one per CPU core on a discrete GPU (2 to 16), two on another
  * GPU, so that images' CPU stages (decoding, DB post-processing) overlap other images' GPU work.
@@ -147,6 +148,19 @@ int cli_engines_open(const struct cli_args *args, int max_jobs, struct cli_engin
                     st.models_ms, st.device_ms, st.nets_ms, st.other_ms);
         }
     return 0;
+}
+
+int cli_engines_decode_threads(const struct cli_engines *e, int asked)
+{
+    if (e->jobs < 2)
+        return 0;
+    if (asked >= 0)
+        return asked;
+    for (int k = 0; k < e->n_devices; k++)
+        if (ppocr_engine_device_class(e->engines[k]) == PPOCR_DEVICE_CPU)
+            return 0;
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores >= DECODE_THREADS_MAX ? DECODE_THREADS_MAX : cores >= 1 ? (int)cores : 1;
 }
 
 int cli_engines_sibling(struct cli_engines *e, int worker)

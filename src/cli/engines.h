@@ -20,6 +20,12 @@ struct cli_engines {
  * command's exit status (2: a device list that cannot run together, 3: no device or unusable
  * models, 1: anything else) after printing why. */
 int cli_engines_open(const struct cli_args *args, int max_jobs, struct cli_engines *out);
+/* Threads that decode images ahead of the engines, so that an engine waits on its GPU rather than
+ * on a decoder: `asked` (--decode-threads) where it is 0 or more; by default one per core, at most
+ * 16, where the engines are GPUs, and 0 on a CPU device, whose nets take every core. 0 for a
+ * single engine, which decodes its own images. Each holds at most one decoded image not yet
+ * taken. */
+int cli_engines_decode_threads(const struct cli_engines *e, int asked);
 /* Makes engines[worker] (a sibling of its device's first engine) unless it exists: for a worker's
  * thread. Returns 0, or -1 after printing why (that worker then takes no work; the others do). */
 int cli_engines_sibling(struct cli_engines *e, int worker);

@@ -64,6 +64,8 @@ struct outcome {
     struct cli_buf errs; /* its stderr lines (errors, --profile) */
     int failed;
     int stopped;                 /* a stop signal ended the read of stdin: never begun */
+    int loaded;                  /* img holds the item's decoded image, for its recognition */
+    struct ppocr_image img;
     struct cli_check_item check; /* --check: what the comparison found */
 };
 
@@ -78,42 +80,59 @@ struct run {
     struct cli_check *check; /* --check: the golden that results are compared with */
 };
 
-/* Decodes, recognises, draws and formats item i on `engine`; writes nothing. */
-static void process_item(struct run *run, struct ppocr_engine *engine, int i)
+/* How messages name item i: its path, or the page of a PDF (results carry the number apart). */
+static const char *item_label(const struct cli_item *item, char *buf, size_t size)
+{
+    if (!item->page)
+        return item->path;
+    snprintf(buf, size, "%s page %d", item->path, item->page);
+    return buf;
+}
+
+/* Decodes item i into its outcome (or notes why it cannot be); writes nothing. */
+static void load_outcome(struct run *run, int i)
 {
     const struct cli_args *args = run->args;
     const struct cli_item *item = &run->items.items[i];
     struct outcome *o = &run->outcomes[i];
-    const char *file = item->path;
-    char err[1024], page_label[1024];
-    if (item->page) { /* messages name the page, results carry its number apart */
-        snprintf(page_label, sizeof(page_label), "%s page %d", item->path, item->page);
-        file = page_label;
-    }
+    char err[1024], label[1024];
+    const char *file = item_label(item, label, sizeof(label));
     if (item->error) {
         cli_buf_line(&o->errs, "ppocr-vk: %s: %s", file, item->error);
         o->failed = 1;
         return;
     }
-    struct ppocr_image img;
-    int loaded = item->page ? cli_pdf_load_page(item->path, item->page, args->pdf_dpi, file, &img, err, sizeof(err))
-                            : load_item(item, args->ocr.paddle_parity, &img, err, sizeof(err));
+    int loaded = item->page ? cli_pdf_load_page(item->path, item->page, args->pdf_dpi, file, &o->img, err, sizeof(err))
+                            : load_item(item, args->ocr.paddle_parity, &o->img, err, sizeof(err));
     if (loaded > 0) {
         o->stopped = 1;
-        return;
-    }
-    if (loaded) {
+    } else if (loaded) {
         cli_buf_line(&o->errs, "ppocr-vk: %s", err);
         o->failed = 1;
-        return;
+    } else {
+        o->loaded = 1;
     }
+}
+
+/* Recognises, draws and formats item i's decoded image on `engine`, then frees the image; writes
+ * nothing. */
+static void recognise_outcome(struct run *run, struct ppocr_engine *engine, int i)
+{
+    const struct cli_args *args = run->args;
+    const struct cli_item *item = &run->items.items[i];
+    struct outcome *o = &run->outcomes[i];
+    char err[1024], label[1024];
+    const char *file = item_label(item, label, sizeof(label));
+    if (!o->loaded)
+        return;
     struct ppocr_result result;
-    int rc = ppocr_engine_run(engine, &img, &result, err, sizeof(err));
-    if (rc == 0 && args->draw_dir && cli_draw_boxes(args->draw_dir, item->name, &img, &result, err, sizeof(err))) {
+    int rc = ppocr_engine_run(engine, &o->img, &result, err, sizeof(err));
+    if (rc == 0 && args->draw_dir && cli_draw_boxes(args->draw_dir, item->name, &o->img, &result, err, sizeof(err))) {
         cli_buf_line(&o->errs, "ppocr-vk: %s: %s", file, err);
         o->failed = 1;
     }
-    ppocr_image_free(&img);
+    ppocr_image_free(&o->img);
+    o->loaded = 0;
     if (rc) {
         cli_buf_line(&o->errs, "ppocr-vk: %s: %s", file, err);
         o->failed = 1;
@@ -183,10 +202,15 @@ static int worker_init(void *ctx, int worker)
     return cli_engines_sibling(&run->engines, worker);
 }
 
+static void worker_prepare(void *ctx, int item)
+{
+    load_outcome(ctx, item);
+}
+
 static void worker_work(void *ctx, int worker, int item)
 {
     struct run *run = ctx;
-    process_item(run, run->engines.engines[worker], item);
+    recognise_outcome(run, run->engines.engines[worker], item);
 }
 
 static int worker_emit(void *ctx, int item)
@@ -316,16 +340,21 @@ static int run_ocr(const struct cli_args *args, struct cli_check *check)
 
     if (jobs == 1) {
         for (int i = 0; i < run.items.n && !cli_stop_requested && !run.output_broken; i++) {
-            process_item(&run, run.engines.engines[0], i);
+            load_outcome(&run, i);
+            recognise_outcome(&run, run.engines.engines[0], i);
             if (emit_item(&run, i))
                 break;
         }
     } else if (!run.output_broken) {
+        const int decoders = cli_engines_decode_threads(&run.engines, args->decode_threads);
         struct cli_workers w = {.n_items = run.items.n,
                                 .n_workers = jobs,
-                                .window = 4 * jobs,
+                                .window = 4 * jobs + decoders,
                                 .ctx = &run,
                                 .init = worker_init,
+                                .prepare = worker_prepare,
+                                .n_preparers = decoders,
+                                .ahead = decoders,
                                 .work = worker_work,
                                 .emit = worker_emit,
                                 .stop = &cli_stop_requested};
@@ -341,6 +370,8 @@ static int run_ocr(const struct cli_args *args, struct cli_check *check)
     for (int i = 0; i < run.items.n; i++) { /* outcomes never written (output broken) */
         cli_buf_free(&run.outcomes[i].out);
         cli_buf_free(&run.outcomes[i].errs);
+        if (run.outcomes[i].loaded)
+            ppocr_image_free(&run.outcomes[i].img);
     }
     free(run.outcomes);
     cli_free_items(&run.items);

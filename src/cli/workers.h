@@ -17,7 +17,14 @@ struct cli_workers {
      * worker's thread, once per item in the order 0, 1, 2..., never two at once. 0: item i is
      * ready; non-zero: there are no more items (i and later are never worked or emitted). */
     int (*fetch)(void *ctx, int item);
-    /* Item i on worker w's thread. */
+    /* Optional, not with `fetch`: readies item i (decodes its image) on one of n_preparers threads
+     * of its own, ahead of the workers, so that a worker (an engine) spends its time on work alone.
+     * Items are prepared in their order, at most `ahead` of them prepared and not yet taken by a
+     * worker; a worker takes the earliest prepared one. Where no such thread can be started, a
+     * worker prepares its item itself. */
+    void (*prepare)(void *ctx, int item);
+    int n_preparers, ahead;
+    /* Item i on worker w's thread (after its prepare, where there is one). */
     void (*work)(void *ctx, int worker, int item);
     /* On the calling thread, for items 0, 1, 2... each after its work finished. Non-zero: hand
      * out no further items and emit no more (the items begun are still finished). */
@@ -26,9 +33,11 @@ struct cli_workers {
     const atomic_int *stop;
 };
 
-/* Runs until every item is emitted; after a stop, the items already begun are finished and
- * emitted; after an emit's non-zero answer, they are finished but not emitted. Returns the count
- * of items emitted, or -1 when no thread could be started. */
+/* Runs until every item is emitted; after a stop, the items already begun (prepared or being
+ * prepared included) are finished and emitted; after an emit's non-zero answer, those a worker
+ * holds are finished but not emitted, and those only prepared are left as prepare left them (the
+ * caller frees what it made). Returns the count of items emitted, or -1 when no worker thread
+ * could be started or both fetch and prepare are set. */
 int cli_workers_run(const struct cli_workers *job);
 
 #endif

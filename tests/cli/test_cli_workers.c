@@ -1,7 +1,7 @@
 /* The -j worker pool (src/cli/workers.c) without a GPU: every item worked once and emitted in
  * input order whatever order the workers finish in, a window on how far work runs ahead of the
- * output, a stop that lets begun items finish and be emitted, an emit's halt, and workers whose
- * start fails. */
+ * output, a stop that lets begun items finish and be emitted, an emit's halt, workers whose
+ * start fails, and items prepared ahead on threads of their own. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,6 +30,10 @@ struct trace {
     int failing_workers; /* init fails for workers >= this */
     int fetched[MAX_ITEMS]; /* order of fetch() calls; fetch ends the stream at fetch_end */
     int n_fetched, fetch_end, fetching_now, fetch_overlap;
+    int prepared[MAX_ITEMS];   /* times prepare() ran for each item */
+    int prepare_order[MAX_ITEMS], n_prepared;
+    int unprepared_work;       /* work() ran on an item not prepared */
+    int waiting, waiting_max;  /* prepared and not yet taken by work() */
     atomic_int stop;
 };
 
@@ -38,6 +42,18 @@ static void nap(int item)
     /* uneven durations, so workers finish out of order */
     struct timespec t = {0, (long)((item * 7919) % 5) * 200000L};
     nanosleep(&t, NULL);
+}
+
+static void trace_prepare(void *ctx, int item)
+{
+    struct trace *t = ctx;
+    nap(item + 1);
+    pthread_mutex_lock(&t->lock);
+    t->prepared[item]++;
+    t->prepare_order[t->n_prepared++] = item;
+    if (++t->waiting > t->waiting_max)
+        t->waiting_max = t->waiting;
+    pthread_mutex_unlock(&t->lock);
 }
 
 static int trace_init(void *ctx, int worker)
@@ -52,6 +68,10 @@ static void trace_work(void *ctx, int worker, int item)
     struct trace *t = ctx;
     pthread_mutex_lock(&t->lock);
     t->worked[item]++;
+    if (t->n_prepared) {
+        t->unprepared_work |= t->prepared[item] != 1;
+        t->waiting--;
+    }
     if (item > t->begun_max)
         t->begun_max = item;
     if (item - t->n_emitted > t->ahead_max)
@@ -211,6 +231,90 @@ static void test_fetched_stream(void **state)
     assert_in_order(&t, emitted);
 }
 
+static struct cli_workers prepared_job(struct trace *t, int n_items, int n_workers, int window, int preparers,
+                                       int ahead)
+{
+    struct cli_workers job = job_for(t, n_items, n_workers, window);
+    job.prepare = trace_prepare;
+    job.n_preparers = preparers;
+    job.ahead = ahead;
+    return job;
+}
+
+static void test_prepared_ahead(void **state)
+{
+    (void)state;
+    struct trace t;
+    /* items, workers, window, preparers, ahead */
+    const int shapes[][5] = {{150, 4, 24, 3, 3}, {150, 1, 6, 5, 5}, {150, 3, 16, 1, 1}, {2, 4, 24, 8, 8},
+                             {150, 1, 40, 6, 2}};
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+        const int n = shapes[k][0], workers = shapes[k][1], ahead = shapes[k][4];
+        struct cli_workers job = prepared_job(&t, n, workers, shapes[k][2], shapes[k][3], ahead);
+        assert_int_equal(cli_workers_run(&job), n);
+        assert_in_order(&t, n);
+        assert_false(t.unprepared_work);
+        /* every item prepared once, in their order of beginning, and worked once */
+        assert_int_equal(t.n_prepared, n);
+        for (int i = 0; i < n; i++) {
+            assert_int_equal(t.prepared[i], 1);
+            assert_int_equal(t.worked[i], 1);
+        }
+        /* items prepared and not yet worked: `ahead`, and those a worker has taken but not begun */
+        assert_true(t.waiting_max <= ahead + workers);
+        assert_true(t.ahead_max < shapes[k][2]);
+    }
+}
+
+static void test_prepared_stop_and_halt(void **state)
+{
+    (void)state;
+    struct trace t;
+    /* a stop: what was prepared before it is worked and emitted, nothing after it is begun */
+    struct cli_workers job = prepared_job(&t, 150, 4, 24, 4, 4);
+    t.stop_at = 20;
+    int emitted = cli_workers_run(&job);
+    assert_true(emitted > 20 && emitted < 150);
+    assert_in_order(&t, emitted);
+    assert_int_equal(t.n_prepared, emitted);
+    for (int i = 0; i < 150; i++)
+        assert_int_equal(t.worked[i], i < emitted ? 1 : 0);
+    /* a halt: at most the window was begun, and nothing is worked twice */
+    job = prepared_job(&t, 150, 4, 24, 4, 4);
+    t.halt_at = 10;
+    assert_int_equal(cli_workers_run(&job), 11);
+    assert_in_order(&t, 11);
+    assert_true(t.n_prepared < 11 + 24);
+    for (int i = 0; i < 150; i++)
+        assert_true(t.worked[i] <= t.prepared[i]);
+}
+
+static void test_prepared_without_workers(void **state)
+{
+    (void)state;
+    struct trace t;
+    /* only worker 0 starts: it works everything the preparers make */
+    struct cli_workers job = prepared_job(&t, 60, 4, 24, 3, 3);
+    t.failing_workers = 1;
+    assert_int_equal(cli_workers_run(&job), 60);
+    assert_in_order(&t, 60);
+    assert_false(t.unprepared_work);
+    /* none starts: the preparers stop too, and the run ends */
+    job = prepared_job(&t, 60, 3, 24, 3, 3);
+    t.failing_workers = 0;
+    assert_int_equal(cli_workers_run(&job), 0);
+    assert_true(t.n_prepared <= 3 + 3);
+    /* no preparer asked for: each worker prepares its own items */
+    job = prepared_job(&t, 40, 3, 8, 0, 0);
+    assert_int_equal(cli_workers_run(&job), 40);
+    assert_in_order(&t, 40);
+    assert_false(t.unprepared_work);
+    /* prepare beside fetch is refused */
+    job = prepared_job(&t, 40, 3, 8, 2, 2);
+    job.fetch = trace_fetch;
+    assert_int_equal(cli_workers_run(&job), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -220,6 +324,9 @@ int main(void)
         cmocka_unit_test(test_halt_stops_emitting),
         cmocka_unit_test(test_failed_workers_leave_the_rest),
         cmocka_unit_test(test_fetched_stream),
+        cmocka_unit_test(test_prepared_ahead),
+        cmocka_unit_test(test_prepared_stop_and_halt),
+        cmocka_unit_test(test_prepared_without_workers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
