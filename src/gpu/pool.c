@@ -6,6 +6,10 @@
 #include <string.h>
 
 #define DEFAULT_BLOCK_BYTES (64ull << 20)
+/* Host memory is pinned when it is allocated, which costs time per byte, while a page's
+ * readbacks need well under a MiB: the host pool's first block is this small, so that the first
+ * image does not wait for a whole block of it. */
+#define FIRST_HOST_BLOCK_BYTES (4ull << 20)
 #define MIN_ALIGNMENT 16 /* vec4 loads */
 
 struct free_range {
@@ -30,6 +34,8 @@ struct gpu_pool {
     uint32_t memory_type;
     bool mapped;
     VkDeviceSize block_size, alignment;
+    VkDeviceSize first_block_size; /* of the first block shared by allocations */
+    bool shared_block_made;
     uint64_t in_use, peak, cap, block_bytes;
     unsigned allocations;
     struct gpu_block **blocks;
@@ -128,6 +134,9 @@ int gpu_pool_create(struct gpu_device *dev, enum gpu_memory where, uint64_t cap,
         p->block_size = caps->max_storage_buffer_range / p->alignment * p->alignment;
     if (p->cap && p->block_size > round_up(p->cap, p->alignment))
         p->block_size = round_up(p->cap, p->alignment);
+    p->first_block_size = p->block_size;
+    if (where == GPU_MEMORY_HOST && p->first_block_size > FIRST_HOST_BLOCK_BYTES)
+        p->first_block_size = round_up(FIRST_HOST_BLOCK_BYTES, p->alignment);
     *out = p;
     return GPU_OK;
 }
@@ -301,9 +310,13 @@ int gpu_pool_alloc(struct gpu_pool *p, VkDeviceSize size, struct gpu_buffer *out
     }
     if (!best) {
         bool dedicated = need > p->block_size;
-        st = block_create(p, dedicated ? need : p->block_size, dedicated, &best);
+        VkDeviceSize block = dedicated ? need
+                             : !p->shared_block_made && need <= p->first_block_size ? p->first_block_size
+                                                                                    : p->block_size;
+        st = block_create(p, block, dedicated, &best);
         if (st)
             goto done;
+        p->shared_block_made |= !dedicated;
         best_range = 0;
     }
     VkDeviceSize offset = block_take(best, best_range, need);

@@ -1,5 +1,6 @@
-/* The buffer pool: alignment, reuse of freed ranges, no growth over many cycles, the byte cap,
- * dedicated blocks, and data through both mapped memory and staging copies. */
+/* The buffer pool: alignment, reuse of freed ranges, the host pool's small first block, no growth
+ * over many cycles, the byte cap, dedicated blocks, and data through both mapped memory and
+ * staging copies. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -109,6 +110,34 @@ static void test_freed_range_is_reused(void **state)
     assert_int_equal(stats(ctx, GPU_MEMORY_DEVICE).blocks, 1);
     assert_int_equal(stats(ctx, GPU_MEMORY_DEVICE).block_bytes, s.block_bytes);
     gpu_buffer_free(&whole);
+    gpu_context_destroy(ctx);
+    assert_int_equal(gpu_validation_message_count(), 0);
+}
+
+/* The host pool's first shared block is small (host memory is pinned as it is allocated); the
+ * next ones, and the device pool's first, are whole blocks. */
+static void test_host_first_block_small(void **state)
+{
+    (void)state;
+    struct gpu_context *ctx = create(NULL);
+    struct gpu_buffer a, b, c, d;
+    alloc_ok(ctx, GPU_MEMORY_HOST, 1000, &a);
+    const struct gpu_pool_stats first = stats(ctx, GPU_MEMORY_HOST);
+    assert_int_equal(first.blocks, 1);
+    assert_true(first.block_bytes >= 4u << 20 && first.block_bytes < first.block_size);
+    alloc_ok(ctx, GPU_MEMORY_HOST, 100000, &b); /* fits beside a */
+    assert_int_equal(stats(ctx, GPU_MEMORY_HOST).blocks, 1);
+    alloc_ok(ctx, GPU_MEMORY_HOST, first.block_bytes, &c); /* does not: a whole block */
+    struct gpu_pool_stats now = stats(ctx, GPU_MEMORY_HOST);
+    assert_int_equal(now.blocks, 2);
+    assert_int_equal(now.block_bytes, first.block_bytes + now.block_size);
+    alloc_ok(ctx, GPU_MEMORY_DEVICE, 1000, &d);
+    now = stats(ctx, GPU_MEMORY_DEVICE);
+    assert_int_equal(now.block_bytes, now.block_size);
+    gpu_buffer_free(&a);
+    gpu_buffer_free(&b);
+    gpu_buffer_free(&c);
+    gpu_buffer_free(&d);
     gpu_context_destroy(ctx);
     assert_int_equal(gpu_validation_message_count(), 0);
 }
@@ -290,6 +319,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_alignment_and_no_overlap),
         cmocka_unit_test(test_freed_range_is_reused),
+        cmocka_unit_test(test_host_first_block_small),
         cmocka_unit_test(test_no_growth_over_many_cycles),
         cmocka_unit_test(test_cap_gives_clean_out_of_memory),
         cmocka_unit_test(test_large_requests),
