@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 struct gpu_context {
     struct gpu_settings settings;
@@ -14,8 +15,17 @@ struct gpu_context {
     struct gpu_pool *pools[2]; /* indexed by enum gpu_memory */
     struct gpu_pipeline_cache pipeline_cache;
     struct gpu_pipeline_table pipelines;
+    struct gpu_prebuild prebuild; /* zeroed where the variants are not built ahead */
+    char variants_path[1024];
     struct gpu_transfer transfer;
 };
+
+/* Threads building the last run's variants ahead: a few, beside the threads making the nets. */
+static unsigned prebuild_threads(void)
+{
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores >= 16 ? 4 : cores >= 4 ? (unsigned)(cores / 4) : 1;
+}
 
 static int create_pieces(struct gpu_context *ctx)
 {
@@ -33,6 +43,11 @@ static int create_pieces(struct gpu_context *ctx)
     if (st)
         return st;
     gpu_pipeline_table_init(&ctx->pipelines, &ctx->dev, ctx->pipeline_cache.handle);
+    if (s->prebuild < 0 ? !ctx->dev.caps.is_cpu : s->prebuild) {
+        gpu_pipeline_variants_path(ctx->pipeline_cache.path, ctx->variants_path, sizeof ctx->variants_path);
+        if (ctx->variants_path[0])
+            gpu_prebuild_start(&ctx->prebuild, &ctx->pipelines, ctx->variants_path, prebuild_threads());
+    }
     gpu_transfer_init(&ctx->transfer, &ctx->dev, &ctx->queue, ctx->pools[GPU_MEMORY_HOST]);
     return GPU_OK;
 }
@@ -64,8 +79,12 @@ void gpu_context_destroy(struct gpu_context *ctx)
         if (!gpu_device_lost(&ctx->dev))
             vkDeviceWaitIdle(ctx->dev.device);
         gpu_transfer_destroy(&ctx->transfer);
+        gpu_prebuild_finish(&ctx->prebuild, true); /* first: its threads use the table */
+        gpu_pipeline_cache_close(&ctx->dev, &ctx->pipeline_cache); /* makes the cache's folder */
+        if (ctx->variants_path[0] && !gpu_device_lost(&ctx->dev))
+            gpu_pipeline_variants_save(&ctx->pipelines, &ctx->prebuild, ctx->variants_path);
+        gpu_prebuild_release(&ctx->prebuild);
         gpu_pipeline_table_destroy(&ctx->pipelines);
-        gpu_pipeline_cache_close(&ctx->dev, &ctx->pipeline_cache);
         for (int w = 0; w < 2; w++)
             gpu_pool_destroy(ctx->pools[w]);
     }
@@ -145,6 +164,11 @@ unsigned gpu_pipeline_count(const struct gpu_context *ctx)
 {
     /* the table's lock is taken; the context stays const to its callers */
     return gpu_pipeline_table_count((struct gpu_pipeline_table *)&ctx->pipelines);
+}
+
+void gpu_pipeline_prebuild_wait(struct gpu_context *ctx)
+{
+    gpu_prebuild_finish(&ctx->prebuild, false);
 }
 
 void gpu_pipeline_cache_info(const struct gpu_context *ctx, struct gpu_pipeline_cache_info *out)

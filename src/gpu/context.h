@@ -3,7 +3,7 @@
  *
  * The pieces of a context, each using only those before it (taking them as parameters):
  *   options (the environment) -> device -> queue -> pool -> pipeline_cache -> pipeline
- *   -> transfer -> context (the owner) -> cmd, selftest.
+ *   -> pipeline_variants -> transfer -> context (the owner) -> cmd, selftest.
  *
  * Threads: one context may serve several engines on several threads at once. Its caps and
  * settings are fixed at creation. Every call that takes a context may run on several threads at
@@ -47,6 +47,9 @@ struct gpu_options {
                               * else 120 s on a GPU and 30 min on a CPU device */
     int spin_us;                  /* poll a fence this long before a blocking wait; -1: PPOCR_VK_SPIN_US,
                               * else GPU_DEFAULT_SPIN_US on a GPU and none on a CPU device */
+    int prebuild;                 /* build the pipeline variants the last run used ahead, on threads of
+                                   * their own: -1: PPOCR_VK_PREBUILD, else on a GPU and not on a CPU
+                                   * device (which compiles each, cache or not); 0 off; 1 on */
 };
 
 enum gpu_device_kind {

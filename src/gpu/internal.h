@@ -51,6 +51,8 @@ struct gpu_pipeline {
     uint32_t subgroup_size;
     uint32_t texel_mask;   /* gpu_pipeline_desc.texel_mask */
     bool push_descriptors; /* the set layout is a push-descriptor layout */
+    bool ready;            /* built: from then on it never changes (under the table's lock) */
+    bool used;             /* asked for by a caller, not only built ahead (under the table's lock) */
     VkDescriptorSetLayout set_layout;
     VkPipelineLayout layout;
     VkPipeline pipeline;
@@ -58,15 +60,48 @@ struct gpu_pipeline {
 struct gpu_pipeline_table {
     struct gpu_device *dev;
     VkPipelineCache cache;
-    pthread_mutex_t lock; /* guards list and count (a leaf lock); builds run outside it */
-    struct gpu_pipeline **list;
+    pthread_mutex_t lock; /* guards list, count and each entry's flags (a leaf lock); builds run outside it */
+    pthread_cond_t built; /* an entry became ready, or was taken out when its build failed */
+    struct gpu_pipeline **list; /* in the order first asked for; entries not ready are being built */
     unsigned count, capacity;
 };
 void gpu_pipeline_table_init(struct gpu_pipeline_table *t, struct gpu_device *dev, VkPipelineCache cache);
 void gpu_pipeline_table_destroy(struct gpu_pipeline_table *t);
 int gpu_pipeline_table_get(struct gpu_pipeline_table *t, const struct gpu_pipeline_desc *desc,
                            const struct gpu_pipeline **out);
+/* gpu_pipeline_table_get, marking the variant used or not (built ahead only). */
+int gpu_pipeline_table_find_or_build(struct gpu_pipeline_table *t, const struct gpu_pipeline_desc *desc, bool use,
+                                     const struct gpu_pipeline **out);
 unsigned gpu_pipeline_table_count(struct gpu_pipeline_table *t);
+
+/* pipeline_variants.c: the variants a run used, kept in a file beside the pipeline cache, and
+ * built again ahead by the next run on threads of their own while its nets are made. */
+struct gpu_pipeline_desc_list {
+    struct gpu_pipeline_desc *descs; /* each desc's spec points into specs */
+    uint32_t *specs;
+    unsigned char *ages; /* runs since each was last used */
+    unsigned count;
+};
+struct gpu_prebuild {
+    struct gpu_pipeline_table *table;
+    struct gpu_pipeline_desc_list list; /* what was read: built last first */
+    pthread_t threads[4];
+    unsigned n_threads;
+    pthread_mutex_t lock; /* guards next and stop (a leaf lock) */
+    unsigned next;
+    bool stop;
+};
+/* The variants file of a pipeline cache file (its ".bin" name ending in ".variants"). */
+void gpu_pipeline_variants_path(const char *cache_path, char *out, size_t out_size);
+/* Starts up to n_threads threads building the variants listed in `path` (none where it is
+ * missing, damaged or for other shaders). */
+void gpu_prebuild_start(struct gpu_prebuild *b, struct gpu_pipeline_table *t, const char *path, unsigned n_threads);
+/* Waits for the threads (asking them to stop first where `stop`). */
+void gpu_prebuild_finish(struct gpu_prebuild *b, bool stop);
+/* Writes the variants the table's callers used to `path` where they differ from those read. */
+void gpu_pipeline_variants_save(struct gpu_pipeline_table *t, const struct gpu_prebuild *b, const char *path);
+/* Stops and waits for the threads, and frees the list. A zeroed one is ignored. */
+void gpu_prebuild_release(struct gpu_prebuild *b);
 
 /* transfer.c: the one staging command buffer, for copies one at a time. `lock` guards the
  * command buffer and its fence and is held across the submission and the wait, so it is taken

@@ -6,7 +6,7 @@
 
 void gpu_options_default(struct gpu_options *opt)
 {
-    *opt = (struct gpu_options){.device_index = -1, .validate = -1, .spin_us = -1};
+    *opt = (struct gpu_options){.device_index = -1, .validate = -1, .spin_us = -1, .prebuild = -1};
 }
 
 static bool env_flag(const char *name)
@@ -75,6 +75,11 @@ void gpu_settings_from_env(const struct gpu_options *in, struct gpu_settings *s)
     const char *spin = getenv("PPOCR_VK_SPIN_US");
     if (s->spin_us < 0 && spin && *spin)
         s->spin_us = (int)strtol(spin, NULL, 0);
+
+    s->prebuild = o.prebuild;
+    const char *prebuild = getenv("PPOCR_VK_PREBUILD");
+    if (s->prebuild < 0 && prebuild && *prebuild)
+        s->prebuild = env_flag("PPOCR_VK_PREBUILD");
 
     resolve_cache_dir(o.cache_dir, s->cache_dir, sizeof s->cache_dir);
 }

@@ -125,7 +125,7 @@ static int build(struct gpu_device *gd, VkPipelineCache cache, const struct gpu_
     return GPU_OK;
 }
 
-static const struct gpu_pipeline *find_locked(const struct gpu_pipeline_table *t, const struct gpu_pipeline_desc *d)
+static struct gpu_pipeline *find_locked(const struct gpu_pipeline_table *t, const struct gpu_pipeline_desc *d)
 {
     for (unsigned i = 0; i < t->count; i++)
         if (same_variant(t->list[i], d))
@@ -137,26 +137,54 @@ void gpu_pipeline_table_init(struct gpu_pipeline_table *t, struct gpu_device *de
 {
     *t = (struct gpu_pipeline_table){.dev = dev, .cache = cache};
     pthread_mutex_init(&t->lock, NULL);
+    pthread_cond_init(&t->built, NULL);
 }
 
-/* Builds outside the lock, so that nets created on several threads compile their pipelines side
- * by side (the pipeline cache synchronises itself); of two threads that built the same variant,
- * the second destroys its copy. */
-int gpu_pipeline_table_get(struct gpu_pipeline_table *t, const struct gpu_pipeline_desc *d,
-                           const struct gpu_pipeline **out)
+static void remove_locked(struct gpu_pipeline_table *t, const struct gpu_pipeline *p)
+{
+    for (unsigned i = 0; i < t->count; i++)
+        if (t->list[i] == p) {
+            t->list[i] = t->list[--t->count];
+            return;
+        }
+}
+
+/* A variant is listed before it is built, and built outside the lock, so that nets created on
+ * several threads (and the variants built ahead, pipeline_variants.c) compile side by side (the
+ * pipeline cache synchronises itself) while a second thread asking for a variant being built
+ * waits for it rather than building it twice. */
+int gpu_pipeline_table_find_or_build(struct gpu_pipeline_table *t, const struct gpu_pipeline_desc *d, bool use,
+                                     const struct gpu_pipeline **out)
 {
     *out = NULL;
     int st = check_desc(&t->dev->caps, d);
     if (st)
         return st;
     pthread_mutex_lock(&t->lock);
-    *out = find_locked(t, d);
-    pthread_mutex_unlock(&t->lock);
-    if (*out)
+    struct gpu_pipeline *p;
+    while ((p = find_locked(t, d)) && !p->ready)
+        pthread_cond_wait(&t->built, &t->lock);
+    if (p) {
+        p->used |= use;
+        pthread_mutex_unlock(&t->lock);
+        *out = p;
         return GPU_OK;
-    struct gpu_pipeline *p = calloc(1, sizeof *p);
-    if (!p)
+    }
+    if (t->count == t->capacity) {
+        unsigned cap = t->capacity ? 2 * t->capacity : 32;
+        struct gpu_pipeline **list = realloc(t->list, cap * sizeof *list);
+        if (!list) {
+            pthread_mutex_unlock(&t->lock);
+            return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "building pipeline %s: out of memory", gpu_shader_name(d->shader));
+        }
+        t->list = list;
+        t->capacity = cap;
+    }
+    p = calloc(1, sizeof *p);
+    if (!p) {
+        pthread_mutex_unlock(&t->lock);
         return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "building pipeline %s: out of memory", gpu_shader_name(d->shader));
+    }
     p->shader_id = d->shader;
     snprintf(p->shader, sizeof p->shader, "%s", gpu_shader_name(d->shader));
     if (d->spec_count)
@@ -166,30 +194,30 @@ int gpu_pipeline_table_get(struct gpu_pipeline_table *t, const struct gpu_pipeli
     p->push_bytes = d->push_bytes;
     p->subgroup_size = d->subgroup_size;
     p->texel_mask = d->texel_mask;
+    t->list[t->count++] = p;
+    pthread_mutex_unlock(&t->lock);
+
     st = build(t->dev, t->cache, d, p);
+
+    pthread_mutex_lock(&t->lock);
+    if (st)
+        remove_locked(t, p); /* a thread waiting for it builds it itself, and says why it fails */
+    else
+        p->ready = true, p->used = use;
+    pthread_cond_broadcast(&t->built);
+    pthread_mutex_unlock(&t->lock);
     if (st) {
         pipeline_destroy(t->dev->device, p);
         return st;
     }
-    pthread_mutex_lock(&t->lock);
-    const struct gpu_pipeline *built = find_locked(t, d);
-    if (!built && t->count == t->capacity) {
-        unsigned cap = t->capacity ? 2 * t->capacity : 32;
-        struct gpu_pipeline **list = realloc(t->list, cap * sizeof *list);
-        if (list) {
-            t->list = list;
-            t->capacity = cap;
-        } else {
-            st = gpu_fail(GPU_ERR_OUT_OF_MEMORY, "building pipeline %s: out of memory", gpu_shader_name(d->shader));
-        }
-    }
-    if (!built && !st)
-        t->list[t->count++] = p;
-    pthread_mutex_unlock(&t->lock);
-    if (built || st)
-        pipeline_destroy(t->dev->device, p);
-    *out = st ? NULL : built ? built : p;
-    return st;
+    *out = p;
+    return GPU_OK;
+}
+
+int gpu_pipeline_table_get(struct gpu_pipeline_table *t, const struct gpu_pipeline_desc *d,
+                           const struct gpu_pipeline **out)
+{
+    return gpu_pipeline_table_find_or_build(t, d, true, out);
 }
 
 const char *gpu_pipeline_shader(const struct gpu_pipeline *p)
@@ -200,7 +228,9 @@ const char *gpu_pipeline_shader(const struct gpu_pipeline *p)
 unsigned gpu_pipeline_table_count(struct gpu_pipeline_table *t)
 {
     pthread_mutex_lock(&t->lock);
-    unsigned n = t->count;
+    unsigned n = 0;
+    for (unsigned i = 0; i < t->count; i++)
+        n += t->list[i]->ready;
     pthread_mutex_unlock(&t->lock);
     return n;
 }
@@ -214,6 +244,7 @@ void gpu_pipeline_table_destroy(struct gpu_pipeline_table *t)
     free(t->list);
     t->list = NULL;
     t->count = t->capacity = 0;
+    pthread_cond_destroy(&t->built);
     pthread_mutex_destroy(&t->lock);
     t->dev = NULL;
 }

@@ -45,6 +45,9 @@ const char *gpu_pipeline_shader(const struct gpu_pipeline *p);
 /* How many distinct pipelines the context has built. */
 unsigned gpu_pipeline_count(const struct gpu_context *ctx);
 
+/* Waits until the variants the last run used (gpu_options.prebuild) are built ahead. */
+void gpu_pipeline_prebuild_wait(struct gpu_context *ctx);
+
 struct gpu_pipeline_cache_info {
     const char *path;    /* the cache file, "" when the disk cache is off */
     bool loaded;         /* a valid file for this device, driver and program was read */

@@ -6,6 +6,7 @@
 #define PPOCR_GPU_SHADERS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "gpu/shader_ids.h"
 
@@ -13,6 +14,7 @@ struct gpu_shader_blob {
     const char *name;          /* file name without .comp, e.g. "conv2d" */
     const unsigned char *code; /* SPIR-V words, 4-byte aligned */
     size_t size;               /* bytes */
+    uint64_t checksum;         /* the first 64 bits of the module's SHA-256: the same SPIR-V or not */
 };
 
 extern const struct gpu_shader_blob gpu_shader_blobs[GPU_SHADER_COUNT];

@@ -1,6 +1,6 @@
 /* The pipeline cache: one process writes it, the next reuses it; a variant is built once per
  * context, also when threads ask for it at once; damaged, truncated or foreign cache files are
- * ignored and replaced. */
+ * ignored and replaced; the variants one context used are built ahead by the next. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -48,18 +48,22 @@ static void remove_dir(const char *dir)
     assert_int_equal(system(cmd), 0);
 }
 
+static void get_saxpy(struct gpu_context *ctx, uint32_t local)
+{
+    const struct gpu_pipeline *p;
+    CHECK(gpu_pipeline_get(ctx,
+                           &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_saxpy,
+                                                       .spec = &local,
+                                                       .spec_count = 1,
+                                                       .buffer_count = 2,
+                                                       .push_bytes = 8},
+                           &p));
+}
+
 static void build_some_pipelines(struct gpu_context *ctx)
 {
-    for (uint32_t local = 16; local <= 64; local *= 2) {
-        const struct gpu_pipeline *p;
-        CHECK(gpu_pipeline_get(ctx,
-                               &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_saxpy,
-                                                           .spec = &local,
-                                                           .spec_count = 1,
-                                                           .buffer_count = 2,
-                                                           .push_bytes = 8},
-                               &p));
-    }
+    for (uint32_t local = 16; local <= 64; local *= 2)
+        get_saxpy(ctx, local);
 }
 
 /* Child: builds pipelines with the cache in $PPOCR_CACHE_DIR; exit status 10 + loaded. */
@@ -94,14 +98,14 @@ static int run_child(const char *cache_dir)
     return WEXITSTATUS(status);
 }
 
-/* The one cache file in `dir`. */
+/* The one cache file in `dir` (beside its variants file, if any). */
 static void cache_file(const char *dir, char *path, size_t size)
 {
     DIR *d = opendir(dir);
     assert_non_null(d);
     int found = 0;
     for (struct dirent *e; (e = readdir(d));)
-        if (strncmp(e->d_name, "pipelines-", 10) == 0) {
+        if (strncmp(e->d_name, "pipelines-", 10) == 0 && !strstr(e->d_name, ".variants")) {
             assert_non_null(strstr(e->d_name, ".bin"));
             assert_null(strstr(e->d_name, ".tmp")); /* the temporary file was renamed */
             snprintf(path, size, "%s/%s", dir, e->d_name);
@@ -277,6 +281,111 @@ static void test_variants_built_by_threads(void **state)
     assert_int_equal(gpu_validation_message_count(), 0);
 }
 
+static struct gpu_context *create_prebuilding(const char *dir, int prebuild)
+{
+    struct gpu_options opt;
+    gpu_options_default(&opt);
+    opt.cache_dir = dir;
+    opt.prebuild = prebuild;
+    struct gpu_context *ctx = NULL;
+    CHECK(gpu_context_create(&opt, &ctx));
+    gpu_pipeline_prebuild_wait(ctx);
+    return ctx;
+}
+
+static int count_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int n = 0;
+    for (int c; (c = fgetc(f)) != EOF;)
+        n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+/* The variants a context's callers used are written beside its cache, and the next context
+ * builds them ahead (on its own threads) before anyone asks; a changed set is written again, one
+ * unused for 8 runs is dropped, a damaged file or a line of another shader is passed over, and
+ * without prebuild nothing is written. */
+static void test_variants_built_ahead(void **state)
+{
+    (void)state;
+    char dir[1024], bin[1300], variants[1300];
+    fresh_dir("ahead", dir, sizeof dir);
+    struct gpu_context *ctx = create_prebuilding(dir, 1);
+    assert_int_equal(gpu_pipeline_count(ctx), 0);
+    build_some_pipelines(ctx); /* local sizes 16, 32, 64 */
+    gpu_context_destroy(ctx);
+    cache_file(dir, bin, sizeof bin);
+    snprintf(variants, sizeof variants, "%.*s.variants", (int)(strlen(bin) - 4), bin);
+    assert_int_equal(count_lines(variants), 1 + 3);
+    struct stat first;
+    assert_int_equal(stat(variants, &first), 0);
+
+    ctx = create_prebuilding(dir, 1);
+    assert_int_equal(gpu_pipeline_count(ctx), 3); /* before anyone asked */
+    build_some_pipelines(ctx);
+    assert_int_equal(gpu_pipeline_count(ctx), 3);
+    CHECK(gpu_selftest(ctx));
+    gpu_context_destroy(ctx);
+    struct stat second;
+    assert_int_equal(stat(variants, &second), 0);
+    assert_int_equal(first.st_ino, second.st_ino); /* the same set: left alone */
+
+    /* a new variant is added; those built ahead but not asked for stay listed, one run older */
+    ctx = create_prebuilding(dir, 1);
+    get_saxpy(ctx, 32);
+    get_saxpy(ctx, 128);
+    gpu_context_destroy(ctx);
+    assert_int_equal(count_lines(variants), 1 + 4);
+    ctx = create_prebuilding(dir, 1);
+    assert_int_equal(gpu_pipeline_count(ctx), 4);
+    get_saxpy(ctx, 128);
+    gpu_context_destroy(ctx);
+    /* ... until AGE_MAX (8) runs have passed without them */
+    for (int run = 0; run < 8; run++) {
+        ctx = create_prebuilding(dir, 1);
+        get_saxpy(ctx, 128);
+        gpu_context_destroy(ctx);
+    }
+    assert_int_equal(count_lines(variants), 1 + 1);
+
+    /* a line of a shader this program does not have, or has with other SPIR-V: passed over */
+    FILE *f = fopen(variants, "a");
+    assert_non_null(f);
+    fprintf(f, "0 no_such_shader 0123456789abcdef 2 8 0 0 1 40\n");
+    fprintf(f, "0 selftest_saxpy 0000000000000000 2 8 0 0 1 100\n");
+    fclose(f);
+    ctx = create_prebuilding(dir, 1);
+    assert_int_equal(gpu_pipeline_count(ctx), 1);
+    gpu_context_destroy(ctx);
+
+    /* damaged: ignored as a whole */
+    static const char *const damaged[] = {"", "ppocr-vk pipeline variants 1\n",
+                                          "ppocr-vk pipeline variants 2\n0 selftest_saxpy zz 2 8 0 0 1 40\n",
+                                          "ppocr-vk pipeline variants 2\n0 selftest_saxpy 1 2 8 0 0 40 1\n",
+                                          "ppocr-vk pipeline variants 2\n9 selftest_saxpy 1 2 8 0 0 1 40\n"};
+    for (size_t k = 0; k < sizeof damaged / sizeof *damaged; k++) {
+        write_all(variants, damaged[k], strlen(damaged[k]));
+        ctx = create_prebuilding(dir, 1);
+        assert_int_equal(gpu_pipeline_count(ctx), 0);
+        get_saxpy(ctx, 16);
+        gpu_context_destroy(ctx);
+        assert_int_equal(count_lines(variants), 1 + 1); /* and written again */
+    }
+
+    /* prebuild off: the file is neither read nor written */
+    remove(variants);
+    ctx = create_prebuilding(dir, 0);
+    get_saxpy(ctx, 16);
+    gpu_context_destroy(ctx);
+    assert_int_equal(count_lines(variants), -1);
+    remove_dir(dir);
+    assert_int_equal(gpu_validation_message_count(), 0);
+}
+
 static void test_bad_cache_files_are_ignored(void **state)
 {
     (void)state;
@@ -334,6 +443,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_variant_built_once),
         cmocka_unit_test(test_variants_built_by_threads),
         cmocka_unit_test(test_bad_cache_files_are_ignored),
+        cmocka_unit_test(test_variants_built_ahead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
