@@ -15,7 +15,7 @@
 #define PPOCR_VERSION "dev"
 #endif
 
-#define CACHE_MAGIC "PPVKPC01"
+#define CACHE_MAGIC "PPVKPC02"
 
 struct cache_header {
     char magic[8];
@@ -24,14 +24,22 @@ struct cache_header {
     uint32_t driver_version, vendor_id, device_id, reserved;
     char program_version[32];
     uint64_t data_size;
-    uint64_t checksum; /* FNV-1a 64 of the data */
+    uint64_t checksum; /* checksum() of the data */
 };
 
-static uint64_t fnv1a(const void *data, size_t n)
+/* FNV-1a's step over 8-byte words, then the bytes left: a checksum of megabytes of driver data
+ * that costs the start of a process little. */
+static uint64_t checksum(const void *data, size_t n)
 {
     const unsigned char *p = data;
     uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++)
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0x100000001b3ull;
+    }
+    for (; i < n; i++)
         h = (h ^ p[i]) * 0x100000001b3ull;
     return h;
 }
@@ -64,8 +72,8 @@ static bool make_dirs(const char *dir)
     return mkdir(path, 0755) == 0 || errno == EEXIST;
 }
 
-/* The driver data of a valid file for this device, or NULL. */
-static void *read_cache(const struct gpu_caps *caps, const char *path, size_t *size)
+/* The driver data of a valid file for this device (and its checksum), or NULL. */
+static void *read_cache(const struct gpu_caps *caps, const char *path, size_t *size, uint64_t *sum)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -78,7 +86,7 @@ static void *read_cache(const struct gpu_caps *caps, const char *path, size_t *s
         data = malloc(got.data_size + 1);
         /* the +1 byte read must fail: a longer file is not what we wrote */
         if (data &&
-            (fread(data, 1, got.data_size + 1, f) != got.data_size || fnv1a(data, got.data_size) != got.checksum)) {
+            (fread(data, 1, got.data_size + 1, f) != got.data_size || checksum(data, got.data_size) != got.checksum)) {
             free(data);
             data = NULL;
         }
@@ -95,6 +103,7 @@ static void *read_cache(const struct gpu_caps *caps, const char *path, size_t *s
         return NULL;
     }
     *size = got.data_size;
+    *sum = got.checksum;
     return data;
 }
 
@@ -110,7 +119,8 @@ int gpu_pipeline_cache_open(struct gpu_device *dev, const char *dir, struct gpu_
                  PPOCR_VERSION);
     }
     size_t size = 0;
-    void *data = c->path[0] ? read_cache(caps, c->path, &size) : NULL;
+    uint64_t sum = 0;
+    void *data = c->path[0] ? read_cache(caps, c->path, &size, &sum) : NULL;
     VkPipelineCacheCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO, .initialDataSize = size, .pInitialData = data};
     VkResult r = vkCreatePipelineCache(dev->device, &ci, NULL, &c->handle);
@@ -129,7 +139,7 @@ int gpu_pipeline_cache_open(struct gpu_device *dev, const char *dir, struct gpu_
         return gpu_device_fail_vk(dev, r, "creating the pipeline cache");
     }
     c->loaded_size = size;
-    c->loaded_sum = data ? fnv1a(data, size) : 0;
+    c->loaded_sum = data ? sum : 0;
     free(data);
     return GPU_OK;
 }
@@ -148,7 +158,7 @@ static void write_cache(struct gpu_device *dev, const struct gpu_pipeline_cache 
     if (!data)
         return;
     VkResult r = vkGetPipelineCacheData(dev->device, c->handle, &size, data);
-    uint64_t sum = fnv1a(data, size);
+    uint64_t sum = checksum(data, size);
     if (r != VK_SUCCESS || (size == c->loaded_size && sum == c->loaded_sum)) {
         free(data);
         return; /* unchanged, or nothing reliable to save */
