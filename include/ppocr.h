@@ -246,10 +246,10 @@ PPOCR_API enum ppocr_status ppocr_engine_run_with(struct ppocr_engine *engine, c
 
 PPOCR_API const char *ppocr_stage_name(enum ppocr_stage stage);
 
-/* Where the engine's creation spent its time (wall ms): model files (mapping, checks), the
- * Vulkan instance and device (created meanwhile on another thread: this is what was left to wait
- * for), the nets (built side by side: pipelines from the cache or the compiler, weights uploaded)
- * and the rest (image kernels, buffers). */
+/* Where the engine's creation spent its time (wall ms): model files (mapping, checks; read on
+ * another thread while the device is opened: this is what was left to wait for), the Vulkan
+ * instance and device (or the CPU backend), the nets (built side by side: pipelines from the
+ * cache or the compiler, weights uploaded) and the rest (image kernels, buffers). */
 struct ppocr_engine_startup {
     double models_ms, device_ms, nets_ms, other_ms;
 };

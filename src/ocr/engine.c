@@ -81,19 +81,23 @@ static int load_models(struct ppocr_engine *e, const struct ppocr_options *opt, 
 
 /* ---- engine life ---------------------------------------------------------------------------- */
 
-/* The device comes up on a thread of its own while the models are read. */
-struct device_job {
-    struct nn_device_options opt;
-    struct nn_device *dev; /* NULL with err on failure */
+/* The models are read on a thread of their own while the device comes up on the caller's: a
+ * thread that made Vulkan calls and exits can wait in the driver for the pipelines being built
+ * meanwhile. */
+struct models_job {
+    struct ppocr_engine *e;
+    const struct ppocr_options *opt;
+    const char *dir;
+    int rc;
     pthread_t thread;
     bool thread_started;
-    char err[512];
+    char err[1024];
 };
 
-static void *device_job_run(void *arg)
+static void *models_job_run(void *arg)
 {
-    struct device_job *j = arg;
-    nn_device_open(&j->opt, &j->dev, j->err, sizeof(j->err));
+    struct models_job *j = arg;
+    j->rc = load_models(j->e, j->opt, j->dir, j->err, sizeof(j->err));
     return NULL;
 }
 
@@ -117,31 +121,31 @@ static enum ppocr_status engine_create(const struct ppocr_options *opt, const st
         status = PPOCR_ERR_MODELS;
         goto fail;
     }
-    struct device_job dj = {.opt = ocr_device_options(opt)};
-    if (!shared)
-        dj.thread_started = pthread_create(&dj.thread, NULL, device_job_run, &dj) == 0;
-    int models_rc = 0;
+    struct models_job mj = {.e = e, .opt = opt, .dir = dir};
     if (first)
         e->models = first->models;
     else
-        models_rc = load_models(e, opt, dir, err, err_len);
-    double t1 = ocr_now_ms();
-    if (dj.thread_started)
-        pthread_join(dj.thread, NULL);
-    else if (!shared && models_rc == 0)
-        device_job_run(&dj);
+        mj.thread_started = pthread_create(&mj.thread, NULL, models_job_run, &mj) == 0;
+    char device_err[512] = "";
     if (shared) {
         e->dev = shared;
         e->shares_dev = true;
     } else {
-        e->dev = dj.dev; /* closed with the engine, also when the models failed */
+        const struct nn_device_options dopt = ocr_device_options(opt);
+        nn_device_open(&dopt, &e->dev, device_err, sizeof(device_err)); /* closed with the engine */
     }
-    if (models_rc) {
+    double t1 = ocr_now_ms();
+    if (mj.thread_started)
+        pthread_join(mj.thread, NULL);
+    else if (!first)
+        models_job_run(&mj);
+    if (mj.rc) {
+        snprintf(err, err_len, "%s", mj.err);
         status = PPOCR_ERR_MODELS;
         goto fail;
     }
     if (!e->dev) {
-        snprintf(err, err_len, "%s", dj.err);
+        snprintf(err, err_len, "%s", device_err);
         status = PPOCR_ERR_NO_DEVICE;
         goto fail;
     }
@@ -169,7 +173,8 @@ static enum ppocr_status engine_create(const struct ppocr_options *opt, const st
         status = PPOCR_ERR_FAILED;
         goto fail;
     }
-    e->startup = (struct ppocr_engine_startup){t1 - t0, t2 - t1, t3 - t2, ocr_now_ms() - t3};
+    e->startup = (struct ppocr_engine_startup){.models_ms = t2 - t1, .device_ms = t1 - t0, .nets_ms = t3 - t2,
+                                               .other_ms = ocr_now_ms() - t3};
     *out = e;
     return PPOCR_OK;
 fail:
