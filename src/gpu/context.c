@@ -4,6 +4,7 @@
 #include "gpu/internal.h"
 #include "gpu/transfer.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -27,19 +28,52 @@ static unsigned prebuild_threads(void)
     return cores >= 16 ? 4 : cores >= 4 ? (unsigned)(cores / 4) : 1;
 }
 
+/* The pipeline cache's file, read on a thread of its own while the driver makes the device. */
+struct cache_read {
+    const char *dir;
+    struct gpu_caps caps;
+    struct gpu_pipeline_cache_file file;
+    pthread_t thread;
+    bool started, done;
+};
+
+static void *cache_read_run(void *arg)
+{
+    struct cache_read *r = arg;
+    gpu_pipeline_cache_read(&r->caps, r->dir, &r->file);
+    return NULL;
+}
+
+static void device_chosen(void *arg, const struct gpu_caps *caps)
+{
+    struct cache_read *r = arg;
+    r->caps = *caps;
+    r->started = pthread_create(&r->thread, NULL, cache_read_run, r) == 0;
+    if (!r->started)
+        cache_read_run(r);
+    r->done = true;
+}
+
 static int create_pieces(struct gpu_context *ctx)
 {
     const struct gpu_settings *s = &ctx->settings;
-    int st = gpu_device_create(s, &ctx->dev);
-    if (st)
-        return st;
+    struct cache_read cache = {.dir = s->cache_dir};
+    int st = gpu_device_create(s, device_chosen, &cache, &ctx->dev);
+    if (cache.started)
+        pthread_join(cache.thread, NULL);
+    if (st || !cache.done) {
+        free(cache.file.data);
+        return st ? st : gpu_fail(GPU_ERR, "creating the GPU context: the device was never chosen");
+    }
     gpu_queue_init(&ctx->queue, &ctx->dev, s->timeout_ms, s->spin_us);
     for (int w = 0; w < 2; w++) {
         st = gpu_pool_create(&ctx->dev, (enum gpu_memory)w, s->pool_cap, s->no_mapped_device_memory, &ctx->pools[w]);
-        if (st)
+        if (st) {
+            free(cache.file.data);
             return st;
+        }
     }
-    st = gpu_pipeline_cache_open(&ctx->dev, s->cache_dir, &ctx->pipeline_cache);
+    st = gpu_pipeline_cache_open(&ctx->dev, &cache.file, &ctx->pipeline_cache);
     if (st)
         return st;
     gpu_pipeline_table_init(&ctx->pipelines, &ctx->dev, ctx->pipeline_cache.handle);

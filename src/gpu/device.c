@@ -562,7 +562,8 @@ static int pick_queue(VkPhysicalDevice pd, uint32_t *family, uint32_t *timestamp
 
 /* --- logical device --------------------------------------------------------------------------*/
 
-static int create_logical_device(const struct gpu_settings *s, struct gpu_device *d)
+static int create_logical_device(const struct gpu_settings *s, gpu_device_chosen_fn chosen, void *ctx,
+                                 struct gpu_device *d)
 {
     uint32_t api = usable_api(d->caps.api_version, d->physical);
     struct device_extensions ext;
@@ -585,6 +586,8 @@ static int create_logical_device(const struct gpu_settings *s, struct gpu_device
         return st;
     d->caps.timestamp_valid_bits = timestamp_bits;
     d->caps.timestamps = timestamp_bits > 0 && d->caps.timestamp_period > 0;
+    if (chosen)
+        chosen(ctx, &d->caps);
 
     float priority = 1.0f;
     VkDeviceQueueCreateInfo queue = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
@@ -673,7 +676,7 @@ static int create_instance_for(const struct gpu_settings *s, VkInstance *instanc
     return st;
 }
 
-int gpu_device_create(const struct gpu_settings *s, struct gpu_device *d)
+int gpu_device_create(const struct gpu_settings *s, gpu_device_chosen_fn chosen, void *ctx, struct gpu_device *d)
 {
     memset(d, 0, sizeof *d);
     atomic_init(&d->lost, false);
@@ -683,7 +686,7 @@ int gpu_device_create(const struct gpu_settings *s, struct gpu_device *d)
         st = pick_device(d->instance, api, s->device_index, s->gpus_only, &d->physical);
     if (!st) {
         d->caps.api_version = api;
-        st = create_logical_device(s, d);
+        st = create_logical_device(s, chosen, ctx, d);
     }
     return st;
 }

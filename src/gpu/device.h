@@ -26,8 +26,12 @@ struct gpu_device {
     atomic_bool lost;                                  /* VK_ERROR_DEVICE_LOST seen: every later call fails fast */
 };
 
-/* On failure the handles made so far are left in *out for gpu_device_destroy. */
-int gpu_device_create(const struct gpu_settings *s, struct gpu_device *out);
+/* Called once the device is chosen and its caps are read, before the logical device is created
+ * (most of the driver's time): work that needs only the caps can go on beside that. */
+typedef void (*gpu_device_chosen_fn)(void *ctx, const struct gpu_caps *caps);
+
+/* On failure the handles made so far are left in *out for gpu_device_destroy. `chosen` may be NULL. */
+int gpu_device_create(const struct gpu_settings *s, gpu_device_chosen_fn chosen, void *ctx, struct gpu_device *out);
 /* Destroys the device and the instance; whatever was made on the device must be gone. */
 void gpu_device_destroy(struct gpu_device *d);
 

@@ -36,8 +36,18 @@ struct gpu_pipeline_cache {
     uint64_t loaded_sum; /* checksum of the data read at creation, 0 if none */
     size_t loaded_size;
 };
+/* The file of a device's cache, read and checked: for caps alone, so that it can be read while the
+ * logical device is made. */
+struct gpu_pipeline_cache_file {
+    char path[1024]; /* "" when the disk cache is off */
+    void *data;      /* the driver's data; NULL when there is no valid file */
+    size_t size;
+    uint64_t sum;
+};
 /* `dir` "": no disk cache. */
-int gpu_pipeline_cache_open(struct gpu_device *dev, const char *dir, struct gpu_pipeline_cache *c);
+void gpu_pipeline_cache_read(const struct gpu_caps *caps, const char *dir, struct gpu_pipeline_cache_file *f);
+/* Creates the cache from what was read (its data taken, freed here). */
+int gpu_pipeline_cache_open(struct gpu_device *dev, struct gpu_pipeline_cache_file *f, struct gpu_pipeline_cache *c);
 /* Writes the file if the data changed (and the device is not lost), then destroys the cache. */
 void gpu_pipeline_cache_close(struct gpu_device *dev, struct gpu_pipeline_cache *c);
 void gpu_pipeline_cache_describe(const struct gpu_pipeline_cache *c, struct gpu_pipeline_cache_info *out);

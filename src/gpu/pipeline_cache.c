@@ -107,20 +107,25 @@ static void *read_cache(const struct gpu_caps *caps, const char *path, size_t *s
     return data;
 }
 
-int gpu_pipeline_cache_open(struct gpu_device *dev, const char *dir, struct gpu_pipeline_cache *c)
+void gpu_pipeline_cache_read(const struct gpu_caps *caps, const char *dir, struct gpu_pipeline_cache_file *f)
 {
-    const struct gpu_caps *caps = &dev->caps;
-    c->path[0] = 0;
-    if (dir[0]) {
-        char uuid[2 * VK_UUID_SIZE + 1];
-        for (unsigned i = 0; i < VK_UUID_SIZE; i++)
-            snprintf(uuid + 2 * i, 3, "%02x", caps->device_uuid[i]);
-        snprintf(c->path, sizeof c->path, "%s/pipelines-%s-%08x-%s.bin", dir, uuid, caps->driver_version,
-                 PPOCR_VERSION);
-    }
-    size_t size = 0;
-    uint64_t sum = 0;
-    void *data = c->path[0] ? read_cache(caps, c->path, &size, &sum) : NULL;
+    memset(f, 0, sizeof *f);
+    if (!dir[0])
+        return;
+    char uuid[2 * VK_UUID_SIZE + 1];
+    for (unsigned i = 0; i < VK_UUID_SIZE; i++)
+        snprintf(uuid + 2 * i, 3, "%02x", caps->device_uuid[i]);
+    snprintf(f->path, sizeof f->path, "%s/pipelines-%s-%08x-%s.bin", dir, uuid, caps->driver_version, PPOCR_VERSION);
+    f->data = read_cache(caps, f->path, &f->size, &f->sum);
+}
+
+int gpu_pipeline_cache_open(struct gpu_device *dev, struct gpu_pipeline_cache_file *f, struct gpu_pipeline_cache *c)
+{
+    snprintf(c->path, sizeof c->path, "%s", f->path);
+    void *data = f->data;
+    size_t size = data ? f->size : 0;
+    const uint64_t sum = f->sum;
+    f->data = NULL;
     VkPipelineCacheCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO, .initialDataSize = size, .pInitialData = data};
     VkResult r = vkCreatePipelineCache(dev->device, &ci, NULL, &c->handle);
