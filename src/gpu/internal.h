@@ -79,6 +79,8 @@ void gpu_pipeline_table_init(struct gpu_pipeline_table *t, struct gpu_device *de
 void gpu_pipeline_table_destroy(struct gpu_pipeline_table *t);
 int gpu_pipeline_table_get(struct gpu_pipeline_table *t, const struct gpu_pipeline_desc *desc,
                            const struct gpu_pipeline **out);
+/* Whether p was built for desc (the same shader, constants and layout). */
+bool gpu_pipeline_is_variant(const struct gpu_pipeline *p, const struct gpu_pipeline_desc *desc);
 /* gpu_pipeline_table_get, marking the variant used or not (built ahead only). */
 int gpu_pipeline_table_find_or_build(struct gpu_pipeline_table *t, const struct gpu_pipeline_desc *desc, bool use,
                                      const struct gpu_pipeline **out);

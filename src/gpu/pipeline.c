@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool same_variant(const struct gpu_pipeline *p, const struct gpu_pipeline_desc *d)
+bool gpu_pipeline_is_variant(const struct gpu_pipeline *p, const struct gpu_pipeline_desc *d)
 {
     return p->shader_id == d->shader && p->spec_count == d->spec_count && p->buffer_count == d->buffer_count &&
            p->push_bytes == d->push_bytes && p->subgroup_size == d->subgroup_size && p->texel_mask == d->texel_mask &&
@@ -128,7 +128,7 @@ static int build(struct gpu_device *gd, VkPipelineCache cache, const struct gpu_
 static struct gpu_pipeline *find_locked(const struct gpu_pipeline_table *t, const struct gpu_pipeline_desc *d)
 {
     for (unsigned i = 0; i < t->count; i++)
-        if (same_variant(t->list[i], d))
+        if (gpu_pipeline_is_variant(t->list[i], d))
             return t->list[i];
     return NULL;
 }

@@ -185,13 +185,9 @@ void gpu_prebuild_finish(struct gpu_prebuild *b, bool stop)
 /* Where p is in the list read, or -1. */
 static int listed_at(const struct gpu_pipeline_desc_list *l, const struct gpu_pipeline *p)
 {
-    for (unsigned i = 0; i < l->count; i++) {
-        const struct gpu_pipeline_desc *d = &l->descs[i];
-        if (d->shader == p->shader_id && d->spec_count == p->spec_count && d->buffer_count == p->buffer_count &&
-            d->push_bytes == p->push_bytes && d->subgroup_size == p->subgroup_size && d->texel_mask == p->texel_mask &&
-            memcmp(d->spec, p->spec, p->spec_count * sizeof *p->spec) == 0)
+    for (unsigned i = 0; i < l->count; i++)
+        if (gpu_pipeline_is_variant(p, &l->descs[i]))
             return (int)i;
-    }
     return -1;
 }
 
