@@ -34,7 +34,7 @@ struct cache_read {
     struct gpu_caps caps;
     struct gpu_pipeline_cache_file file;
     pthread_t thread;
-    bool started, done;
+    bool started;
 };
 
 static void *cache_read_run(void *arg)
@@ -51,7 +51,6 @@ static void device_chosen(void *arg, const struct gpu_caps *caps)
     r->started = pthread_create(&r->thread, NULL, cache_read_run, r) == 0;
     if (!r->started)
         cache_read_run(r);
-    r->done = true;
 }
 
 static int create_pieces(struct gpu_context *ctx)
@@ -61,9 +60,9 @@ static int create_pieces(struct gpu_context *ctx)
     int st = gpu_device_create(s, device_chosen, &cache, &ctx->dev);
     if (cache.started)
         pthread_join(cache.thread, NULL);
-    if (st || !cache.done) {
+    if (st) {
         free(cache.file.data);
-        return st ? st : gpu_fail(GPU_ERR, "creating the GPU context: the device was never chosen");
+        return st;
     }
     gpu_queue_init(&ctx->queue, &ctx->dev, s->timeout_ms, s->spin_us);
     for (int w = 0; w < 2; w++) {

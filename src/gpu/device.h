@@ -27,7 +27,8 @@ struct gpu_device {
 };
 
 /* Called once the device is chosen and its caps are read, before the logical device is created
- * (most of the driver's time): work that needs only the caps can go on beside that. */
+ * (most of the driver's time), so always where gpu_device_create succeeds: work that needs only
+ * the caps can go on beside that. */
 typedef void (*gpu_device_chosen_fn)(void *ctx, const struct gpu_caps *caps);
 
 /* On failure the handles made so far are left in *out for gpu_device_destroy. `chosen` may be NULL. */
