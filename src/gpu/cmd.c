@@ -53,12 +53,17 @@ unsigned gpu_cmd_side_by_side(const struct gpu_cmd *cmd)
 
 int gpu_cmd_create(struct gpu_context *ctx, unsigned max_timings, struct gpu_cmd **out)
 {
+    return gpu_cmd_create_on(ctx, 0, max_timings, out);
+}
+
+int gpu_cmd_create_on(struct gpu_context *ctx, unsigned queue, unsigned max_timings, struct gpu_cmd **out)
+{
     *out = NULL;
     struct gpu_cmd *cmd = calloc(1, sizeof *cmd);
     if (!cmd)
         return gpu_fail(GPU_ERR_OUT_OF_MEMORY, "creating a command buffer: out of memory");
     cmd->dev = gpu_context_gpu_device(ctx);
-    cmd->queue = gpu_context_queue(ctx);
+    cmd->queue = gpu_context_queue(ctx, queue);
     struct gpu_device *dev = cmd->dev;
     VkCommandPoolCreateInfo pi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,

@@ -56,6 +56,9 @@ struct gpu_timing {
 /* A command buffer that can time up to `max_timings` dispatches (0: none; ignored when the
  * queue has no timestamps). */
 int gpu_cmd_create(struct gpu_context *ctx, unsigned max_timings, struct gpu_cmd **out);
+/* The same, submitting to the context's compute queue `queue` (gpu_context_take_queue; taken
+ * modulo their count). gpu_cmd_create's is queue 0. */
+int gpu_cmd_create_on(struct gpu_context *ctx, unsigned queue, unsigned max_timings, struct gpu_cmd **out);
 void gpu_cmd_destroy(struct gpu_cmd *cmd);
 
 /* Whether every dispatch gets a timestamp (the default). Each waits for the work before it to

@@ -5,6 +5,7 @@
 #include "gpu/transfer.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -12,7 +13,8 @@
 struct gpu_context {
     struct gpu_settings settings;
     struct gpu_device dev;
-    struct gpu_queue queue;
+    struct gpu_queue queues[GPU_MAX_QUEUES]; /* caps.queue_count of them */
+    atomic_uint next_queue;
     struct gpu_pool *pools[2]; /* indexed by enum gpu_memory */
     struct gpu_pipeline_cache pipeline_cache;
     struct gpu_pipeline_table pipelines;
@@ -64,7 +66,8 @@ static int create_pieces(struct gpu_context *ctx)
         free(cache.file.data);
         return st;
     }
-    gpu_queue_init(&ctx->queue, &ctx->dev, s->timeout_ms, s->spin_us);
+    for (uint32_t q = 0; q < ctx->dev.caps.queue_count; q++)
+        gpu_queue_init(&ctx->queues[q], &ctx->dev, q, s->timeout_ms, s->spin_us);
     for (int w = 0; w < 2; w++) {
         st = gpu_pool_create(&ctx->dev, (enum gpu_memory)w, s->pool_cap, s->no_mapped_device_memory, &ctx->pools[w]);
         if (st) {
@@ -81,7 +84,7 @@ static int create_pieces(struct gpu_context *ctx)
         if (ctx->variants_path[0])
             gpu_prebuild_start(&ctx->prebuild, &ctx->pipelines, ctx->variants_path, prebuild_threads());
     }
-    gpu_transfer_init(&ctx->transfer, &ctx->dev, &ctx->queue, ctx->pools[GPU_MEMORY_HOST]);
+    gpu_transfer_init(&ctx->transfer, &ctx->dev, &ctx->queues[0], ctx->pools[GPU_MEMORY_HOST]);
     return GPU_OK;
 }
 
@@ -121,7 +124,8 @@ void gpu_context_destroy(struct gpu_context *ctx)
         for (int w = 0; w < 2; w++)
             gpu_pool_destroy(ctx->pools[w]);
     }
-    gpu_queue_destroy(&ctx->queue);
+    for (uint32_t q = 0; q < GPU_MAX_QUEUES; q++)
+        gpu_queue_destroy(&ctx->queues[q]);
     gpu_device_destroy(&ctx->dev);
     free(ctx);
 }
@@ -130,9 +134,14 @@ struct gpu_device *gpu_context_gpu_device(struct gpu_context *ctx)
 {
     return &ctx->dev;
 }
-struct gpu_queue *gpu_context_queue(struct gpu_context *ctx)
+struct gpu_queue *gpu_context_queue(struct gpu_context *ctx, unsigned queue)
 {
-    return &ctx->queue;
+    return &ctx->queues[queue % ctx->dev.caps.queue_count];
+}
+
+unsigned gpu_context_take_queue(struct gpu_context *ctx)
+{
+    return atomic_fetch_add(&ctx->next_queue, 1u) % ctx->dev.caps.queue_count;
 }
 
 const struct gpu_caps *gpu_context_caps(const struct gpu_context *ctx)

@@ -1,4 +1,4 @@
-/* The Vulkan instance, the chosen device with one compute queue, and what that device can do.
+/* The Vulkan instance, the chosen device with its compute queues, and what that device can do.
  * Everything else in the GPU layer (pool, pipelines, command buffers) hangs off a context.
  *
  * The pieces of a context, each using only those before it (taking them as parameters):
@@ -9,8 +9,8 @@
  * settings are fixed at creation. Every call that takes a context may run on several threads at
  * once (gpu_buffer_alloc/free, gpu_pool_*, gpu_pipeline_*, gpu_upload/download, gpu_cmd_create),
  * and so may gpu_cmd_* on different command buffers. What they share is locked: each pool has a
- * lock, and so do the pipeline table, the staging copies and the queue. Only the staging lock is
- * ever held while another is taken, and then only the queue's: staging, then queue. A gpu_cmd,
+ * lock, and so do the pipeline table, the staging copies and each queue. Only the staging lock is
+ * ever held while another is taken, and then only a queue's: staging, then queue. A gpu_cmd,
  * and a buffer's contents, are used by one thread at a time (the caller sees to it).
  * gpu_context_create may run on any thread; gpu_context_destroy runs once no other thread uses
  * the context. */
@@ -50,7 +50,13 @@ struct gpu_options {
     int prebuild;                 /* build the pipeline variants the last run used ahead, on threads of
                                    * their own: -1: PPOCR_VK_PREBUILD, else on a GPU and not on a CPU
                                    * device (which compiles each, cache or not); 0 off; 1 on */
+    unsigned queues;              /* compute queues to make, at most the family's and GPU_MAX_QUEUES,
+                                   * handed out in turn to gpu_context_take_queue's callers (so that
+                                   * their work need not wait behind one another's barriers);
+                                   * 0: PPOCR_VK_QUEUES, else 1 */
 };
+
+#define GPU_MAX_QUEUES 16u
 
 enum gpu_device_kind {
     GPU_DEVICE_OTHER,
@@ -104,6 +110,7 @@ struct gpu_caps {
     bool timestamps;        /* the compute queue can write timestamps */
     float timestamp_period; /* nanoseconds per tick */
     uint32_t timestamp_valid_bits;
+    uint32_t queue_count; /* compute queues made (gpu_options.queues, as the family allows) */
 
     bool coopmat_khr, coopmat_nv; /* extension present */
     uint32_t coopmat_shape_count; /* fp16 shapes of the NV or KHR extension, subgroup scope */
@@ -126,6 +133,10 @@ int gpu_context_create(const struct gpu_options *opt, struct gpu_context **out);
 void gpu_context_destroy(struct gpu_context *ctx);
 
 const struct gpu_caps *gpu_context_caps(const struct gpu_context *ctx);
+
+/* The next of the context's compute queues, in turn (any thread), for gpu_cmd_create_on: a
+ * caller whose command buffers depend on one another in submission order keeps to one. */
+unsigned gpu_context_take_queue(struct gpu_context *ctx);
 
 /* Whether callers should run nets in fp16: the device has 16-bit storage and fp16 arithmetic,
  * is not a CPU (lavapipe emulates fp16 slower than fp32) and fp16 was not forced off. */

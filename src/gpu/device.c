@@ -534,7 +534,7 @@ static int pick_device(VkInstance instance, uint32_t instance_api, int wanted, b
     return GPU_OK;
 }
 
-static int pick_queue(VkPhysicalDevice pd, uint32_t *family, uint32_t *timestamp_bits)
+static int pick_queue(VkPhysicalDevice pd, uint32_t *family, uint32_t *timestamp_bits, uint32_t *count)
 {
     uint32_t n = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
@@ -553,6 +553,7 @@ static int pick_queue(VkPhysicalDevice pd, uint32_t *family, uint32_t *timestamp
     if (best >= 0) {
         *family = (uint32_t)best;
         *timestamp_bits = q[best].timestampValidBits;
+        *count = q[best].queueCount;
     }
     free(q);
     if (best < 0)
@@ -580,20 +581,23 @@ static int create_logical_device(const struct gpu_settings *s, gpu_device_chosen
         f.extension_count--;
     }
 
-    uint32_t timestamp_bits = 0;
-    st = pick_queue(d->physical, &d->queue_family, &timestamp_bits);
+    uint32_t timestamp_bits = 0, family_queues = 1;
+    st = pick_queue(d->physical, &d->queue_family, &timestamp_bits, &family_queues);
     if (st)
         return st;
     d->caps.timestamp_valid_bits = timestamp_bits;
+    d->caps.queue_count = s->queues < family_queues ? s->queues : family_queues;
     d->caps.timestamps = timestamp_bits > 0 && d->caps.timestamp_period > 0;
     if (chosen)
         chosen(ctx, &d->caps);
 
-    float priority = 1.0f;
+    float priorities[GPU_MAX_QUEUES];
+    for (uint32_t i = 0; i < GPU_MAX_QUEUES; i++)
+        priorities[i] = 1.0f;
     VkDeviceQueueCreateInfo queue = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
                                      .queueFamilyIndex = d->queue_family,
-                                     .queueCount = 1,
-                                     .pQueuePriorities = &priority};
+                                     .queueCount = d->caps.queue_count,
+                                     .pQueuePriorities = priorities};
     VkDeviceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                              .pNext = &f.base,
                              .queueCreateInfoCount = 1,

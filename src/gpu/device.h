@@ -20,7 +20,7 @@ struct gpu_device {
     VkDebugUtilsMessengerEXT messenger;
     VkPhysicalDevice physical;
     VkDevice device;
-    uint32_t queue_family;                             /* the compute family; the device has one queue of it */
+    uint32_t queue_family;                             /* the compute family; caps.queue_count queues of it */
     struct gpu_caps caps;                              /* with the settings' force_fp32 and max_buffer_range applied */
     PFN_vkCmdPushDescriptorSetKHR push_descriptor_set; /* NULL when not used */
     atomic_bool lost;                                  /* VK_ERROR_DEVICE_LOST seen: every later call fails fast */

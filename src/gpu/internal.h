@@ -137,6 +137,6 @@ int gpu_transfer_download(struct gpu_transfer *t, const struct gpu_buffer *src, 
 
 /* context.c: the pieces of a context, for the code above it (command buffers). */
 struct gpu_device *gpu_context_gpu_device(struct gpu_context *ctx);
-struct gpu_queue *gpu_context_queue(struct gpu_context *ctx);
+struct gpu_queue *gpu_context_queue(struct gpu_context *ctx, unsigned queue); /* modulo the count */
 
 #endif

@@ -81,5 +81,14 @@ void gpu_settings_from_env(const struct gpu_options *in, struct gpu_settings *s)
     if (s->prebuild < 0 && prebuild && *prebuild)
         s->prebuild = env_flag("PPOCR_VK_PREBUILD");
 
+    s->queues = o.queues;
+    const char *queues = getenv("PPOCR_VK_QUEUES");
+    if (s->queues == 0 && queues && *queues)
+        s->queues = (unsigned)strtoul(queues, NULL, 0);
+    if (s->queues == 0)
+        s->queues = 1;
+    if (s->queues > GPU_MAX_QUEUES)
+        s->queues = GPU_MAX_QUEUES;
+
     resolve_cache_dir(o.cache_dir, s->cache_dir, sizeof s->cache_dir);
 }

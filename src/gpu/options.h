@@ -23,6 +23,7 @@ struct gpu_settings {
     uint32_t timeout_ms;          /* else PPOCR_VK_TIMEOUT_MS; 0: the device kind's default */
     int spin_us;                  /* else PPOCR_VK_SPIN_US; -1: the device kind's default */
     int prebuild;                 /* else PPOCR_VK_PREBUILD; -1: the device kind's default */
+    unsigned queues;              /* else PPOCR_VK_QUEUES, else 1; at most GPU_MAX_QUEUES */
 };
 
 /* `opt` may be NULL: gpu_options_default's. Safe on several threads at once as long as nobody

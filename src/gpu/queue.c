@@ -11,10 +11,10 @@
  * compilation). */
 #define CPU_DEVICE_TIMEOUT_MS 1800000u
 
-void gpu_queue_init(struct gpu_queue *q, struct gpu_device *dev, uint32_t timeout_ms, int spin_us)
+void gpu_queue_init(struct gpu_queue *q, struct gpu_device *dev, uint32_t index, uint32_t timeout_ms, int spin_us)
 {
     q->dev = dev;
-    vkGetDeviceQueue(dev->device, dev->queue_family, 0, &q->queue);
+    vkGetDeviceQueue(dev->device, dev->queue_family, index, &q->queue);
     pthread_mutex_init(&q->lock, NULL);
     int spin = spin_us >= 0 ? spin_us : dev->caps.is_cpu ? 0 : GPU_DEFAULT_SPIN_US;
     q->spin_ns = (uint64_t)spin * 1000ull;

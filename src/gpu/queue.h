@@ -1,4 +1,4 @@
-/* The device's one compute queue: submissions and the fence waits that follow them, within the
+/* One of the device's compute queues: submissions and the fence waits that follow them, within the
  * context's timeout, polling a while first where that wakes the host sooner.
  *
  * Threads: any number of threads may submit and wait at once. Vulkan wants a queue externally
@@ -23,8 +23,9 @@ struct gpu_queue {
     uint64_t timeout_ns, spin_ns;
 };
 
-/* timeout_ms 0 and spin_us < 0 take the device kind's defaults. */
-void gpu_queue_init(struct gpu_queue *q, struct gpu_device *dev, uint32_t timeout_ms, int spin_us);
+/* The family's queue `index` (below caps.queue_count). timeout_ms 0 and spin_us < 0 take the
+ * device kind's defaults. */
+void gpu_queue_init(struct gpu_queue *q, struct gpu_device *dev, uint32_t index, uint32_t timeout_ms, int spin_us);
 void gpu_queue_destroy(struct gpu_queue *q);
 
 /* Submits one command buffer, signalling `fence` (reset here). */

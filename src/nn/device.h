@@ -34,7 +34,7 @@ struct nn_device_options {
 enum nn_device_class { NN_DEVICE_CPU, NN_DEVICE_DISCRETE_GPU, NN_DEVICE_OTHER_GPU };
 
 struct nn_device_info {
-    char description[320]; /* "<name> (<kind>), <fp16 (det fp32)|fp32>"; "CPU (oneDNN, N threads), fp32" */
+    char description[320]; /* "<name> (<kind>), <fp16 (det fp32)|fp32>[, N queues]"; "CPU (oneDNN, N threads), fp32" */
     enum nn_device_class device_class;
     uint64_t max_buffer_bytes; /* the largest tensor or image the device binds at once */
 };

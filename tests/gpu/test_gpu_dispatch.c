@@ -1,7 +1,7 @@
 /* Recording and running dispatches: a shader against C on random data of odd sizes, texel buffer
  * bindings, a chain of
- * dependent dispatches recorded once and replayed, timestamps, recording errors and fence
- * timeouts. Every path runs with push descriptors (where the device has them), with descriptor
+ * dependent dispatches recorded once and replayed, timestamps, chains on several queues at once,
+ * recording errors and fence timeouts. Every path runs with push descriptors (where the device has them), with descriptor
  * pools, and through staging copies as on discrete GPUs. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -315,6 +315,75 @@ static void chain(enum mode mode, bool marks)
     assert_int_equal(gpu_validation_message_count(), 0);
 }
 
+/* Chains on several compute queues, submitted together and then waited for: the queues asked
+ * for are clamped to the family's and to GPU_MAX_QUEUES, handed out in turn, and work on each
+ * runs (on a device with one queue, all of them on it). One queue unless asked. */
+#define QUEUED_CHAINS 5
+static void test_chains_on_queues(void **state)
+{
+    (void)state;
+    struct gpu_context *ctx = create(PUSH_DESCRIPTORS, 0);
+    assert_int_equal(gpu_context_caps(ctx)->queue_count, 1);
+    gpu_context_destroy(ctx);
+
+    struct gpu_options opt;
+    gpu_options_default(&opt);
+    opt.queues = GPU_MAX_QUEUES + 3;
+    CHECK(gpu_context_create(&opt, &ctx));
+    const uint32_t count = gpu_context_caps(ctx)->queue_count;
+    uint32_t families = 0, most = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(gpu_context_physical_device(ctx), &families, NULL);
+    VkQueueFamilyProperties props[16];
+    families = families < 16 ? families : 16;
+    vkGetPhysicalDeviceQueueFamilyProperties(gpu_context_physical_device(ctx), &families, props);
+    for (uint32_t f = 0; f < families; f++)
+        if (props[f].queueFlags & VK_QUEUE_COMPUTE_BIT && props[f].queueCount > most)
+            most = props[f].queueCount;
+    fprintf(stderr, "%u compute queues made (GPU_MAX_QUEUES %u, the largest compute family %u)\n", count,
+            GPU_MAX_QUEUES, most);
+    assert_true(count >= 1 && count <= GPU_MAX_QUEUES && count <= most);
+    const unsigned first = gpu_context_take_queue(ctx);
+    for (unsigned i = 1; i <= 2 * count; i++)
+        assert_int_equal(gpu_context_take_queue(ctx), (first + i) % count);
+
+    const struct gpu_pipeline *p;
+    CHECK(gpu_pipeline_get(
+        ctx, &(struct gpu_pipeline_desc){.shader = GPU_SHADER_selftest_add_one, .buffer_count = 2, .push_bytes = 4},
+        &p));
+    static uint32_t in[QUEUED_CHAINS][CHAIN_N], out[CHAIN_N];
+    struct gpu_buffer a[QUEUED_CHAINS], b[QUEUED_CHAINS];
+    struct gpu_cmd *cmd[QUEUED_CHAINS];
+    for (int c = 0; c < QUEUED_CHAINS; c++) {
+        for (unsigned i = 0; i < CHAIN_N; i++)
+            in[c][i] = test_rand_u32() >> 4;
+        CHECK(gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, sizeof in[c], &a[c]));
+        CHECK(gpu_buffer_alloc(ctx, GPU_MEMORY_DEVICE, sizeof in[c], &b[c]));
+        CHECK(gpu_upload(ctx, &a[c], 0, in[c], sizeof in[c]));
+        CHECK(gpu_cmd_create_on(ctx, gpu_context_take_queue(ctx), 0, &cmd[c]));
+        record_chain(cmd[c], p, &a[c], &b[c], CHAIN_N, NULL, false);
+    }
+    for (int run = 1; run <= 2; run++) {
+        for (int c = 0; c < QUEUED_CHAINS; c++)
+            CHECK(gpu_cmd_submit(cmd[c]));
+        for (int c = QUEUED_CHAINS - 1; c >= 0; c--)
+            CHECK(gpu_cmd_wait(cmd[c]));
+        for (int c = 0; c < QUEUED_CHAINS; c++) {
+            CHECK(gpu_download(ctx, &a[c], 0, out, sizeof out));
+            for (unsigned i = 0; i < CHAIN_N; i++)
+                if (out[i] != in[c][i] + (uint32_t)(run * CHAIN))
+                    fail_msg("run %d, chain %d, element %u: %u, expected %u", run, c, i, out[i],
+                             in[c][i] + run * CHAIN);
+        }
+    }
+    for (int c = 0; c < QUEUED_CHAINS; c++) {
+        gpu_cmd_destroy(cmd[c]);
+        gpu_buffer_free(&a[c]);
+        gpu_buffer_free(&b[c]);
+    }
+    gpu_context_destroy(ctx);
+    assert_int_equal(gpu_validation_message_count(), 0);
+}
+
 static void test_chain_push_descriptors(void **s)
 {
     (void)s;
@@ -508,6 +577,7 @@ int main(void)
         cmocka_unit_test(test_chain_staging),
         cmocka_unit_test(test_chain_polled),
         cmocka_unit_test(test_chain_marks),
+        cmocka_unit_test(test_chains_on_queues),
         cmocka_unit_test(test_rerecord_fill_copy),
         cmocka_unit_test(test_recording_errors),
         cmocka_unit_test(test_fence_timeout),

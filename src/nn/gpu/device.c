@@ -74,8 +74,11 @@ void nn_vulkan_device_info(const struct nn_device *dev, struct nn_device_info *o
 {
     const struct vulkan_device *d = vulkan_device(dev);
     const struct gpu_caps *caps = gpu_context_caps(d->ctx);
-    snprintf(out->description, sizeof(out->description), "%s (%s), %s", caps->device_name,
-             gpu_device_kind_name(caps->kind), gpu_prefers_fp16(d->ctx) ? "fp16 (det fp32)" : "fp32");
+    char queues[32] = "";
+    if (caps->queue_count > 1)
+        snprintf(queues, sizeof queues, ", %u queues", caps->queue_count);
+    snprintf(out->description, sizeof(out->description), "%s (%s), %s%s", caps->device_name,
+             gpu_device_kind_name(caps->kind), gpu_prefers_fp16(d->ctx) ? "fp16 (det fp32)" : "fp32", queues);
     out->device_class = caps->is_cpu ? NN_DEVICE_CPU : class_of(caps->kind);
     out->max_buffer_bytes = caps->max_storage_buffer_range;
 }

@@ -229,8 +229,10 @@ int nn_vulkan_session_create(struct nn_device *dev, const struct nn_session_opti
     struct gpu_cmd **cmds[RUN_PARTS + 1] = {&s->cmd, &s->replay.cmd};
     for (int p = 0; p < RUN_PARTS - 1; p++)
         cmds[2 + p] = &s->cmd_parts[p];
+    /* one queue for all of them: a run's parts are ordered by their submission to it */
+    const unsigned queue = gpu_context_take_queue(s->ctx);
     for (int c = 0; c < RUN_PARTS + 1; c++) {
-        if (gpu_cmd_create(s->ctx, opt->profile ? MAX_TIMINGS : 0, cmds[c])) {
+        if (gpu_cmd_create_on(s->ctx, queue, opt->profile ? MAX_TIMINGS : 0, cmds[c])) {
             fail(err, err_len, "%s", gpu_last_error());
             goto fail;
         }
