@@ -421,6 +421,11 @@ static void test_conv_transpose(void **state)
     check_deconv(&spread, PVK_ACT_RELU, "deconv 2x2 s2 (a 1x1 conv, spread), relu");
     check_deconv(&spread1, PVK_ACT_SIGMOID, "deconv 2x2 s2 to 1 channel, no bias, sigmoid");
     check_deconv(&spread3, PVK_ACT_HARDSWISH, "deconv 3x2 s3,2 (spread)");
+    /* large enough that the rows are shared among the net's threads */
+    const struct conv_case spread_rows = {1, 8, 97, 101, 4, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, true, false};
+    const struct conv_case spread_det = {1, 8, 181, 187, 1, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, true, false};
+    check_deconv(&spread_rows, PVK_ACT_RELU, "deconv 2x2 s2, 4 channels of 194x202 rows, relu");
+    check_deconv(&spread_det, PVK_ACT_SIGMOID, "deconv 2x2 s2 to 1 channel of 362x374, bias, sigmoid (det's last)");
     check_deconv(&general, PVK_ACT_NONE, "deconv 3x3 s2 p1");
     check_deconv(&grouped, PVK_ACT_SWISH, "deconv 3x3 s1,2 d2,1 groups 2");
 }

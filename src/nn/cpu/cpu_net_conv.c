@@ -3,7 +3,8 @@
  * A convolution applies its activation, its residual (a sum post-op over the residual's bytes,
  * written in place where nothing reads them later) and the AFFINE after it (per-channel binary
  * post-ops), as the Vulkan planner fuses them; a 2x2 stride-2 transposed convolution (det's head)
- * is a 1x1 convolution to 4 OC channels whose spreading (own C) applies the bias and activation. */
+ * is a 1x1 convolution to 4 OC channels whose spreading (own C) applies the bias and a ReLU, any
+ * other activation following as the library's eltwise. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -255,17 +256,22 @@ static int deconv_spread(struct cn_plan *p, int k, int x, const struct pvk_conv_
     int y = cn_new_output(p, k, ys);
     if (y < 0)
         return -1;
+    /* ReLU is one comparison as the spreading moves the floats; other activations (det's last
+     * layer ends in a sigmoid) run as the library's vectorised eltwise over the result */
+    const enum pvk_act act = (enum pvk_act)op->act;
+    const bool act_in_spread = act == PVK_ACT_NONE || act == PVK_ACT_RELU;
     union cn_host_params hp;
     memset(&hp, 0, sizeof hp);
     hp.spread.kh = cp->kh;
     hp.spread.kw = cp->kw;
-    hp.spread.act = (enum pvk_act)op->act;
+    hp.spread.act = act_in_spread ? act : PVK_ACT_NONE;
     hp.spread.alpha = op->act_alpha;
     hp.spread.beta = op->act_beta;
     if (op->weights[1] >= 0 && !(hp.spread.bias = cn_const_data(p, k, op->weights[1])))
         return -1;
     struct cn_arg hargs[2] = {{0, z, NULL}, {1, y, NULL}};
-    if (cn_add_host(p, k, "spread", cn_host_spread, &hp, 2, hargs))
+    if (cn_add_host(p, k, "spread", cn_host_spread, &hp, 2, hargs) ||
+        (!act_in_spread && cn_act_in_place(p, k, y, act, op->act_alpha, op->act_beta)))
         return -1;
     return cn_set_output(p, k, y);
 }

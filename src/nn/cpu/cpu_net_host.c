@@ -1,6 +1,6 @@
 /* The oneDNN executor's own kernels, for what the library does not do as the model means it:
- * the spreading of a transposed convolution run as a 1x1 convolution (with its bias and
- * activation), resizes with fractional scales or aligned corners, average pooling that counts
+ * the spreading of a transposed convolution run as a 1x1 convolution (with its bias and a
+ * ReLU), resizes with fractional scales or aligned corners, average pooling that counts
  * padding under ceil mode, element-wise ops whose first operand is the broadcast one, and ARGMAX.
  * Each reads its operands through their descriptors' strides, so any plain layout will do;
  * the rows are shared among the net's threads. */
@@ -31,6 +31,22 @@ static void *rows_thread(void *arg)
     return NULL;
 }
 
+/* The shares of a row range, taken in turn by the threads of an OpenMP team (which may have
+ * fewer threads than shares). */
+struct rows_team {
+    rows_fn fn;
+    const void *ctx;
+    int64_t rows, shares;
+};
+
+static void rows_team_run(void *arg)
+{
+    const struct rows_team *t = arg;
+    const int64_t me = cpu_dnnl.omp_get_thread_num(), team = cpu_dnnl.omp_get_num_threads();
+    for (int64_t i = me; i < t->shares; i += team)
+        t->fn(t->ctx, t->rows * i / t->shares, t->rows * (i + 1) / t->shares);
+}
+
 enum {
     ROWS_MAX_THREADS = 64,
     /* a thread's start and join cost tens of microseconds: a share smaller than this many output
@@ -38,8 +54,9 @@ enum {
     ROWS_MIN_SHARE = 65536,
 };
 
-/* fn over rows [0, rows) in up to `threads` contiguous shares, the calling thread taking the
- * first; a share whose thread cannot start runs on the calling thread. */
+/* fn over rows [0, rows) in up to `threads` contiguous shares: on the OpenMP team where the
+ * runtime lets us start one, else on threads of our own, the calling thread taking the first
+ * share and any share whose thread cannot start. */
 static void parallel_rows(int threads, int64_t rows, int64_t floats_per_row, rows_fn fn, const void *ctx)
 {
     int64_t n = threads < ROWS_MAX_THREADS ? threads : ROWS_MAX_THREADS;
@@ -52,6 +69,13 @@ static void parallel_rows(int threads, int64_t rows, int64_t floats_per_row, row
         fn(ctx, 0, rows);
         return;
     }
+#if DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP
+    if (cpu_dnnl.gomp_parallel) {
+        struct rows_team team = {fn, ctx, rows, n};
+        cpu_dnnl.gomp_parallel(rows_team_run, &team, (unsigned)n, 0);
+        return;
+    }
+#endif
     struct rows_share share[ROWS_MAX_THREADS];
     pthread_t thread[ROWS_MAX_THREADS];
     bool started[ROWS_MAX_THREADS];
@@ -134,6 +158,22 @@ struct spread_job {
     float alpha, beta;
 };
 
+/* One input pixel's kw runs of oc channels, made contiguous in the output row: dst = src + bias. */
+static void spread_pixel(float *restrict dst, const float *restrict src, const float *restrict bias, int64_t oc,
+                         int kw)
+{
+    if (!bias) {
+        memcpy(dst, src, (size_t)(oc * kw) * sizeof(float));
+    } else if (oc == 1) {
+        for (int kx = 0; kx < kw; kx++)
+            dst[kx] = src[kx] + bias[0];
+    } else {
+        for (int kx = 0; kx < kw; kx++)
+            for (int64_t o = 0; o < oc; o++)
+                dst[kx * oc + o] = src[kx * oc + o] + bias[o];
+    }
+}
+
 static void spread_rows(const void *ctx, int64_t begin, int64_t end)
 {
     const struct spread_job *jb = ctx;
@@ -141,23 +181,26 @@ static void spread_rows(const void *ctx, int64_t begin, int64_t end)
     const int64_t oc = y->dims[1], h = z->dims[2], w = z->dims[3];
     const int kh = jb->kh, kw = jb->kw;
     /* Both are NHWC (the planner makes them so): output row (b, i kh + ky) is w kw pixels of oc
-     * channels, pixel j kw + kx being channels (ky kw + kx) oc .. + oc of input pixel j. */
+     * channels, pixel j kw + kx being channels (ky kw + kx) oc .. + oc of input pixel j, so each
+     * input pixel gives the row kw oc contiguous floats where the output's pixels are dense. */
     const int64_t z_px = z->strides[3], y_px = y->strides[3], y_row = y->strides[2];
     for (int64_t row = begin; row < end; row++) {
         int64_t b = row / (h * kh), i = row / kh % h, ky = row % kh;
         float *yr = y->base + b * y->strides[0] + (i * kh + ky) * y_row;
         const float *zr = z->base + b * z->strides[0] + i * z->strides[2] + ky * kw * oc;
-        for (int64_t j = 0; j < w; j++)
-            for (int kx = 0; kx < kw; kx++) {
-                const float *zp = zr + j * z_px + kx * oc;
-                float *yp = yr + (j * kw + kx) * y_px;
-                if (jb->bias)
-                    for (int64_t o = 0; o < oc; o++)
-                        yp[o] = zp[o] + jb->bias[o];
-                else
-                    memcpy(yp, zp, (size_t)oc * sizeof(float));
+        for (int64_t j = 0; j < w; j++) {
+            if (y_px == oc) {
+                spread_pixel(yr + j * kw * oc, zr + j * z_px, jb->bias, oc, kw);
+                continue;
             }
-        act_row(jb->act, jb->alpha, jb->beta, yr, w * kw * oc);
+            for (int kx = 0; kx < kw; kx++)
+                spread_pixel(yr + (j * kw + kx) * y_px, zr + j * z_px + kx * oc, jb->bias, oc, 1);
+        }
+        if (y_px == oc)
+            act_row(jb->act, jb->alpha, jb->beta, yr, w * kw * oc);
+        else
+            for (int64_t px = 0; px < w * kw; px++)
+                act_row(jb->act, jb->alpha, jb->beta, yr + px * y_px, oc);
     }
 }
 

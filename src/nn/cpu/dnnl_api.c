@@ -44,6 +44,9 @@ static void load(void)
     CPU_DNNL_FUNCTIONS(CPU_DNNL_LOOKUP)
     CPU_OMP_FUNCTIONS(CPU_DNNL_LOOKUP)
 #undef CPU_DNNL_LOOKUP
+#if DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP
+    *(void **)(&cpu_dnnl.gomp_parallel) = dlsym(lib, "GOMP_parallel");
+#endif
     if (load_error[0]) {
         memset(&cpu_dnnl, 0, sizeof cpu_dnnl);
         dlclose(lib);

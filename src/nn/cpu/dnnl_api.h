@@ -71,7 +71,8 @@
 
 /* The OpenMP runtime's, from the library oneDNN brings, where oneDNN runs on OpenMP. */
 #if DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP
-#define CPU_OMP_FUNCTIONS(X) X(omp_get_max_threads) X(omp_set_num_threads) X(omp_get_thread_limit)
+#define CPU_OMP_FUNCTIONS(X)                                                                                           \
+    X(omp_get_max_threads) X(omp_set_num_threads) X(omp_get_thread_limit) X(omp_get_thread_num) X(omp_get_num_threads)
 #else
 #define CPU_OMP_FUNCTIONS(X)
 #endif
@@ -81,6 +82,11 @@ struct cpu_dnnl_api {
     CPU_DNNL_FUNCTIONS(CPU_DNNL_MEMBER)
     CPU_OMP_FUNCTIONS(CPU_DNNL_MEMBER)
 #undef CPU_DNNL_MEMBER
+    /* GNU OpenMP's entry to a parallel region (what gcc emits for `omp parallel`; LLVM's OpenMP
+     * has it too), where the runtime has it, else NULL: the executor's own kernels share their
+     * rows among the threads oneDNN's primitives run on, which spin awake between primitives,
+     * rather than among threads of their own that would wait for the cores those spin on. */
+    void (*gomp_parallel)(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags);
 };
 
 /* Filled by a successful cpu_dnnl_load(); unusable before. */
