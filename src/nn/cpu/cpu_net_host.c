@@ -184,23 +184,19 @@ static void spread_rows(const void *ctx, int64_t begin, int64_t end)
      * channels, pixel j kw + kx being channels (ky kw + kx) oc .. + oc of input pixel j, so each
      * input pixel gives the row kw oc contiguous floats where the output's pixels are dense. */
     const int64_t z_px = z->strides[3], y_px = y->strides[3], y_row = y->strides[2];
+    /* an input pixel's output pixels in runs of `run` contiguous ones: all kw where they are dense */
+    const bool dense = y_px == oc;
+    const int run = dense ? kw : 1;
+    const int64_t act_count = dense ? 1 : w * kw, act_len = dense ? w * kw * oc : oc;
     for (int64_t row = begin; row < end; row++) {
         int64_t b = row / (h * kh), i = row / kh % h, ky = row % kh;
         float *yr = y->base + b * y->strides[0] + (i * kh + ky) * y_row;
         const float *zr = z->base + b * z->strides[0] + i * z->strides[2] + ky * kw * oc;
-        for (int64_t j = 0; j < w; j++) {
-            if (y_px == oc) {
-                spread_pixel(yr + j * kw * oc, zr + j * z_px, jb->bias, oc, kw);
-                continue;
-            }
-            for (int kx = 0; kx < kw; kx++)
-                spread_pixel(yr + (j * kw + kx) * y_px, zr + j * z_px + kx * oc, jb->bias, oc, 1);
-        }
-        if (y_px == oc)
-            act_row(jb->act, jb->alpha, jb->beta, yr, w * kw * oc);
-        else
-            for (int64_t px = 0; px < w * kw; px++)
-                act_row(jb->act, jb->alpha, jb->beta, yr + px * y_px, oc);
+        for (int64_t j = 0; j < w; j++)
+            for (int kx = 0; kx < kw; kx += run)
+                spread_pixel(yr + (j * kw + kx) * y_px, zr + j * z_px + kx * oc, jb->bias, oc, run);
+        for (int64_t a = 0; a < act_count; a++)
+            act_row(jb->act, jb->alpha, jb->beta, yr + a * y_px, act_len);
     }
 }
 
