@@ -1,5 +1,6 @@
 /* ppocr-vk: the command. Owns arguments, input discovery and output; the OCR itself is the
  * engine's (src/ocr/engine.h). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,7 @@ struct outcome {
     struct cli_buf errs; /* its stderr lines (errors, --profile) */
     int failed;
     int stopped;                 /* a stop signal ended the read of stdin: never begun */
+    int prepared;                /* load_outcome has run: img or the reason it is missing */
     int loaded;                  /* img holds the item's decoded image, for its recognition */
     struct ppocr_image img;
     struct cli_check_item check; /* --check: what the comparison found */
@@ -89,7 +91,7 @@ static const char *item_label(const struct cli_item *item, char *buf, size_t siz
     return buf;
 }
 
-/* Decodes item i into its outcome (or notes why it cannot be); writes nothing. */
+/* Decodes item i into its outcome (or notes why it cannot be), once; writes nothing. */
 static void load_outcome(struct run *run, int i)
 {
     const struct cli_args *args = run->args;
@@ -97,6 +99,9 @@ static void load_outcome(struct run *run, int i)
     struct outcome *o = &run->outcomes[i];
     char err[1024], label[1024];
     const char *file = item_label(item, label, sizeof(label));
+    if (o->prepared)
+        return;
+    o->prepared = 1;
     if (item->error) {
         cli_buf_line(&o->errs, "ppocr-vk: %s: %s", file, item->error);
         o->failed = 1;
@@ -218,6 +223,46 @@ static int worker_emit(void *ctx, int item)
     return emit_item(ctx, item);
 }
 
+/* The first input is decoded on a thread of its own while the engines open, which takes far
+ * longer (the device's creation, the nets): its decoding is then off the path to the first result.
+ * Not image bytes on stdin, whose reading answers stop signals on the main thread. */
+struct early_load {
+    pthread_t thread;
+    int started;
+};
+
+static void *early_load_main(void *arg)
+{
+    load_outcome(arg, 0);
+    return NULL;
+}
+
+static void early_load_start(struct early_load *e, struct run *run)
+{
+    e->started = run->items.n > 0 && strcmp(run->items.items[0].path, "-") != 0 &&
+                 pthread_create(&e->thread, NULL, early_load_main, run) == 0;
+}
+
+static void early_load_join(struct early_load *e)
+{
+    if (e->started)
+        pthread_join(e->thread, NULL);
+    e->started = 0;
+}
+
+/* Frees what the outcomes still hold (those never written: the output broke, or no engine opened). */
+static void free_outcomes(struct run *run)
+{
+    for (int i = 0; i < run->items.n; i++) {
+        cli_buf_free(&run->outcomes[i].out);
+        cli_buf_free(&run->outcomes[i].errs);
+        if (run->outcomes[i].loaded)
+            ppocr_image_free(&run->outcomes[i].img);
+    }
+    free(run->outcomes);
+    run->outcomes = NULL;
+}
+
 /* The most engines this run's items can use: one per item, and one when image bytes come on
  * stdin, so that a stop signal reaches the thread that is reading them. */
 static int jobs_usable(const struct cli_item_list *items)
@@ -309,19 +354,22 @@ static int run_ocr(const struct cli_args *args, struct cli_check *check)
         }
     }
 
+    run.outcomes = calloc((size_t)run.items.n + 1, sizeof(*run.outcomes));
+    if (!run.outcomes) {
+        cli_error("out of memory");
+        cli_free_items(&run.items);
+        return EXIT_SOME_FAILED;
+    }
+    struct early_load early;
+    early_load_start(&early, &run);
     const int failed_start = cli_engines_open(args, jobs_usable(&run.items), &run.engines);
+    early_load_join(&early);
     if (failed_start) {
+        free_outcomes(&run);
         cli_free_items(&run.items);
         return failed_start;
     }
     const int jobs = run.engines.jobs;
-    run.outcomes = calloc((size_t)run.items.n + 1, sizeof(*run.outcomes));
-    if (!run.outcomes) {
-        cli_error("out of memory");
-        cli_engines_close(&run.engines);
-        cli_free_items(&run.items);
-        return EXIT_SOME_FAILED;
-    }
     run.show_progress = isatty(STDERR_FILENO) && run.items.n > 1;
     run.text_headers = args->format == CLI_FORMAT_TEXT && !args->output_dir && run.items.n > 1;
     if (args->format == CLI_FORMAT_TSV && !args->output_dir) {
@@ -367,13 +415,7 @@ static int run_ocr(const struct cli_args *args, struct cli_check *check)
         interrupted();
 
     cli_engines_close(&run.engines);
-    for (int i = 0; i < run.items.n; i++) { /* outcomes never written (output broken) */
-        cli_buf_free(&run.outcomes[i].out);
-        cli_buf_free(&run.outcomes[i].errs);
-        if (run.outcomes[i].loaded)
-            ppocr_image_free(&run.outcomes[i].img);
-    }
-    free(run.outcomes);
+    free_outcomes(&run);
     cli_free_items(&run.items);
     if (check && !run.output_broken) {
         struct cli_buf summary = {0};
