@@ -53,7 +53,8 @@ struct gpu_options {
     unsigned queues;              /* compute queues to make, at most the family's and GPU_MAX_QUEUES,
                                    * handed out in turn to gpu_context_take_queue's callers (so that
                                    * their work need not wait behind one another's barriers);
-                                   * 0: PPOCR_VK_QUEUES, else 1 */
+                                   * 0: PPOCR_VK_QUEUES, else 1 (on the H200 every count above 1
+                                   * ran folders slower and started slower: BENCHMARKS.md) */
 };
 
 #define GPU_MAX_QUEUES 16u
