@@ -295,6 +295,8 @@ static void test_conv_shapes(void **state)
         {3, 5, 5, 7, 7, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, true, false},      /* rec's 1x3 */
         {2, 16, 6, 5, 24, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, true, false},    /* pointwise */
         {1, 7, 9, 8, 3, 2, 3, 3, 1, 1, 3, 0, 2, 1, 0, 1, false, true},      /* odd everything, NCHW input */
+        {2, 40, 9, 11, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, false},   /* many channels: a blocked layout */
+        {1, 33, 8, 7, 21, 3, 3, 2, 1, 1, 1, 1, 0, 1, 1, 1, false, false},   /* the same, odd widths, stride 2,1 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_conv(&cases[i], PVK_ACT_HARDSWISH);
@@ -366,31 +368,34 @@ static void test_conv_affine(void **state)
     if (!have_executor())
         skip();
     const struct conv_case cc = {2, 5, 8, 9, 7, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, true, false};
+    const int64_t widths[][2] = {{5, 7}, {40, 11}}; /* the second in a blocked layout where the library prefers it */
     const enum pvk_act pairs[][2] = {{PVK_ACT_HARDSWISH, PVK_ACT_NONE},
                                      {PVK_ACT_NONE, PVK_ACT_RELU},
                                      {PVK_ACT_HARDSIGMOID, PVK_ACT_HARDSIGMOID},
                                      {PVK_ACT_CLIP, PVK_ACT_RELU6}};
-    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
-        for (int shared = 0; shared < 2; shared++) {
-            struct tm m = {0};
-            int in = tm_input(&m, 5), x = tm_act(&m), y = tm_act(&m), a = tm_act(&m), z = tm_act(&m);
-            conv_op(&m, &one_by_one, 5, 5, PVK_ACT_NONE, 1, &in, x);
-            conv_op(&m, &cc, 5, 7, pairs[i][0], 1, &x, y);
-            struct pvk_op *o = tm_op(&m, PVK_OP_AFFINE, pairs[i][1], 1, &y, a);
-            if (pairs[i][1] == PVK_ACT_HARDSIGMOID)
-                o->act_alpha = 1.0f / 6, o->act_beta = 0.4f;
-            o->weights[0] = tm_vec(&m, 7, 1.5f);
-            o->weights[1] = tm_vec(&m, 7, 0.5f);
-            int out = a;
-            if (shared) {
-                tm_op(&m, PVK_OP_BINARY, PVK_ACT_NONE, 2, (int[]){a, y}, z)->attr.binary.kind = PVK_BIN_MUL;
-                out = z;
+    for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+        for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+            for (int shared = 0; shared < 2; shared++) {
+                const int64_t c = widths[wi][0], oc = widths[wi][1];
+                struct tm m = {0};
+                int in = tm_input(&m, c), x = tm_act(&m), y = tm_act(&m), a = tm_act(&m), z = tm_act(&m);
+                conv_op(&m, &one_by_one, c, c, PVK_ACT_NONE, 1, &in, x);
+                conv_op(&m, &cc, c, oc, pairs[i][0], 1, &x, y);
+                struct pvk_op *o = tm_op(&m, PVK_OP_AFFINE, pairs[i][1], 1, &y, a);
+                if (pairs[i][1] == PVK_ACT_HARDSIGMOID)
+                    o->act_alpha = 1.0f / 6, o->act_beta = 0.4f;
+                o->weights[0] = tm_vec(&m, oc, 1.5f);
+                o->weights[1] = tm_vec(&m, oc, 0.5f);
+                int out = a;
+                if (shared) {
+                    tm_op(&m, PVK_OP_BINARY, PVK_ACT_NONE, 2, (int[]){a, y}, z)->attr.binary.kind = PVK_BIN_MUL;
+                    out = z;
+                }
+                char what[96];
+                snprintf(what, sizeof what, "conv %lld -> %lld %s -> affine %s%s", (long long)c, (long long)oc,
+                         pvk_act_name(pairs[i][0]), pvk_act_name(pairs[i][1]), shared ? ", conv output read twice" : "");
+                check_net(&m, in, out, (int64_t[]){2, c, 8, 9}, what);
             }
-            char what[96];
-            snprintf(what, sizeof what, "conv %s -> affine %s%s", pvk_act_name(pairs[i][0]), pvk_act_name(pairs[i][1]),
-                     shared ? ", conv output read twice" : "");
-            check_net(&m, in, out, (int64_t[]){2, 5, 8, 9}, what);
-        }
 }
 
 static void check_deconv(const struct conv_case *cc, enum pvk_act act, const char *what)

@@ -120,6 +120,20 @@ static int conv_pd(struct cn_plan *p, int k, const dnnl_memory_desc_t *src, cons
     return cn_pd(p, k, &d, attr, pd);
 }
 
+static int md_any(struct cn_plan *p, int k, const struct pvk_shape *s, dnnl_memory_desc_t *md)
+{
+    const int64_t dims[4] = {s->d[0], s->d[1], s->d[2], s->d[3]};
+    return cn_md_by_tag(p, k, 4, dims, dnnl_format_tag_any, md);
+}
+
+/* Spatial convolutions over many channels are where the library's blocked layout beats its NHWC
+ * kernel by more than the two reorders cost, on machines whose best kernel wants that layout
+ * (BENCHMARKS.md: the CPU backend's blocked 3x3 convolutions); depthwise and 1x1 ones are not. */
+static bool conv_blocked_pays(const struct pvk_conv_params *cp, const struct pvk_shape *xs)
+{
+    return cp->group == 1 && cp->kh * cp->kw > 1 && xs->d[1] >= 32;
+}
+
 int cn_plan_conv2d(struct cn_plan *p, int k)
 {
     const struct pvk_op *op = cn_op(p, k);
@@ -165,13 +179,39 @@ int cn_plan_conv2d(struct cn_plan *p, int k)
             cpu_dnnl.dnnl_primitive_desc_destroy(pd2);
         }
     }
+    /* The source and destination in the layout the library picks, where that is not the NHWC
+     * the source is in and the convolution is one that pays for the reorders to it and back. */
+    dnnl_memory_desc_t blocked_dst;
+    bool blocked = false;
+    if (cp.residual == PVK_RESIDUAL_NONE && conv_blocked_pays(&cp, xs)) {
+        dnnl_memory_desc_t any_src, any_dst;
+        dnnl_primitive_desc_t pd2;
+        if (md_any(p, k, xs, &any_src) || md_any(p, k, ys, &any_dst) || conv_attr(p, k, affine, oc, &post, &attr) ||
+            conv_pd(p, k, &any_src, &any_w, has_bias ? &bias_md : NULL, &any_dst, &cp, attr, &pd2)) {
+            cpu_dnnl.dnnl_primitive_desc_destroy(pd);
+            return -1;
+        }
+        const dnnl_memory_desc_t *src2 = cpu_dnnl.dnnl_primitive_desc_query_md(pd2, dnnl_query_src_md, 0);
+        if (!cn_pd_is_reference(pd2) && !cn_md_same_bytes(src2, &p->values[x].md)) {
+            cpu_dnnl.dnnl_primitive_desc_destroy(pd);
+            pd = pd2;
+            blocked_dst = *cpu_dnnl.dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+            blocked = true;
+            if ((x = cn_to_md(p, k, x, src2)) < 0) {
+                cpu_dnnl.dnnl_primitive_desc_destroy(pd);
+                return -1;
+            }
+        } else {
+            cpu_dnnl.dnnl_primitive_desc_destroy(pd2);
+        }
+    }
     const dnnl_memory_desc_t *want_w = cpu_dnnl.dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     dnnl_memory_t w = cn_packed_memory(p, k, op->weights[0], CN_VIEW_AS_IS, &user_w, NULL, want_w);
     dnnl_memory_t b = has_bias ? cn_const_memory(p, k, op->weights[1], &bias_md) : NULL;
     int y = -1;
     if (w && (!has_bias || b)) {
         if (cp.residual == PVK_RESIDUAL_NONE) {
-            y = cn_new_value(p, k, &dst_md, ys, PVK_DTYPE_F32, -1, 0);
+            y = cn_new_value(p, k, blocked ? &blocked_dst : &dst_md, ys, PVK_DTYPE_F32, -1, 0);
         } else {
             /* The sum post-op adds what dst holds: the residual, in place where it may be
              * overwritten, else a copy of it. */
@@ -195,6 +235,8 @@ int cn_plan_conv2d(struct cn_plan *p, int k)
         args[n++] =
             (struct cn_arg){DNNL_ARG_ATTR_MULTIPLE_POST_OP(post.binary_index[i]) | DNNL_ARG_SRC_1, -1, post.src1[i]};
     if (cn_add_prim(p, k, affine >= 0 ? "conv+aff" : "conv", pd, n, args))
+        return -1;
+    if (blocked && (y = cn_to_md(p, k, y, &dst_md)) < 0)
         return -1;
     cn_set_tensor_value(p, affine >= 0 ? cn_op(p, affine)->outputs[0] : op->outputs[0], y);
     return 0;
