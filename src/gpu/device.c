@@ -625,15 +625,11 @@ static int create_logical_device(const struct gpu_settings *s, gpu_device_chosen
     return GPU_OK;
 }
 
-/* The Vulkan loader's own filter of the drivers it loads (loader 1.3.234 and later; older ones read
- * no such variable and load every driver, which is only slower). */
-#define DRIVERS_DISABLE "VK_LOADER_DRIVERS_DISABLE"
-/* The manifests of the Vulkan drivers that run on the CPU: lavapipe, SwiftShader. */
-#define CPU_DRIVER_MANIFESTS "*lvp_icd*,*swiftshader*"
-
+/* Whether the user chose the drivers the Vulkan loader loads, with one of its variables (the
+ * filters from loader 1.3.234 on, or the manifests' paths). */
 static bool user_chose_drivers(void)
 {
-    static const char *const variables[] = {DRIVERS_DISABLE, "VK_LOADER_DRIVERS_SELECT", "VK_DRIVER_FILES",
+    static const char *const variables[] = {"VK_LOADER_DRIVERS_DISABLE", "VK_LOADER_DRIVERS_SELECT", "VK_DRIVER_FILES",
                                             "VK_ICD_FILENAMES", "VK_ADD_DRIVER_FILES"};
     for (size_t i = 0; i < sizeof variables / sizeof variables[0]; i++)
         if (getenv(variables[i]))
@@ -659,25 +655,20 @@ static bool gpu_device_node_present(void)
 
 /* A search of GPUs alone (the automatic choice, which takes the CPU backend next) costs nothing
  * where the kernel shows no GPU: the drivers are not loaded at all (20 ms of a process's start on
- * a machine without a GPU, Mesa's radeon driver bringing LLVM). Elsewhere the CPU drivers are left
- * out of the instance (lavapipe, a few ms more), with the loader's own filter set for the
- * instance's creation only. Both unless the user chose the drivers with a loader variable. */
+ * a machine without a GPU, Mesa's radeon driver bringing LLVM), unless the user chose the drivers
+ * with a loader variable. Where it shows one, every driver loads and the search passes over the
+ * CPU ones: leaving lavapipe out through the loader's filter would save a few ms, but setting the
+ * variable while the process runs races any other thread's reading of the environment. */
 static int create_instance_for(const struct gpu_settings *s, VkInstance *instance,
                                VkDebugUtilsMessengerEXT *messenger, uint32_t *api_version)
 {
-    const bool filter = s->gpus_only && !user_chose_drivers();
-    if (filter && !gpu_device_node_present()) {
+    if (s->gpus_only && !user_chose_drivers() && !gpu_device_node_present()) {
         *instance = VK_NULL_HANDLE;
         *messenger = VK_NULL_HANDLE;
         return gpu_fail(GPU_ERR_NO_DEVICE,
                         "choosing a Vulkan GPU: the kernel shows none (no /dev/dri/renderD*, /dev/nvidiactl or /dev/dxg)");
     }
-    if (filter)
-        setenv(DRIVERS_DISABLE, CPU_DRIVER_MANIFESTS, 0);
-    int st = create_instance(s->validate, instance, messenger, api_version);
-    if (filter)
-        unsetenv(DRIVERS_DISABLE);
-    return st;
+    return create_instance(s->validate, instance, messenger, api_version);
 }
 
 int gpu_device_create(const struct gpu_settings *s, gpu_device_chosen_fn chosen, void *ctx, struct gpu_device *d)

@@ -23,13 +23,18 @@ struct cpu_dnnl_api cpu_dnnl;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static char load_error[512]; /* empty after a successful load */
 
-static void load(void)
+/* OpenMP reads its variables when oneDNN loads it, at the first engine's device; but setenv then
+ * would race every other thread's reading of the environment (an input decoded beside the engines'
+ * opening: libjpeg's getenv, the environment a PDF's pdftoppm is spawned with). So it is set as
+ * the program loads, before main and any thread. */
+__attribute__((constructor)) static void choose_spin_count(void)
 {
-    /* Before the library (and OpenMP with it) is loaded: OpenMP reads these only then. setenv
-     * must not race another thread's getenv: the first engine gets here from opening its device,
-     * while the process's only other thread reads the model files. */
     if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT"))
         setenv("GOMP_SPINCOUNT", CPU_DNNL_SPIN_COUNT, 0);
+}
+
+static void load(void)
+{
     void *lib = dlopen(CPU_DNNL_SONAME, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         const char *why = dlerror();
