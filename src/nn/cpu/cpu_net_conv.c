@@ -126,6 +126,31 @@ static int md_any(struct cn_plan *p, int k, const struct pvk_shape *s, dnnl_memo
     return cn_md_by_tag(p, k, 4, dims, dnnl_format_tag_any, md);
 }
 
+/* CONV2D's primitive for a source and destination layout, with its fusions as post-ops. */
+static int conv2d_pd(struct cn_plan *p, int k, const struct pvk_conv_params *cp, int affine, int64_t oc,
+                     struct conv_post *post, const dnnl_memory_desc_t *src, const dnnl_memory_desc_t *wei,
+                     const dnnl_memory_desc_t *bias, const dnnl_memory_desc_t *dst, dnnl_primitive_desc_t *pd)
+{
+    dnnl_primitive_attr_t attr;
+    if (conv_attr(p, k, affine, oc, post, &attr))
+        return -1;
+    return conv_pd(p, k, src, wei, bias, dst, cp, attr, pd);
+}
+
+/* `better` (a primitive for the source layout `src`) in place of *pd, and the source x reordered
+ * to that layout. */
+static int switch_pd(struct cn_plan *p, int k, dnnl_primitive_desc_t *pd, dnnl_primitive_desc_t better, int *x,
+                     const dnnl_memory_desc_t *src)
+{
+    cpu_dnnl.dnnl_primitive_desc_destroy(*pd);
+    *pd = better;
+    if ((*x = cn_to_md(p, k, *x, src)) < 0) {
+        cpu_dnnl.dnnl_primitive_desc_destroy(*pd);
+        return -1;
+    }
+    return 0;
+}
+
 /* Spatial convolutions over many channels are where the library's blocked layout beats its NHWC
  * kernel by more than the two reorders cost, on machines whose best kernel wants that layout
  * (BENCHMARKS.md: the CPU backend's blocked 3x3 convolutions); depthwise and 1x1 ones are not. */
@@ -152,29 +177,24 @@ int cn_plan_conv2d(struct cn_plan *p, int k)
         conv_weights_md(p, k, &cp, oc, ic, dnnl_format_tag_any, &any_w) ||
         cn_md_by_tag(p, k, 1, bdims, dnnl_x, &bias_md) || cn_md_for(p, k, ys, PVK_DTYPE_F32, &dst_md))
         return -1;
+    const dnnl_memory_desc_t *bias = has_bias ? &bias_md : NULL;
     struct conv_post post;
-    dnnl_primitive_attr_t attr;
     dnnl_primitive_desc_t pd;
-    if (conv_attr(p, k, affine, oc, &post, &attr) ||
-        conv_pd(p, k, &p->values[x].md, &any_w, has_bias ? &bias_md : NULL, &dst_md, &cp, attr, &pd))
+    if (conv2d_pd(p, k, &cp, affine, oc, &post, &p->values[x].md, &any_w, bias, &dst_md, &pd))
         return -1;
     /* A source in another layout (the net's NCHW input) may only have the reference kernel:
      * then it is reordered to NHWC first. */
     if (cn_pd_is_reference(pd) && !cn_md_same_bytes(&p->values[x].md, &dst_md) && xs->d[1] > 1) {
         dnnl_memory_desc_t nhwc;
         dnnl_primitive_desc_t pd2;
-        if (cn_md_for(p, k, xs, PVK_DTYPE_F32, &nhwc) || conv_attr(p, k, affine, oc, &post, &attr) ||
-            conv_pd(p, k, &nhwc, &any_w, has_bias ? &bias_md : NULL, &dst_md, &cp, attr, &pd2)) {
+        if (cn_md_for(p, k, xs, PVK_DTYPE_F32, &nhwc) ||
+            conv2d_pd(p, k, &cp, affine, oc, &post, &nhwc, &any_w, bias, &dst_md, &pd2)) {
             cpu_dnnl.dnnl_primitive_desc_destroy(pd);
             return -1;
         }
         if (!cn_pd_is_reference(pd2)) {
-            cpu_dnnl.dnnl_primitive_desc_destroy(pd);
-            pd = pd2;
-            if ((x = cn_to_md(p, k, x, &nhwc)) < 0) {
-                cpu_dnnl.dnnl_primitive_desc_destroy(pd);
+            if (switch_pd(p, k, &pd, pd2, &x, &nhwc))
                 return -1;
-            }
         } else {
             cpu_dnnl.dnnl_primitive_desc_destroy(pd2);
         }
@@ -186,21 +206,17 @@ int cn_plan_conv2d(struct cn_plan *p, int k)
     if (cp.residual == PVK_RESIDUAL_NONE && conv_blocked_pays(&cp, xs)) {
         dnnl_memory_desc_t any_src, any_dst;
         dnnl_primitive_desc_t pd2;
-        if (md_any(p, k, xs, &any_src) || md_any(p, k, ys, &any_dst) || conv_attr(p, k, affine, oc, &post, &attr) ||
-            conv_pd(p, k, &any_src, &any_w, has_bias ? &bias_md : NULL, &any_dst, &cp, attr, &pd2)) {
+        if (md_any(p, k, xs, &any_src) || md_any(p, k, ys, &any_dst) ||
+            conv2d_pd(p, k, &cp, affine, oc, &post, &any_src, &any_w, bias, &any_dst, &pd2)) {
             cpu_dnnl.dnnl_primitive_desc_destroy(pd);
             return -1;
         }
         const dnnl_memory_desc_t *src2 = cpu_dnnl.dnnl_primitive_desc_query_md(pd2, dnnl_query_src_md, 0);
         if (!cn_pd_is_reference(pd2) && !cn_md_same_bytes(src2, &p->values[x].md)) {
-            cpu_dnnl.dnnl_primitive_desc_destroy(pd);
-            pd = pd2;
-            blocked_dst = *cpu_dnnl.dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+            blocked_dst = *cpu_dnnl.dnnl_primitive_desc_query_md(pd2, dnnl_query_dst_md, 0);
             blocked = true;
-            if ((x = cn_to_md(p, k, x, src2)) < 0) {
-                cpu_dnnl.dnnl_primitive_desc_destroy(pd);
+            if (switch_pd(p, k, &pd, pd2, &x, src2))
                 return -1;
-            }
         } else {
             cpu_dnnl.dnnl_primitive_desc_destroy(pd2);
         }
