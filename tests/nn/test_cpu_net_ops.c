@@ -393,7 +393,8 @@ static void test_conv_affine(void **state)
                 }
                 char what[96];
                 snprintf(what, sizeof what, "conv %lld -> %lld %s -> affine %s%s", (long long)c, (long long)oc,
-                         pvk_act_name(pairs[i][0]), pvk_act_name(pairs[i][1]), shared ? ", conv output read twice" : "");
+                         pvk_act_name(pairs[i][0]), pvk_act_name(pairs[i][1]),
+                         shared ? ", conv output read twice" : "");
                 check_net(&m, in, out, (int64_t[]){2, c, 8, 9}, what);
             }
 }
