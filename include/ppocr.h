@@ -223,6 +223,15 @@ PPOCR_API enum ppocr_status ppocr_engine_create_sibling(const struct ppocr_engin
  * PPOCR_ERR_FAILED with a one-line reason (the engine stays usable for the next image). */
 PPOCR_API enum ppocr_status ppocr_engine_run(struct ppocr_engine *engine, const struct ppocr_image *image,
                                              struct ppocr_result *result, char *err, size_t err_len);
+/* OCR of n decoded images at once: small ones share the recogniser's batches (up to 8 images a
+ * run), which keeps a GPU far busier than an image of a few lines alone. results[i] and status[i]
+ * are images[i]'s: what ppocr_engine_run gives for it (the same lines and boxes; scores within the
+ * rounding of the batch kernels), with a failed image's one-line reason at errs + i * err_len and
+ * its result empty. One image's failure is not the others'. Returns PPOCR_OK when every image was
+ * read. */
+PPOCR_API enum ppocr_status ppocr_engine_run_many(struct ppocr_engine *engine, const struct ppocr_image *images, int n,
+                                                  struct ppocr_result *results, enum ppocr_status *status, char *errs,
+                                                  size_t err_len);
 PPOCR_API void ppocr_result_free(struct ppocr_result *result);
 PPOCR_API void ppocr_engine_destroy(struct ppocr_engine *engine);
 

@@ -49,8 +49,8 @@ static struct nn_plan *cls_plan(struct ppocr_engine *e, int *n, char *err, size_
     return nn_session_plan(e->nets, NN_NET_CLS, shape, err, err_len);
 }
 
-int ocr_classify(struct ppocr_engine *e, const struct ppocr_image *img, struct line *lines, int n_lines,
-                 struct ppocr_result *r, char *err, size_t err_len)
+int ocr_classify(struct ppocr_engine *e, struct line *lines, int n_lines, struct ppocr_result *r, char *err,
+                 size_t err_len)
 {
     for (int start = 0, n; start < n_lines; start += n) {
         n = n_lines - start < CLS_BATCH_MAX ? n_lines - start : CLS_BATCH_MAX;
@@ -58,9 +58,14 @@ int ocr_classify(struct ppocr_engine *e, const struct ppocr_image *img, struct l
         for (int i = 0; i < n; i++)
             batch[i] = &lines[start + i];
         struct nn_plan *plan = cls_plan(e, &n, err, err_len);
-        if (!plan || ocr_set_crops(e, 0, batch, n, OCR_CLS_WIDTH, 0, err, err_len))
+        if (!plan)
             return -1;
-        struct ocr_net_io_crops crops = {e->io, {.img_w = img->width, .img_h = img->height, .n = 1}};
+        struct ocr_net_io_crops crops = {e->io, {.n = 0}};
+        struct crop_set sets[OCR_CROP_BATCHES];
+        if (ocr_crop_sets_add(sets, &crops.runs, 0, batch, n, OCR_CLS_WIDTH, 0))
+            return ocr_fail(err, err_len, "%s", "the classifier's lines come from too many images");
+        if (ocr_set_crops_all(e, sets, crops.runs.n, err, err_len))
+            return -1;
         const struct nn_run run = {.plans = &plan,
                                    .n_plans = 1,
                                    .output = {NN_OUTPUT_READ},

@@ -17,15 +17,19 @@ struct image_crop {
 /* PaddleOCR's resize_norm_img width: ceil(target_h w / h), at most target_w. */
 int image_resized_width(int width, int height, int target_h, int target_w);
 
-/* Crop batches an engine keeps: one per plan of a run. */
-#define OCR_CROP_BATCHES NN_RUN_MAX_PLANS
+/* Images a backend can hold at once (ocr/net_io.h's slots), so that one run's crops come from
+ * several of them. */
+#define OCR_IMAGE_SLOTS 8
 
-/* What a run's crops callback fills: batch batch[k] into the input of plan plan[k] of the run, for
- * k below n, all of the uploaded image (its framed size img_w x img_h). */
+/* Crop batches an engine keeps: one per plan of a run and image of its lines. */
+#define OCR_CROP_BATCHES 48
+
+/* What a run's crops callback fills: batch batch[k], cut from the image in slot image[k], into the
+ * input of plan plan[k] of the run, for k below n. Several batches may fill one plan's input, each
+ * its own slots of it. */
 struct ocr_crop_runs {
-    int img_w, img_h;
     int n;
-    int batch[OCR_CROP_BATCHES], plan[OCR_CROP_BATCHES];
+    int batch[OCR_CROP_BATCHES], plan[OCR_CROP_BATCHES], image[OCR_CROP_BATCHES];
 };
 
 #endif

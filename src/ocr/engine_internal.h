@@ -58,6 +58,9 @@ _Static_assert(GROUP_PLANS_MAX <= NN_RUN_MAX_PLANS, "a recognition group must fi
  * DB post-processing's boxes, the image's copy into mapped device memory, and a recognition
  * group's crop tables. */
 #define HELPERS 3
+/* Pixels of the largest image (as detection sees it, margin included) that shares a run with
+ * others (ppocr_engine_run_many): images of few lines gain, and each device slot holds one. */
+#define SHARED_RUN_MAX_PIXELS (4.0 * 1024 * 1024)
 /* Pixels of the largest image the engine works on; larger ones are scaled down to it. */
 #define ENGINE_MAX_PIXELS (16.0 * 1024 * 1024)
 
@@ -83,6 +86,7 @@ struct ppocr_engine {
 /* One text line on its way through cls and rec. */
 struct line {
     struct image_crop crop;
+    int image; /* the image slot it is cropped from (ocr/net_io.h) */
     int box;   /* index in the DB boxes */
     int width; /* rec input width (bucket) */
     int twin;  /* a second reading: the index of the line it reads again */
@@ -108,25 +112,31 @@ int ocr_detect(struct ppocr_engine *e, const struct ppocr_image *img, int limit,
 int ocr_detect_strips(struct ppocr_engine *e, const struct ppocr_image *src, int margin, struct db_boxes *boxes,
                       struct ppocr_result *r, char *err, size_t err_len);
 
-/* crops.c: crops lines[0..n) into slots 0..n-1 of batch `batch` at width target_w (turned over
- * where use_flip and the line says so). */
-int ocr_set_crops(struct ppocr_engine *e, int batch, struct line *const *lines, int n, int target_w, int use_flip,
-                  char *err, size_t err_len);
-/* One batch's ocr_set_crops, as a task of ocr_set_crops_all. */
+/* crops.c: crops lines[0..n), all of one image, into slots first_slot.. of crop batch `batch` at
+ * width target_w (turned over where use_flip and the line says so). */
+int ocr_set_crops(struct ppocr_engine *e, int batch, struct line *const *lines, int n, int first_slot, int target_w,
+                  int use_flip, char *err, size_t err_len);
+/* One image's lines of a plan's input, as a task of ocr_set_crops_all. */
 struct crop_set {
     int batch;
     struct line *const *lines;
-    int n, target_w, use_flip;
+    int n, first_slot, target_w, use_flip;
     int rc;
     char err[256];
 };
-/* ocr_set_crops for n batches, on the helpers too. */
+/* The images among lines[0..n) (lines of one image next to each other): the crop sets they take. */
+int ocr_crop_images(struct line *const *lines, int n);
+/* Adds the crops of lines[0..n) into plan `plan`'s input, line i at slot i: one set, and one run
+ * of `runs` (crop batch k for set k), per image among them. -1: more than OCR_CROP_BATCHES. */
+int ocr_crop_sets_add(struct crop_set *sets, struct ocr_crop_runs *runs, int plan, struct line *const *lines, int n,
+                      int target_w, int use_flip);
+/* ocr_set_crops for n sets, on the helpers too. */
 int ocr_set_crops_all(struct ppocr_engine *e, struct crop_set *sets, int n, char *err, size_t err_len);
 
 /* classify.c: the classifier over every line; a line whose best label is 180 degrees with a score
  * above cls_thresh gets crop.flip set. */
-int ocr_classify(struct ppocr_engine *e, const struct ppocr_image *img, struct line *lines, int n_lines,
-                 struct ppocr_result *r, char *err, size_t err_len);
+int ocr_classify(struct ppocr_engine *e, struct line *lines, int n_lines, struct ppocr_result *r, char *err,
+                 size_t err_len);
 /* The classifier's verdicts on n lines from the last run's output k (plan: its plan): turn line i
  * over where its best label is 180 degrees with a score above cls_thresh. */
 int ocr_read_directions(struct ppocr_engine *e, const struct nn_plan *plan, int k, int n, bool *turn, char *err,
@@ -140,13 +150,13 @@ struct cls_beside {
     bool *turn; /* out: the classifier turns line i over */
 };
 /* Recognition of n_lines lines (their text set), with `cls` beside it when not NULL. */
-int ocr_recognize(struct ppocr_engine *e, const struct ppocr_image *img, struct line *lines, int n_lines,
-                  const struct cls_beside *cls, struct ppocr_result *r, char *err, size_t err_len);
+int ocr_recognize(struct ppocr_engine *e, struct line *lines, int n_lines, const struct cls_beside *cls,
+                  struct ppocr_result *r, char *err, size_t err_len);
 
 /* readings.c: every line read (classified first, or beside), the better of two readings kept where
  * its direction is a guess. lines has room for 2 n_lines + 1; *n_readings is the count used, whose
  * texts the caller frees beyond n_lines (and the first n_lines' too). */
-int ocr_read_lines(struct ppocr_engine *e, const struct ppocr_image *img, struct line *lines, int n_lines,
-                   int *n_readings, struct ppocr_result *r, char *err, size_t err_len);
+int ocr_read_lines(struct ppocr_engine *e, struct line *lines, int n_lines, int *n_readings, struct ppocr_result *r,
+                   char *err, size_t err_len);
 
 #endif

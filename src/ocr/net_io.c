@@ -42,6 +42,12 @@ void ocr_net_io_destroy(struct ocr_net_io *io)
     free(io);
 }
 
+int ocr_net_io_select_image(struct ocr_net_io *io, int slot, char *err, size_t err_len)
+{
+    return io->cpu ? ocr_cpu_select_image(io->cpu, slot, err, err_len)
+                   : ocr_gpu_select_image(io->gpu, slot, err, err_len);
+}
+
 int ocr_net_io_upload(struct ocr_net_io *io, const struct ppocr_image *src, int margin, struct ocr_workers *helpers,
                       char *err, size_t err_len)
 {

@@ -22,21 +22,24 @@ struct ppocr_image;
 struct ocr_workers;
 
 /* The length of the replay key that ocr_net_io_det_prepare fills. */
-#define OCR_NET_IO_DET_KEY 6
+#define OCR_NET_IO_DET_KEY 7
 
 /* DB's bitmap thresholds det's map at db_thresh. */
 int ocr_net_io_create(struct nn_device *dev, float db_thresh, struct ocr_net_io **out, char *err, size_t err_len);
 void ocr_net_io_destroy(struct ocr_net_io *io);
 
-/* Puts src on the device, to be read framed by `margin` pixels of its border colour; large images
- * are copied on the helpers too (where there are any). */
+/* The backend holds OCR_IMAGE_SLOTS images (ocr/crop.h), so that one run crops lines of several:
+ * later uploads and detection use slot `slot` (0 at first). */
+int ocr_net_io_select_image(struct ocr_net_io *io, int slot, char *err, size_t err_len);
+/* Puts src in the current slot, to be read framed by `margin` pixels of its border colour; large
+ * images are copied on the helpers too (where there are any). */
 int ocr_net_io_upload(struct ocr_net_io *io, const struct ppocr_image *src, int margin, struct ocr_workers *helpers,
                       char *err, size_t err_len);
 int ocr_net_io_margin(const struct ocr_net_io *io);
 
 /* ---- detection ------------------------------------------------------------------------------ */
 
-/* Readies det's input of the uploaded image (its framed size img_w x img_h) at det_w x det_h and
+/* Readies det's input of the current slot's image (its framed size img_w x img_h) at det_w x det_h and
  * the bitmap of a map_w x map_h map, and fills key[OCR_NET_IO_DET_KEY]: what the two callbacks
  * below record, for the session's replay. */
 int ocr_net_io_det_prepare(struct ocr_net_io *io, int img_w, int img_h, int det_w, int det_h, int map_w, int map_h,

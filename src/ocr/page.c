@@ -7,6 +7,7 @@
 
 #include "ocr/engine_internal.h"
 #include "ocr/layout.h"
+#include "ocr/net_io.h"
 #include "ocr/preprocess.h"
 #include "ocr/word_boxes.h"
 
@@ -22,80 +23,6 @@ static int line_words(const struct line *l, struct ppocr_line *o)
     g.resized_w = c->rotate ? image_resized_width(c->height, c->width, REC_HEIGHT, input_w)
                             : image_resized_width(c->width, c->height, REC_HEIGHT, input_w);
     return ocr_words_make(&l->text, &g, &o->words, &o->n_words);
-}
-
-/* OCR of src framed by `margin` pixels of its border colour: the image the pipeline sees. */
-static int run_image(struct ppocr_engine *e, const struct ppocr_image *src, int margin, struct ppocr_result *r,
-                     char *err, size_t err_len)
-{
-    const struct ppocr_image framed = {
-        .width = src->width + 2 * margin, .height = src->height + 2 * margin, .had_alpha = src->had_alpha};
-    const struct ppocr_image *img = &framed; /* its bytes are on the GPU only */
-    r->width = img->width;
-    r->height = img->height;
-    if (ocr_upload(e, src, margin, r, err, err_len))
-        return -1;
-
-    struct db_boxes boxes = {0};
-    if (ocr_detect(e, img, e->opt.det_limit_side_len, e->opt.det_db_unclip_ratio, &boxes, r, err, err_len))
-        return -1;
-    if (!e->opt.paddle_parity && ocr_detect_strips(e, src, margin, &boxes, r, err, err_len)) {
-        db_boxes_free(&boxes);
-        return -1;
-    }
-
-    /* Room for a second reading of every line (see add_turned_readings). */
-    struct line *lines = calloc(2 * boxes.count + 1, sizeof(*lines));
-    if (!lines) {
-        db_boxes_free(&boxes);
-        return ocr_fail(err, err_len, "%s", "out of memory");
-    }
-    int n_lines = 0;
-    for (size_t b = 0; b < boxes.count; b++) {
-        float pts[4][2];
-        for (int k = 0; k < 4; k++) {
-            pts[k][0] = (float)boxes.boxes[b].pts[k][0];
-            pts[k][1] = (float)boxes.boxes[b].pts[k][1];
-        }
-        struct ocr_crop_plan plan;
-        if (ocr_crop_plan_make(pts, &plan))
-            continue; /* a degenerate box has nothing to read */
-        struct line *l = &lines[n_lines++];
-        memcpy(l->crop.src_from_dst, plan.src_from_dst, sizeof(plan.src_from_dst));
-        l->crop.width = plan.width;
-        l->crop.height = plan.height;
-        l->crop.rotate = plan.rotate;
-        l->box = (int)b;
-    }
-
-    int n_readings = n_lines, rc = ocr_read_lines(e, img, lines, n_lines, &n_readings, r, err, err_len);
-
-    if (rc == 0) {
-        r->lines = calloc((size_t)n_lines + 1, sizeof(*r->lines));
-        if (!r->lines)
-            rc = ocr_fail(err, err_len, "%s", "out of memory");
-    }
-    for (int i = n_lines; i < n_readings; i++)
-        ctc_text_free(&lines[i].text);
-    for (int i = 0; i < n_lines; i++) {
-        struct line *l = &lines[i];
-        if (rc == 0 && l->text.text && l->text.score >= e->opt.drop_score) {
-            struct ppocr_line *o = &r->lines[r->n_lines++];
-            o->text = l->text.text;
-            o->score = l->text.score;
-            o->upside_down = l->crop.flip;
-            memcpy(o->box, boxes.boxes[l->box].pts, sizeof(o->box));
-            if (line_words(l, o))
-                rc = ocr_fail(err, err_len, "%s", "out of memory");
-            l->text.text = NULL;
-        }
-        ctc_text_free(&l->text);
-    }
-    free(lines);
-    db_boxes_free(&boxes);
-    if (rc)
-        ppocr_result_free(r);
-    return rc;
 }
 
 /* How an image is prepared for detection beyond PaddleOCR's pipeline: small images are scaled
@@ -144,44 +71,229 @@ static void unprepare_point(int pt[2], struct prepare p, double sx, double sy, c
     pt[1] = (int)(y < 0 ? 0 : y >= img->height ? img->height - 1 : y);
 }
 
-static int run_prepared(struct ppocr_engine *e, const struct ppocr_image *img, struct ppocr_result *r, char *err,
-                        size_t err_len)
-{
-    memset(r, 0, sizeof(*r));
-    struct prepare p = detection_prepare(e, img);
-    if (p.scale == 1.0 && p.margin == 0)
-        return run_image(e, img, 0, r, err, err_len);
+/* One image of a run on its way through the pipeline: prepared, detected, its lines read together
+ * with the other images' (ocr_read_lines), its result made. */
+struct page {
+    const struct ppocr_image *img; /* the caller's */
+    struct ppocr_result *r;
+    char *err;
+    size_t err_len;
+    int rc;
+    struct prepare prep;
+    struct ppocr_image scaled; /* img scaled by prep.scale; bgr NULL when it is not */
+    struct db_boxes boxes;
+    struct line *lines; /* its lines' crops, before reading */
+    int n_lines;
+    int first; /* where its lines are in the run's */
+};
 
-    struct ppocr_image scaled = *img;
-    scaled.bgr = NULL;
-    if (p.scale != 1.0) {
-        scaled.width = (int)lround(img->width * p.scale);
-        scaled.height = (int)lround(img->height * p.scale);
-        scaled.bgr = malloc((size_t)scaled.width * scaled.height * 3);
-        if (!scaled.bgr ||
-            ocr_resize_linear(img->bgr, img->width, img->height, scaled.bgr, scaled.width, scaled.height, 3)) {
-            free(scaled.bgr);
-            return ocr_fail(err, err_len, "%s", "out of memory scaling the image");
-        }
+static void page_free(struct page *p)
+{
+    free(p->scaled.bgr);
+    p->scaled.bgr = NULL;
+    db_boxes_free(&p->boxes);
+    free(p->lines);
+    p->lines = NULL;
+    p->n_lines = 0;
+}
+
+static void page_fail(struct page *p)
+{
+    page_free(p);
+    ppocr_result_free(p->r);
+    p->rc = -1;
+}
+
+/* The image the pipeline sees: img prepared (scaled, framed by the margin); *src is what goes to
+ * the device inside the margin. */
+static int page_prepare(struct ppocr_engine *e, struct page *p, const struct ppocr_image **src)
+{
+    const struct ppocr_image *img = p->img;
+    p->prep = detection_prepare(e, img);
+    *src = img;
+    if (p->prep.scale != 1.0) {
+        p->scaled = *img;
+        p->scaled.width = (int)lround(img->width * p->prep.scale);
+        p->scaled.height = (int)lround(img->height * p->prep.scale);
+        p->scaled.bgr = malloc((size_t)p->scaled.width * p->scaled.height * 3);
+        if (!p->scaled.bgr ||
+            ocr_resize_linear(img->bgr, img->width, img->height, p->scaled.bgr, p->scaled.width, p->scaled.height, 3))
+            return ocr_fail(p->err, p->err_len, "%s", "out of memory scaling the image");
+        *src = &p->scaled;
     }
-    const struct ppocr_image *src = scaled.bgr ? &scaled : img;
-    if (src->width > PPOCR_IMAGE_MAX_SIDE - 2 * p.margin || src->height > PPOCR_IMAGE_MAX_SIDE - 2 * p.margin) {
-        free(scaled.bgr);
-        return ocr_fail(err, err_len, "%s", "the image is too large for the margin detection adds");
-    }
-    double sx = (double)src->width / img->width, sy = (double)src->height / img->height;
-    int rc = run_image(e, src, p.margin, r, err, err_len);
-    free(scaled.bgr);
-    /* Back to the caller's image: unscale, and clip what reaches into the margin. */
-    for (int i = 0; rc == 0 && i < r->n_lines; i++)
-        for (int k = 0; k < 4; k++) {
-            unprepare_point(r->lines[i].box[k], p, sx, sy, img);
-            for (int w = 0; w < r->lines[i].n_words; w++)
-                unprepare_point(r->lines[i].words[w].box[k], p, sx, sy, img);
-        }
+    const int margin = p->prep.margin;
+    if ((*src)->width > PPOCR_IMAGE_MAX_SIDE - 2 * margin || (*src)->height > PPOCR_IMAGE_MAX_SIDE - 2 * margin)
+        return ocr_fail(p->err, p->err_len, "%s", "the image is too large for the margin detection adds");
+    return 0;
+}
+
+/* The image in slot `slot` of the device, its boxes, and their crops as lines (line.image = slot). */
+static int page_detect(struct ppocr_engine *e, struct page *p, int slot)
+{
+    struct ppocr_result *r = p->r;
+    const struct ppocr_image *src;
+    if (page_prepare(e, p, &src) || ocr_net_io_select_image(e->io, slot, p->err, p->err_len))
+        return -1;
+    const int margin = p->prep.margin;
+    const struct ppocr_image framed = {
+        .width = src->width + 2 * margin, .height = src->height + 2 * margin, .had_alpha = src->had_alpha};
+    const struct ppocr_image *img = &framed; /* its bytes are on the device only */
     r->width = img->width;
     r->height = img->height;
-    return rc;
+    if (ocr_upload(e, src, margin, r, p->err, p->err_len) ||
+        ocr_detect(e, img, e->opt.det_limit_side_len, e->opt.det_db_unclip_ratio, &p->boxes, r, p->err, p->err_len))
+        return -1;
+    if (!e->opt.paddle_parity && ocr_detect_strips(e, src, margin, &p->boxes, r, p->err, p->err_len))
+        return -1;
+    free(p->scaled.bgr); /* on the device now */
+    p->scaled.bgr = NULL;
+    if (p->boxes.count && !(p->lines = calloc(p->boxes.count, sizeof(*p->lines))))
+        return ocr_fail(p->err, p->err_len, "%s", "out of memory");
+    for (size_t b = 0; b < p->boxes.count; b++) {
+        float pts[4][2];
+        for (int k = 0; k < 4; k++) {
+            pts[k][0] = (float)p->boxes.boxes[b].pts[k][0];
+            pts[k][1] = (float)p->boxes.boxes[b].pts[k][1];
+        }
+        struct ocr_crop_plan plan;
+        if (ocr_crop_plan_make(pts, &plan))
+            continue; /* a degenerate box has nothing to read */
+        struct line *l = &p->lines[p->n_lines++];
+        memcpy(l->crop.src_from_dst, plan.src_from_dst, sizeof(plan.src_from_dst));
+        l->crop.width = plan.width;
+        l->crop.height = plan.height;
+        l->crop.rotate = plan.rotate;
+        l->image = slot;
+        l->box = (int)b;
+    }
+    return 0;
+}
+
+/* The page's result from its read lines (their texts taken or freed), back in the caller's image. */
+static int page_result(const struct ppocr_engine *e, struct page *p, struct line *lines)
+{
+    struct ppocr_result *r = p->r;
+    int rc = 0;
+    if (!(r->lines = calloc((size_t)p->n_lines + 1, sizeof(*r->lines))))
+        rc = ocr_fail(p->err, p->err_len, "%s", "out of memory");
+    for (int i = 0; i < p->n_lines; i++) {
+        struct line *l = &lines[i];
+        if (rc == 0 && l->text.text && l->text.score >= e->opt.drop_score) {
+            struct ppocr_line *o = &r->lines[r->n_lines++];
+            o->text = l->text.text;
+            o->score = l->text.score;
+            o->upside_down = l->crop.flip;
+            memcpy(o->box, p->boxes.boxes[l->box].pts, sizeof(o->box));
+            if (line_words(l, o))
+                rc = ocr_fail(p->err, p->err_len, "%s", "out of memory");
+            l->text.text = NULL;
+        }
+        ctc_text_free(&l->text);
+    }
+    if (rc)
+        return -1;
+    const struct ppocr_image *img = p->img;
+    if (p->prep.scale != 1.0 || p->prep.margin) { /* unscale, and clip what reaches into the margin */
+        const double sx = (double)lround(img->width * p->prep.scale) / img->width,
+                     sy = (double)lround(img->height * p->prep.scale) / img->height;
+        for (int i = 0; i < r->n_lines; i++)
+            for (int k = 0; k < 4; k++) {
+                unprepare_point(r->lines[i].box[k], p->prep, sx, sy, img);
+                for (int w = 0; w < r->lines[i].n_words; w++)
+                    unprepare_point(r->lines[i].words[w].box[k], p->prep, sx, sy, img);
+            }
+    }
+    r->width = img->width;
+    r->height = img->height;
+    return 0;
+}
+
+/* The read stages' times of a run shared among its pages by their lines. */
+static void share_read_times(const struct ppocr_result *run, struct page *pages, int n, int total)
+{
+    static const int stages[] = {PPOCR_STAGE_CLS, PPOCR_STAGE_REC, PPOCR_STAGE_CTC};
+    for (int i = 0; i < n; i++) {
+        if (pages[i].rc)
+            continue;
+        const double share = total ? (double)pages[i].n_lines / total : 1.0 / n;
+        for (size_t k = 0; k < sizeof(stages) / sizeof(stages[0]); k++) {
+            pages[i].r->wall_ms[stages[k]] += n == 1 ? run->wall_ms[stages[k]] : run->wall_ms[stages[k]] * share;
+            pages[i].r->gpu_ms[stages[k]] += n == 1 ? run->gpu_ms[stages[k]] : run->gpu_ms[stages[k]] * share;
+        }
+    }
+}
+
+static int run_pages(struct ppocr_engine *e, struct page *pages, int n);
+
+/* Each page of a run whose shared reading failed, read alone: one image's trouble (a line that
+ * needs more memory than the device takes beside the others) is not the others'. */
+static void run_pages_alone(struct ppocr_engine *e, struct page *pages, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (pages[i].rc == 0) {
+            page_free(&pages[i]);
+            ppocr_result_free(pages[i].r);
+            memset(pages[i].r, 0, sizeof(*pages[i].r));
+            run_pages(e, &pages[i], 1);
+        }
+}
+
+/* OCR of n pages (n <= OCR_IMAGE_SLOTS), page i in slot i, their lines read together; each page's
+ * rc and error its own. Returns the count that failed. */
+static int run_pages(struct ppocr_engine *e, struct page *pages, int n)
+{
+    int total = 0, failed = 0;
+    for (int i = 0; i < n; i++) {
+        struct page *p = &pages[i];
+        memset(p->r, 0, sizeof(*p->r));
+        p->rc = 0;
+        if (page_detect(e, p, i)) {
+            page_fail(p);
+            continue;
+        }
+        p->first = total;
+        total += p->n_lines;
+    }
+    /* Room for a second reading of every line (see readings.c). */
+    struct line *lines = calloc(2 * (size_t)total + 1, sizeof(*lines));
+    char err[256] = "out of memory";
+    struct ppocr_result run = {0};
+    int n_readings = total, rc = lines ? 0 : -1;
+    for (int i = 0; rc == 0 && i < n; i++)
+        if (pages[i].rc == 0 && pages[i].n_lines)
+            memcpy(lines + pages[i].first, pages[i].lines, (size_t)pages[i].n_lines * sizeof(*lines));
+    if (rc == 0 && total)
+        rc = ocr_read_lines(e, lines, total, &n_readings, &run, err, sizeof(err));
+    for (int i = total; lines && i < n_readings; i++)
+        ctc_text_free(&lines[i].text);
+    if (rc && n > 1) {
+        for (int i = 0; lines && i < total; i++)
+            ctc_text_free(&lines[i].text);
+        free(lines);
+        run_pages_alone(e, pages, n);
+        for (int i = 0; i < n; i++)
+            failed += pages[i].rc != 0;
+        return failed;
+    }
+    share_read_times(&run, pages, n, total);
+    for (int i = 0; i < n; i++) {
+        struct page *p = &pages[i];
+        if (p->rc)
+            continue;
+        if (rc) {
+            snprintf(p->err, p->err_len, "%s", err);
+            for (int k = 0; lines && k < p->n_lines; k++)
+                ctc_text_free(&lines[p->first + k].text);
+            page_fail(p);
+        } else if (page_result(e, p, lines + p->first)) {
+            page_fail(p);
+        } else {
+            page_free(p);
+        }
+        failed += p->rc != 0;
+    }
+    free(lines);
+    return failed;
 }
 
 /* Whether most lines stand upright (taller than wide by half): text running up or down the page. */
@@ -256,18 +368,20 @@ static int lay_out(const struct ppocr_engine *e, struct ppocr_result *r, char *e
     return ocr_fail(err, err_len, "%s", "out of memory ordering the page");
 }
 
-/* OCR of an image: its lines, their words, and the page's structure. A page whose lines mostly
- * run up or down is read turned a quarter too, and the better reading kept. */
-static int engine_run(struct ppocr_engine *e, const struct ppocr_image *img, struct ppocr_result *r, char *err,
-                      size_t err_len)
+/* OCR of one image alone, in slot 0. */
+static int run_one(struct ppocr_engine *e, const struct ppocr_image *img, struct ppocr_result *r, char *err,
+                   size_t err_len)
 {
-    memset(r, 0, sizeof(*r));
-    r->width = img->width;
-    r->height = img->height;
-    if (img->width < 1 || img->height < 1 || !img->bgr)
-        return ocr_fail(err, err_len, "%s", "empty image");
-    if (run_prepared(e, img, r, err, err_len))
-        return -1;
+    struct page p = {.img = img, .r = r, .err = err, .err_len = err_len};
+    run_pages(e, &p, 1);
+    return p.rc;
+}
+
+/* A page after its reading: its structure; a page whose lines mostly run up or down is read turned
+ * a quarter too, and the better reading kept. */
+static int page_finish(struct ppocr_engine *e, const struct ppocr_image *img, struct ppocr_result *r, char *err,
+                       size_t err_len)
+{
     int on_its_side = !e->opt.paddle_parity && mostly_vertical(r);
     if (lay_out(e, r, err, err_len))
         return -1;
@@ -282,7 +396,7 @@ static int engine_run(struct ppocr_engine *e, const struct ppocr_image *img, str
     ocr_rotate90_ccw(img->bgr, img->width, img->height, turned.bgr);
     struct ppocr_result second;
     char why[256];
-    int rc = run_prepared(e, &turned, &second, why, sizeof(why));
+    int rc = run_one(e, &turned, &second, why, sizeof(why));
     ppocr_image_free(&turned);
     if (rc || lay_out(e, &second, why, sizeof(why)))
         return 0; /* the first reading stands */
@@ -306,10 +420,94 @@ static int engine_run(struct ppocr_engine *e, const struct ppocr_image *img, str
     return 0;
 }
 
+static bool image_usable(const struct ppocr_image *img)
+{
+    return img->width >= 1 && img->height >= 1 && img->bgr;
+}
+
+/* Whether img may share a run with other images: small, so that the device's slots stay small,
+ * and not in --paddle-parity, whose batches are padded to their widest line. */
+static bool shares_runs(const struct ppocr_engine *e, const struct ppocr_image *img)
+{
+    const struct prepare p = detection_prepare(e, img);
+    const double w = img->width * p.scale + 2.0 * p.margin, h = img->height * p.scale + 2.0 * p.margin;
+    return !e->opt.paddle_parity && w * h <= SHARED_RUN_MAX_PIXELS;
+}
+
+/* OCR of images[0..n): each alone, or small ones up to OCR_IMAGE_SLOTS a run. status[i] 0 or -1,
+ * with its reason at errs + i * err_len. Returns the count that failed. */
+static int engine_run_many(struct ppocr_engine *e, const struct ppocr_image *images, int n,
+                           struct ppocr_result *results, int *status, char *errs, size_t err_len)
+{
+    int failed = 0;
+    for (int i = 0; i < n;) {
+        struct page pages[OCR_IMAGE_SLOTS];
+        int at[OCR_IMAGE_SLOTS], np = 0;
+        for (; i < n && np < OCR_IMAGE_SLOTS; i++) {
+            memset(&results[i], 0, sizeof(results[i]));
+            results[i].width = images[i].width;
+            results[i].height = images[i].height;
+            if (!image_usable(&images[i])) {
+                status[i] = ocr_fail(errs + (size_t)i * err_len, err_len, "%s", "empty image");
+                continue;
+            }
+            const bool shares = shares_runs(e, &images[i]);
+            if (np && !shares)
+                break; /* it runs alone, next */
+            pages[np] = (struct page){
+                .img = &images[i], .r = &results[i], .err = errs + (size_t)i * err_len, .err_len = err_len};
+            at[np++] = i;
+            if (!shares) {
+                i++;
+                break;
+            }
+        }
+        if (np)
+            run_pages(e, pages, np);
+        for (int k = 0; k < np; k++) {
+            const int j = at[k];
+            status[j] = pages[k].rc ? -1 : page_finish(e, &images[j], &results[j], pages[k].err, err_len);
+        }
+    }
+    for (int i = 0; i < n; i++)
+        failed += status[i] != 0;
+    return failed;
+}
+
+static int engine_run(struct ppocr_engine *e, const struct ppocr_image *img, struct ppocr_result *r, char *err,
+                      size_t err_len)
+{
+    int status;
+    return engine_run_many(e, img, 1, r, &status, err, err_len) ? -1 : 0;
+}
+
 enum ppocr_status ppocr_engine_run(struct ppocr_engine *e, const struct ppocr_image *img, struct ppocr_result *r,
                                    char *err, size_t err_len)
 {
     return engine_run(e, img, r, err, err_len) ? PPOCR_ERR_FAILED : PPOCR_OK;
+}
+
+enum ppocr_status ppocr_engine_run_many(struct ppocr_engine *e, const struct ppocr_image *images, int n,
+                                        struct ppocr_result *results, enum ppocr_status *status, char *errs,
+                                        size_t err_len)
+{
+    if (n < 0)
+        return PPOCR_ERR_FAILED;
+    int own[OCR_IMAGE_SLOTS], *st = n <= OCR_IMAGE_SLOTS ? own : malloc((size_t)n * sizeof(*st));
+    if (!st) {
+        for (int i = 0; i < n; i++) {
+            memset(&results[i], 0, sizeof(results[i]));
+            status[i] = PPOCR_ERR_FAILED;
+            snprintf(errs + (size_t)i * err_len, err_len, "out of memory");
+        }
+        return PPOCR_ERR_FAILED;
+    }
+    const int failed = engine_run_many(e, images, n, results, st, errs, err_len);
+    for (int i = 0; i < n; i++)
+        status[i] = st[i] ? PPOCR_ERR_FAILED : PPOCR_OK;
+    if (st != own)
+        free(st);
+    return failed ? PPOCR_ERR_FAILED : PPOCR_OK;
 }
 
 void ppocr_engine_run_options(const struct ppocr_engine *e, struct ppocr_run_options *out)

@@ -39,8 +39,8 @@ static void keep_better_readings(struct line *lines, int n, int total)
  * turned as well. The readings come out as add_turned_readings orders them (the first in the
  * classifier's direction, the twin the other way), so results are the same; the classifier's
  * barriers overlap recognition's instead of adding to them. Its time is counted in rec's. */
-static int read_beside_cls(struct ppocr_engine *e, const struct ppocr_image *img, struct line *lines, int n_lines,
-                           int *n_readings, struct ppocr_result *r, char *err, size_t err_len)
+static int read_beside_cls(struct ppocr_engine *e, struct line *lines, int n_lines, int *n_readings,
+                           struct ppocr_result *r, char *err, size_t err_len)
 {
     bool turn[CLS_BATCH_MAX];
     struct line *cls_lines[CLS_BATCH_MAX];
@@ -49,7 +49,7 @@ static int read_beside_cls(struct ppocr_engine *e, const struct ppocr_image *img
     struct cls_beside cls = {cls_lines, n_lines, turn};
     int total = add_turned_readings(lines, n_lines);
     *n_readings = total; /* the caller frees every reading's text, failed or not */
-    if (ocr_recognize(e, img, lines, total, &cls, r, err, err_len))
+    if (ocr_recognize(e, lines, total, &cls, r, err, err_len))
         return -1;
     int twin_of[CLS_BATCH_MAX];
     for (int i = 0; i < n_lines; i++)
@@ -79,7 +79,7 @@ static int read_beside_cls(struct ppocr_engine *e, const struct ppocr_image *img
         from[n_again++] = i;
     }
     *n_readings = total;
-    if (n_again && ocr_recognize(e, img, again, n_again, NULL, r, err, err_len)) {
+    if (n_again && ocr_recognize(e, again, n_again, NULL, r, err, err_len)) {
         for (int k = 0; k < n_again; k++)
             ctc_text_free(&again[k].text);
         return -1;
@@ -89,21 +89,21 @@ static int read_beside_cls(struct ppocr_engine *e, const struct ppocr_image *img
     return 0;
 }
 
-int ocr_read_lines(struct ppocr_engine *e, const struct ppocr_image *img, struct line *lines, int n_lines,
-                   int *n_readings, struct ppocr_result *r, char *err, size_t err_len)
+int ocr_read_lines(struct ppocr_engine *e, struct line *lines, int n_lines, int *n_readings, struct ppocr_result *r,
+                   char *err, size_t err_len)
 {
     int rc = 0;
     *n_readings = n_lines;
     if (n_lines && e->opt.use_cls && !e->opt.paddle_parity && n_lines <= CLS_BATCH_MAX) {
-        rc = read_beside_cls(e, img, lines, n_lines, n_readings, r, err, err_len);
+        rc = read_beside_cls(e, lines, n_lines, n_readings, r, err, err_len);
     } else {
         double t1 = ocr_now_ms();
         if (n_lines && e->opt.use_cls)
-            rc = ocr_classify(e, img, lines, n_lines, r, err, err_len);
+            rc = ocr_classify(e, lines, n_lines, r, err, err_len);
         r->wall_ms[PPOCR_STAGE_CLS] = ocr_now_ms() - t1;
         *n_readings = e->opt.paddle_parity ? n_lines : add_turned_readings(lines, n_lines);
         if (rc == 0 && n_lines)
-            rc = ocr_recognize(e, img, lines, *n_readings, NULL, r, err, err_len);
+            rc = ocr_recognize(e, lines, *n_readings, NULL, r, err, err_len);
     }
     if (rc == 0)
         keep_better_readings(lines, n_lines, *n_readings);

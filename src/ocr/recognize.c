@@ -37,6 +37,8 @@ static int compare_lines_by_width(const void *a, const void *b)
     const struct line *la = *(const struct line *const *)a, *lb = *(const struct line *const *)b;
     if (la->width != lb->width)
         return la->width < lb->width ? -1 : 1;
+    if (la->image != lb->image) /* a batch's lines of one image side by side: one crop set each */
+        return la->image - lb->image;
     return la->box - lb->box;
 }
 
@@ -127,13 +129,13 @@ static int cut_rec_batch(struct ppocr_engine *e, struct nn_plan **all, int with_
 }
 
 /* The classifier's verdicts on its lines apart from recognition, where they do not fit beside it. */
-static int cls_apart(struct ppocr_engine *e, const struct ppocr_image *img, const struct cls_beside *cls,
-                     struct ppocr_result *r, char *err, size_t err_len)
+static int cls_apart(struct ppocr_engine *e, const struct cls_beside *cls, struct ppocr_result *r, char *err,
+                     size_t err_len)
 {
     struct line copy[CLS_BATCH_MAX];
     for (int i = 0; i < cls->n; i++)
         copy[i] = *cls->lines[i];
-    if (ocr_classify(e, img, copy, cls->n, r, err, err_len))
+    if (ocr_classify(e, copy, cls->n, r, err, err_len))
         return -1;
     for (int i = 0; i < cls->n; i++)
         cls->turn[i] = copy[i].crop.flip;
@@ -151,15 +153,17 @@ static int batch_lines(struct line *const *order, int start, int n_lines, int ba
 }
 
 /* A group: batches g[0..*ng) from order[*start..), their plans in all[with_cls..] after the
- * classifier's (all[0] with cls). Stops where the device, or the memory allowance, takes no more;
- * may run the classifier apart (*cls_read, *with_cls cleared) when not one line fits beside it. */
-static int gather_group(struct ppocr_engine *e, const struct ppocr_image *img, struct line **order, int n_lines,
-                        int *start, const struct cls_beside *cls, int *with_cls, bool *cls_read, struct nn_plan **all,
+ * classifier's (all[0] with cls). Stops where the device, or the memory allowance, or the crop
+ * sets take no more; may run the classifier apart (*cls_read, *with_cls cleared) when not one line
+ * fits beside it. */
+static int gather_group(struct ppocr_engine *e, struct line **order, int n_lines, int *start,
+                        const struct cls_beside *cls, int *with_cls, bool *cls_read, struct nn_plan **all,
                         struct rec_batch *g, int *ng, struct ppocr_result *r, char *err, size_t err_len)
 {
     const int batch_max = e->opt.rec_batch_num > 0 ? e->opt.rec_batch_num : 1;
     const uint64_t limit = nn_session_memory_limit(e->nets);
     *ng = 0;
+    int crop_sets = *with_cls ? ocr_crop_images(cls->lines, cls->n) : 0;
     if (*with_cls) {
         const int64_t shape[4] = {cls->n, 3, REC_HEIGHT, OCR_CLS_WIDTH};
         if (!(all[0] = nn_session_plan(e->nets, NN_NET_CLS, shape, err, err_len)))
@@ -171,6 +175,9 @@ static int gather_group(struct ppocr_engine *e, const struct ppocr_image *img, s
         b->start = *start;
         b->width = order[*start]->width;
         b->n = batch_lines(order, *start, n_lines, batch_max);
+        const int sets = ocr_crop_images(order + *start, b->n);
+        if (crop_sets + sets > OCR_CROP_BATCHES && *ng > 0)
+            break; /* its crops wait for the next run */
         const int64_t shape[4] = {b->n, 3, REC_HEIGHT, b->width};
         if (!(plans[*ng] = nn_session_plan(e->nets, NN_NET_REC, shape, err, err_len)))
             return -1;
@@ -183,7 +190,8 @@ static int gather_group(struct ppocr_engine *e, const struct ppocr_image *img, s
                 *cls_read = true;
                 *with_cls = 0;
                 plans = all;
-                cut = cls_apart(e, img, cls, r, err, err_len) ? -1 : cut_rec_batch(e, all, 0, order, b, err, err_len);
+                crop_sets = 0;
+                cut = cls_apart(e, cls, r, err, err_len) ? -1 : cut_rec_batch(e, all, 0, order, b, err, err_len);
             }
             if (cut < 0)
                 return -1;
@@ -195,6 +203,7 @@ static int gather_group(struct ppocr_engine *e, const struct ppocr_image *img, s
         b->plan = plans[*ng];
         nn_session_pin(e->nets, b->plan, true);
         b->steps = nn_plan_output_shape(b->plan)->d[1];
+        crop_sets += ocr_crop_images(order + *start, b->n); /* a cut batch may take fewer */
         *start += b->n;
         (*ng)++;
     }
@@ -203,29 +212,27 @@ static int gather_group(struct ppocr_engine *e, const struct ppocr_image *img, s
 
 /* Runs a gathered group: the crops of every batch (and the classifier's) in one pass of each
  * kernel, the nets in lockstep and in parts, the argmax of each batch. */
-static int run_group(struct ppocr_engine *e, const struct ppocr_image *img, struct line **order,
-                     const struct cls_beside *cls, int with_cls, struct nn_plan **all, const struct rec_batch *g,
-                     int ng, char *err, size_t err_len)
+static int run_group(struct ppocr_engine *e, struct line **order, const struct cls_beside *cls, int with_cls,
+                     struct nn_plan **all, const struct rec_batch *g, int ng, char *err, size_t err_len)
 {
-    struct crop_set sets[GROUP_PLANS_MAX];
-    struct ocr_net_io_crops crops = {e->io, {.img_w = img->width, .img_h = img->height}};
+    struct crop_set sets[OCR_CROP_BATCHES];
+    struct ocr_net_io_crops crops = {e->io, {.n = 0}};
     struct nn_run run = {.plans = all,
                          .n_plans = with_cls + ng,
                          .record_inputs = ocr_net_io_record_crops,
                          .ctx = &crops,
                          .in_parts = true};
+    int rc = 0;
     for (int k = 0; k < ng; k++) {
-        sets[crops.runs.n] = (struct crop_set){k, order + g[k].start, g[k].n, g[k].width, 1, 0, ""};
-        crops.runs.batch[crops.runs.n] = k;
-        crops.runs.plan[crops.runs.n++] = with_cls + k;
+        rc |= ocr_crop_sets_add(sets, &crops.runs, with_cls + k, order + g[k].start, g[k].n, g[k].width, 1);
         run.output[with_cls + k] = NN_OUTPUT_ARGMAX;
     }
     if (with_cls) {
-        sets[crops.runs.n] = (struct crop_set){REC_GROUP_GROWN, cls->lines, cls->n, OCR_CLS_WIDTH, 0, 0, ""};
-        crops.runs.batch[crops.runs.n] = REC_GROUP_GROWN;
-        crops.runs.plan[crops.runs.n++] = 0;
+        rc |= ocr_crop_sets_add(sets, &crops.runs, 0, cls->lines, cls->n, OCR_CLS_WIDTH, 0);
         run.output[0] = NN_OUTPUT_READ;
     }
+    if (rc) /* gather_group counted them */
+        return ocr_fail(err, err_len, "%s", "a recognition group's crops from too many images");
     if (ocr_set_crops_all(e, sets, crops.runs.n, err, err_len))
         return -1;
     return nn_session_run(e->nets, &run, err, err_len);
@@ -270,8 +277,8 @@ static void plan_ahead(struct ppocr_engine *e, struct line **order, int n_lines,
     nn_session_plan_ahead(e->nets, requests, n);
 }
 
-int ocr_recognize(struct ppocr_engine *e, const struct ppocr_image *img, struct line *lines, int n_lines,
-                  const struct cls_beside *cls, struct ppocr_result *r, char *err, size_t err_len)
+int ocr_recognize(struct ppocr_engine *e, struct line *lines, int n_lines, const struct cls_beside *cls,
+                  struct ppocr_result *r, char *err, size_t err_len)
 {
     struct line **order = malloc((size_t)n_lines * sizeof(*order) + 1);
     if (!order)
@@ -291,9 +298,9 @@ int ocr_recognize(struct ppocr_engine *e, const struct ppocr_image *img, struct 
         struct nn_plan *all[GROUP_PLANS_MAX];
         int with_cls = cls && !cls_read, ng = 0;
         double t0 = ocr_now_ms();
-        rc = gather_group(e, img, order, n_lines, &start, cls, &with_cls, &cls_read, all, g, &ng, r, err, err_len);
+        rc = gather_group(e, order, n_lines, &start, cls, &with_cls, &cls_read, all, g, &ng, r, err, err_len);
         if (rc == 0)
-            rc = run_group(e, img, order, cls, with_cls, all, g, ng, err, err_len);
+            rc = run_group(e, order, cls, with_cls, all, g, ng, err, err_len);
         for (int k = 0; k < ng; k++)
             nn_session_pin(e->nets, g[k].plan, false);
         if (rc == 0 && with_cls) {

@@ -334,16 +334,25 @@ static double crop_job_check(const struct harness *h, const struct crop_job *j, 
 
 /* Batches of crops of a w x h image framed by `margin` (boxes anywhere in the framed image, some
  * reaching past it), batch k: n[k] crops into 3 x 48 x target_w[k]. One batch goes through
- * image_crop_record; several through image_crop_record_many, into one buffer side by side. */
+ * image_crop_record; several through image_crop_record_many, into one buffer side by side. With
+ * own_images, batch k is cut from an image of its own, (w + 13 k) x (ht + 5 k) framed by margin + k:
+ * the lines of several images in one run. */
 static void crops_batches_case(struct harness *h, struct image_ops *ops, int w, int ht, int margin, int n_jobs,
-                               const int *n, const int *target_w, bool verbose)
+                               const int *n, const int *target_w, bool own_images, bool verbose)
 {
     enum { MAX_JOBS = 4 };
     assert_true(n_jobs >= 1 && n_jobs <= MAX_JOBS);
-    uint8_t fill[3];
-    random_fill(fill);
-    struct ppocr_image inner = random_image(w, ht), img = framed_image(&inner, margin, fill);
-    const int iw = img.width, ih = img.height;
+    const int n_images = own_images ? n_jobs : 1;
+    struct ppocr_image inner[MAX_JOBS], img[MAX_JOBS];
+    struct gpu_buffer buf[MAX_JOBS];
+    struct image_crop_source sources[MAX_JOBS];
+    for (int m = 0; m < n_images; m++) {
+        uint8_t fill[3];
+        random_fill(fill);
+        inner[m] = random_image(w + 13 * m, ht + 5 * m);
+        img[m] = framed_image(&inner[m], margin + m, fill);
+        upload_image(h, &inner[m], margin + m, fill, &buf[m]);
+    }
     struct crop_job jobs[MAX_JOBS];
     struct image_crop_batch *cb[MAX_JOBS];
     struct nn_gpu_tensor views[MAX_JOBS];
@@ -351,15 +360,15 @@ static void crops_batches_case(struct harness *h, struct image_ops *ops, int w, 
     size_t total = 0, at[MAX_JOBS];
     char err[256];
     for (int k = 0; k < n_jobs; k++) {
-        jobs[k] = crop_job_make(&img, n[k], target_w[k]);
+        const int m = own_images ? k : 0;
+        jobs[k] = crop_job_make(&img[m], n[k], target_w[k]);
+        sources[k] = (struct image_crop_source){&buf[m], img[m].width, img[m].height, margin + m};
         at[k] = total;
         total += (size_t)jobs[k].batch * jobs[k].per + 5; /* a gap that must stay NaN */
         if (image_crop_batch_create(ops, &cb[k], err, sizeof err) ||
             image_crop_batch_set(ops, cb[k], jobs[k].crops, n[k], 48, target_w[k], err, sizeof err))
             fail_msg("%s", err);
     }
-    struct gpu_buffer buf;
-    upload_image(h, &inner, margin, fill, &buf);
     struct htensor y; /* every batch's destination, one after another in one buffer */
     struct pvk_shape s = SHAPE((int64_t)total);
     htensor_alloc(h, &y, &s, h->cfg.act_dtype, 1, 0);
@@ -370,8 +379,9 @@ static void crops_batches_case(struct harness *h, struct image_ops *ops, int w, 
         dsts[k] = &views[k];
     }
     struct gpu_cmd *cmd = begin(h);
-    int rc = n_jobs == 1 ? image_crop_record(ops, cb[0], cmd, &buf, iw, ih, margin, dsts[0], err, sizeof err)
-                         : image_crop_record_many(ops, cb, dsts, n_jobs, cmd, &buf, iw, ih, margin, err, sizeof err);
+    int rc = n_jobs == 1 ? image_crop_record(ops, cb[0], cmd, &buf[0], img[0].width, img[0].height, margin, dsts[0],
+                                             err, sizeof err)
+                         : image_crop_record_many(ops, cb, dsts, sources, n_jobs, cmd, err, sizeof err);
     if (rc)
         fail_msg("%s", err);
     double us = finish(cmd);
@@ -393,23 +403,26 @@ static void crops_batches_case(struct harness *h, struct image_ops *ops, int w, 
         fail_msg("%d batches: %zu elements not bit-exact (max abs %g)", n_jobs, off_total, worst);
     if (verbose || off_total)
         fprintf(stderr,
-                "%d batches (%d crops first) of a %dx%d image (margin %d), widths %d..: max abs %.3g, %zu "
-                "elements not exact, %.0f us\n",
-                n_jobs, n[0], iw, ih, margin, target_w[0], worst, off_total, us);
+                "%d batches (%d crops first) of %d image(s), the first %dx%d (margin %d), widths %d..: max abs "
+                "%.3g, %zu elements not exact, %.0f us\n",
+                n_jobs, n[0], n_images, img[0].width, img[0].height, margin, target_w[0], worst, off_total, us);
     htensor_free(&y);
-    gpu_buffer_free(&buf);
+    for (int m = 0; m < n_images; m++) {
+        gpu_buffer_free(&buf[m]);
+        free(img[m].bgr), free(inner[m].bgr);
+    }
     for (int k = 0; k < n_jobs; k++) {
         image_crop_batch_destroy(cb[k]);
         crop_job_free(&jobs[k]);
     }
-    free(img.bgr), free(inner.bgr), free(got);
+    free(got);
 }
 
 /* n crops into 3 x 48 x target_w through image_crop_record. */
 static void crops_case(struct harness *h, struct image_ops *ops, int w, int ht, int margin, int n, int target_w,
                        bool verbose)
 {
-    crops_batches_case(h, ops, w, ht, margin, 1, &n, &target_w, verbose);
+    crops_batches_case(h, ops, w, ht, margin, 1, &n, &target_w, false, verbose);
 }
 
 static void run_crops(enum nn_dtype dt)
@@ -432,9 +445,12 @@ static void run_crops(enum nn_dtype dt)
     crops_case(&h, ops, 23, 9, 32, 4, 100, false);
     /* several batches of different widths recorded side by side (a rec group and the classifier) */
     const int n4[4] = {7, 1, 12, 5}, w4[4] = {320, 448, 192, 992};
-    crops_batches_case(&h, ops, 640, 480, 32, 4, n4, w4, true);
+    crops_batches_case(&h, ops, 640, 480, 32, 4, n4, w4, false, true);
     const int n2[2] = {3, 2}, w2[2] = {100, 33};
-    crops_batches_case(&h, ops, 97, 61, 3, 2, n2, w2, false);
+    crops_batches_case(&h, ops, 97, 61, 3, 2, n2, w2, false, false);
+    /* the same, each batch cut from an image of its own (lines of several images in one run) */
+    crops_batches_case(&h, ops, 301, 97, 0, 4, n4, w4, true, true);
+    crops_batches_case(&h, ops, 57, 23, 2, 2, n2, w2, true, false);
     image_ops_destroy(ops);
     harness_done(&h);
     assert_int_equal(gpu_validation_message_count(), 0);

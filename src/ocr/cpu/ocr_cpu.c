@@ -19,9 +19,13 @@ struct crop_batch {
 
 struct ocr_cpu {
     float db_thresh;
-    uint8_t *framed; /* the image with its margin, BGR */
-    size_t framed_cap;
-    int width, height, margin; /* of framed */
+    /* images with their margins, BGR; uploads and detection use slot `current` */
+    struct framed_image {
+        uint8_t *bgr;
+        size_t cap;
+        int width, height, margin;
+    } images[OCR_IMAGE_SLOTS];
+    int current;
     int det_w, det_h, map_w, map_h, det_img_w, det_img_h;
     uint8_t *det_resized; /* det_w x det_h BGR */
     size_t det_resized_cap;
@@ -65,7 +69,8 @@ void ocr_cpu_destroy(struct ocr_cpu *c)
         return;
     for (int i = 0; i < OCR_CROP_BATCHES; i++)
         free(c->batches[i].crops);
-    free(c->framed);
+    for (int i = 0; i < OCR_IMAGE_SLOTS; i++)
+        free(c->images[i].bgr);
     free(c->det_resized);
     free(c->db_work);
     free(c);
@@ -79,17 +84,27 @@ static void fill_pixels(uint8_t *px, int n, const uint8_t bgr[3])
         memcpy(px + (size_t)i * 3, bgr, 3);
 }
 
+int ocr_cpu_select_image(struct ocr_cpu *c, int slot, char *err, size_t err_len)
+{
+    if (slot < 0 || slot >= OCR_IMAGE_SLOTS)
+        return fail(err, err_len, "no such image slot");
+    c->current = slot;
+    return 0;
+}
+
 int ocr_cpu_upload(struct ocr_cpu *c, const struct ppocr_image *src, int margin, char *err, size_t err_len)
 {
+    struct framed_image *f = &c->images[c->current];
     const int w = src->width + 2 * margin, h = src->height + 2 * margin;
-    if (reserve((void **)&c->framed, &c->framed_cap, (size_t)w * h * 3))
+    f->width = f->height = 0; /* until the bytes are there */
+    if (reserve((void **)&f->bgr, &f->cap, (size_t)w * h * 3))
         return fail(err, err_len, "image memory: out of memory");
     const size_t row = (size_t)src->width * 3;
     uint8_t fill[3] = {0};
     if (margin)
         ocr_border_colour(src, fill);
     for (int y = 0; y < h; y++) {
-        uint8_t *out = c->framed + (size_t)y * w * 3;
+        uint8_t *out = f->bgr + (size_t)y * w * 3;
         if (y < margin || y >= h - margin) {
             fill_pixels(out, w, fill);
             continue;
@@ -98,15 +113,15 @@ int ocr_cpu_upload(struct ocr_cpu *c, const struct ppocr_image *src, int margin,
         memcpy(out + (size_t)margin * 3, src->bgr + (size_t)(y - margin) * row, row);
         fill_pixels(out + (size_t)(margin + src->width) * 3, margin, fill);
     }
-    c->width = w;
-    c->height = h;
-    c->margin = margin;
+    f->width = w;
+    f->height = h;
+    f->margin = margin;
     return 0;
 }
 
 int ocr_cpu_margin(const struct ocr_cpu *c)
 {
-    return c->margin;
+    return c->images[c->current].margin;
 }
 
 /* ---- detection ------------------------------------------------------------------------------ */
@@ -114,7 +129,7 @@ int ocr_cpu_margin(const struct ocr_cpu *c)
 int ocr_cpu_det_prepare(struct ocr_cpu *c, int img_w, int img_h, int det_w, int det_h, int map_w, int map_h, int *key,
                         int key_len, char *err, size_t err_len)
 {
-    if (img_w != c->width || img_h != c->height)
+    if (img_w != c->images[c->current].width || img_h != c->images[c->current].height)
         return fail(err, err_len, "detection prepared for an image that was not uploaded");
     if (reserve((void **)&c->det_resized, &c->det_resized_cap, (size_t)det_w * det_h * 3) ||
         reserve((void **)&c->db_work, &c->db_work_cap, contour_work_bytes(map_w, map_h)))
@@ -141,7 +156,7 @@ int ocr_cpu_record_det_input(struct ocr_cpu *c, struct nn_plan *const *plans, in
     float *dst = n_plans == 1 ? nn_cpu_plan_input_data(plans[0]) : NULL;
     if (!dst || !c->det_resized || !dims_are(nn_plan_input_shape(plans[0]), 1, 3, c->det_h, c->det_w))
         return fail(err, err_len, "detection's input recorded without its preparation");
-    if (ocr_resize_linear(c->framed, c->det_img_w, c->det_img_h, c->det_resized, c->det_w, c->det_h, 3))
+    if (ocr_resize_linear(c->images[c->current].bgr, c->det_img_w, c->det_img_h, c->det_resized, c->det_w, c->det_h, 3))
         return fail(err, err_len, "detection's input: a size the resize refuses");
     ocr_det_normalize(c->det_resized, c->det_w, c->det_h, dst);
     return 0;
@@ -186,9 +201,9 @@ int ocr_cpu_set_crops(struct ocr_cpu *c, int batch, const struct image_crop *cro
 
 /* One crop into its slot of dst [N][3][target_h][target_w]: warp, turns, resize and normalise, as
  * the GPU's crop kernels do. */
-static int make_crop(const struct ocr_cpu *c, const struct image_crop *k, int target_h, int target_w, float *dst)
+static int make_crop(const struct framed_image *f, const struct image_crop *k, int target_h, int target_w, float *dst)
 {
-    const struct ppocr_image framed = {.width = c->width, .height = c->height, .bgr = c->framed};
+    const struct ppocr_image framed = {.width = f->width, .height = f->height, .bgr = f->bgr};
     struct ppocr_image crop;
     if (ocr_crop_warp(&framed, k->src_from_dst, k->width, k->height, k->rotate, &crop))
         return -1;
@@ -204,11 +219,12 @@ int ocr_cpu_record_crops(struct ocr_cpu *c, const struct ocr_crop_runs *runs, st
 {
     if (runs->n < 0 || runs->n > OCR_CROP_BATCHES)
         return fail(err, err_len, "too many crop batches");
-    if (runs->img_w != c->width || runs->img_h != c->height)
-        return fail(err, err_len, "crops of an image that was not uploaded");
     for (int r = 0; r < runs->n; r++) {
         if (runs->plan[r] < 0 || runs->plan[r] >= n_plans || runs->batch[r] < 0 || runs->batch[r] >= OCR_CROP_BATCHES)
             return fail(err, err_len, "a crop batch without its plan");
+        if (runs->image[r] < 0 || runs->image[r] >= OCR_IMAGE_SLOTS || c->images[runs->image[r]].width < 1)
+            return fail(err, err_len, "crops of an image that was not uploaded");
+        const struct framed_image *f = &c->images[runs->image[r]];
         const struct crop_batch *b = &c->batches[runs->batch[r]];
         const struct nn_plan *plan = plans[runs->plan[r]];
         const struct pvk_shape *in = nn_plan_input_shape(plan);
@@ -220,7 +236,7 @@ int ocr_cpu_record_crops(struct ocr_cpu *c, const struct ocr_crop_runs *runs, st
             const struct image_crop *k = &b->crops[i];
             if (k->slot < 0 || k->slot >= in->d[0] || k->width < 1 || k->height < 1)
                 return fail(err, err_len, "a crop outside its batch");
-            if (make_crop(c, k, b->target_h, b->target_w, dst + (size_t)k->slot * slot))
+            if (make_crop(f, k, b->target_h, b->target_w, dst + (size_t)k->slot * slot))
                 return fail(err, err_len, "a crop: out of memory");
         }
     }

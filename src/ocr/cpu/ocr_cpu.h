@@ -21,7 +21,9 @@ struct ppocr_image;
 int ocr_cpu_create(float db_thresh, struct ocr_cpu **out, char *err, size_t err_len);
 void ocr_cpu_destroy(struct ocr_cpu *c);
 
-/* Copies src framed by `margin` pixels of its border colour (ocr/pad.h). */
+/* As ocr_gpu_select_image: later uploads and detection use image slot `slot`. */
+int ocr_cpu_select_image(struct ocr_cpu *c, int slot, char *err, size_t err_len);
+/* Copies src into the current slot, framed by `margin` pixels of its border colour (ocr/pad.h). */
 int ocr_cpu_upload(struct ocr_cpu *c, const struct ppocr_image *src, int margin, char *err, size_t err_len);
 int ocr_cpu_margin(const struct ocr_cpu *c);
 

@@ -336,7 +336,7 @@ int image_det_record(struct image_ops *ops, const struct image_det_job *job, str
         return -1;
     if (s->ndim != 4 || s->d[0] != 1 || s->d[1] != 3 || s->d[2] != job->dst_h || s->d[3] != job->dst_w)
         return nnh_fail(err, err_len, "det input must be [1, 3, %d, %d]", job->dst_h, job->dst_w);
-    uint32_t fill_word;
+    uint32_t fill_word = 0;
     if (frame_words(bgr, job->src_w, job->src_h, margin, &fill_word, "det", err, err_len))
         return -1;
     struct det_push pc = {(uint32_t)job->src_w,
@@ -507,29 +507,31 @@ static int check_crop_batch(struct image_ops *ops, const struct image_crop_batch
 /* One dispatch of the warp or its tie fix-up (they share push constants and bindings) over a
  * batch's crops. */
 static int dispatch_warp_pass(struct image_ops *ops, const struct gpu_pipeline *pipeline,
-                              struct image_crop_batch *batch, struct gpu_cmd *cmd, const struct gpu_buffer *bgr,
-                              int src_w, int src_h, int margin, uint32_t fill_word, const uint32_t groups[3],
-                              const char *label, char *err, size_t err_len)
+                              struct image_crop_batch *batch, struct gpu_cmd *cmd, const struct image_crop_source *src,
+                              uint32_t fill_word, const uint32_t groups[3], const char *label, char *err,
+                              size_t err_len)
 {
-    struct warp_push wp = {(uint32_t)src_w, (uint32_t)src_h, (uint32_t)margin, fill_word, (uint32_t)batch->n, 0,
-                           batch->tie_pairs};
-    struct gpu_binding wb[5] = {gpu_bind(bgr), gpu_bind(&batch->params), gpu_bind(&ops->cubic),
+    struct warp_push wp = {
+        (uint32_t)src->src_w, (uint32_t)src->src_h, (uint32_t)src->margin, fill_word, (uint32_t)batch->n, 0,
+        batch->tie_pairs};
+    struct gpu_binding wb[5] = {gpu_bind(src->bgr), gpu_bind(&batch->params), gpu_bind(&ops->cubic),
                                 gpu_bind(&batch->scratch), gpu_bind(&batch->ties)};
     return nnh_dispatch(cmd, pipeline, wb, &wp, groups, label, err, err_len);
 }
 
 int image_crop_record_many(struct image_ops *ops, struct image_crop_batch *const *batches,
-                           const struct nn_gpu_tensor *const *dsts, int n_batches, struct gpu_cmd *cmd,
-                           const struct gpu_buffer *bgr, int src_w, int src_h, int margin, char *err, size_t err_len)
+                           const struct nn_gpu_tensor *const *dsts, const struct image_crop_source *sources,
+                           int n_batches, struct gpu_cmd *cmd, char *err, size_t err_len)
 {
-    uint32_t fill_word;
-    if (n_batches < 1)
-        return nnh_fail(err, err_len, "crops: no batch to record");
-    if (frame_words(bgr, src_w, src_h, margin, &fill_word, "crops", err, err_len))
-        return -1;
-    for (int i = 0; i < n_batches; i++)
-        if (check_crop_batch(ops, batches[i], dsts[i], err, err_len))
+    uint32_t fill_words[OCR_CROP_BATCHES] = {0};
+    if (n_batches < 1 || n_batches > OCR_CROP_BATCHES)
+        return nnh_fail(err, err_len, "crops: %d batches to record at once", n_batches);
+    for (int i = 0; i < n_batches; i++) {
+        const struct image_crop_source *src = &sources[i];
+        if (frame_words(src->bgr, src->src_w, src->src_h, src->margin, &fill_words[i], "crops", err, err_len) ||
+            check_crop_batch(ops, batches[i], dsts[i], err, err_len))
             return -1;
+    }
     /* each phase for every batch, then one barrier: the batches do not wait on each other */
     if (ops->fix) {
         for (int i = 0; i < n_batches; i++)
@@ -542,16 +544,16 @@ int image_crop_record_many(struct image_ops *ops, struct image_crop_batch *const
         nnh_grid_1d(batches[i]->max_pixels, IMAGE_WG, wg);
         wg[2] = wg[1];
         wg[1] = (uint32_t)batches[i]->n;
-        if (dispatch_warp_pass(ops, ops->warp, batches[i], cmd, bgr, src_w, src_h, margin, fill_word, wg, "crop_warp",
-                               err, err_len))
+        if (dispatch_warp_pass(ops, ops->warp, batches[i], cmd, &sources[i], fill_words[i], wg, "crop_warp", err,
+                               err_len))
             return -1;
     }
     gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
     if (ops->fix) {
         const uint32_t fg[3] = {gpu_context_caps(ops->ctx)->is_cpu ? FIX_GROUPS_CPU : FIX_GROUPS, 1, 1};
         for (int i = 0; i < n_batches; i++)
-            if (dispatch_warp_pass(ops, ops->fix, batches[i], cmd, bgr, src_w, src_h, margin, fill_word, fg, "crop_fix",
-                                   err, err_len))
+            if (dispatch_warp_pass(ops, ops->fix, batches[i], cmd, &sources[i], fill_words[i], fg, "crop_fix", err,
+                                   err_len))
                 return -1;
         gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_COMPUTE);
     }
@@ -575,5 +577,6 @@ int image_crop_record(struct image_ops *ops, struct image_crop_batch *batch, str
                       const struct gpu_buffer *bgr, int src_w, int src_h, int margin, const struct nn_gpu_tensor *dst,
                       char *err, size_t err_len)
 {
-    return image_crop_record_many(ops, &batch, &dst, 1, cmd, bgr, src_w, src_h, margin, err, err_len);
+    const struct image_crop_source src = {bgr, src_w, src_h, margin};
+    return image_crop_record_many(ops, &batch, &dst, &src, 1, cmd, err, err_len);
 }

@@ -84,11 +84,18 @@ int image_crop_record(struct image_ops *ops, struct image_crop_batch *batch, str
                       const struct gpu_buffer *bgr, int src_w, int src_h, int margin, const struct nn_gpu_tensor *dst,
                       char *err, size_t err_len);
 
-/* image_crop_record for n_batches batches (each set, each with its own destination) side by side:
- * each pass for every batch, then one barrier, so that the batches' passes do not wait on each
- * other. The destinations may share a buffer but must not overlap. */
+/* The framed image a crop batch is cut from: bgr holds a src_w x src_h image framed by `margin`. */
+struct image_crop_source {
+    const struct gpu_buffer *bgr;
+    int src_w, src_h, margin;
+};
+
+/* image_crop_record for n_batches batches (each set, each with its own destination and source)
+ * side by side: each pass for every batch, then one barrier, so that the batches' passes do not
+ * wait on each other. Destinations may share a tensor (batches of lines of several images filling
+ * one input) but no two crops may write the same slot of it. */
 int image_crop_record_many(struct image_ops *ops, struct image_crop_batch *const *batches,
-                           const struct nn_gpu_tensor *const *dsts, int n_batches, struct gpu_cmd *cmd,
-                           const struct gpu_buffer *bgr, int src_w, int src_h, int margin, char *err, size_t err_len);
+                           const struct nn_gpu_tensor *const *dsts, const struct image_crop_source *sources,
+                           int n_batches, struct gpu_cmd *cmd, char *err, size_t err_len);
 
 #endif

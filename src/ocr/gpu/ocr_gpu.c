@@ -28,9 +28,14 @@ struct ocr_gpu {
     struct db_bitmap *db_bitmap;
     float db_thresh;
     struct image_crop_batch *crops[OCR_CROP_BATCHES];
-    struct gpu_buffer image; /* the current image's BGR bytes, framed by margin (image_ops.h) */
-    int margin;
-    size_t image_cap;
+    /* images' BGR bytes, each read framed by its margin (image_ops.h); uploads and detection use
+     * slot `current` */
+    struct image_slot {
+        struct gpu_buffer buf;
+        size_t cap;
+        int width, height, margin; /* framed size */
+    } images[OCR_IMAGE_SLOTS];
+    int current;
     struct image_det_job *det_job;
     int det_job_key[5]; /* src w, h, det w, h and the image's margin of det_job */
     /* det's map thresholded by the GPU into the contour follower's work image: host-visible, as
@@ -78,7 +83,8 @@ void ocr_gpu_destroy(struct ocr_gpu *g)
     image_ops_destroy(g->image_ops);
     db_bitmap_destroy(g->db_bitmap);
     gpu_buffer_free(&g->db_work);
-    gpu_buffer_free(&g->image);
+    for (int i = 0; i < OCR_IMAGE_SLOTS; i++)
+        gpu_buffer_free(&g->images[i].buf);
     free(g);
 }
 
@@ -88,6 +94,7 @@ void ocr_gpu_destroy(struct ocr_gpu *g)
  * thread's gpu_last_error: the caller's own pieces are the ones it can report. */
 struct upload_job {
     struct ocr_gpu *g;
+    struct gpu_buffer *image;
     const uint8_t *bytes;
     size_t n_bytes;
     atomic_int failed;
@@ -99,41 +106,53 @@ static void upload_piece(void *arg, int i)
     struct upload_job *j = arg;
     const size_t piece = (j->n_bytes + (size_t)j->pieces - 1) / (size_t)j->pieces, at = (size_t)i * piece;
     if (at < j->n_bytes &&
-        gpu_upload(j->g->ctx, &j->g->image, at, j->bytes + at, j->n_bytes - at < piece ? j->n_bytes - at : piece))
+        gpu_upload(j->g->ctx, j->image, at, j->bytes + at, j->n_bytes - at < piece ? j->n_bytes - at : piece))
         atomic_store(&j->failed, 1);
+}
+
+int ocr_gpu_select_image(struct ocr_gpu *g, int slot, char *err, size_t err_len)
+{
+    if (slot < 0 || slot >= OCR_IMAGE_SLOTS)
+        return fail(err, err_len, "%s", "no such image slot");
+    g->current = slot;
+    return 0;
 }
 
 int ocr_gpu_upload(struct ocr_gpu *g, const struct ppocr_image *src, int margin, struct ocr_workers *helpers, char *err,
                    size_t err_len)
 {
+    struct image_slot *slot = &g->images[g->current];
     const int width = src->width + 2 * margin, height = src->height + 2 * margin;
     size_t bytes = image_framed_buffer_bytes(width, height, margin);
-    if (bytes > g->image_cap) {
-        gpu_buffer_free(&g->image);
-        g->image_cap = 0;
+    slot->width = slot->height = 0; /* until the bytes are there */
+    if (bytes > slot->cap) {
+        gpu_buffer_free(&slot->buf);
+        slot->cap = 0;
         image_det_job_destroy(g->det_job);
         g->det_job = NULL;
         g->generation++;
-        if (gpu_buffer_alloc(g->ctx, GPU_MEMORY_DEVICE, bytes, &g->image))
+        if (gpu_buffer_alloc(g->ctx, GPU_MEMORY_DEVICE, bytes, &slot->buf))
             return fail(err, err_len, "image memory: %s", gpu_last_error());
-        g->image_cap = bytes;
+        slot->cap = bytes;
     }
     uint8_t fill[4] = {0};
     if (margin)
         ocr_border_colour(src, fill);
     const size_t packed = (size_t)src->width * src->height * 3;
-    const int pieces = helpers && gpu_buffer_is_mapped(&g->image) && packed >= UPLOAD_SPLIT_BYTES ? UPLOAD_PIECES : 1;
-    struct upload_job job = {g, src->bgr, packed, 0, pieces};
+    const int pieces = helpers && gpu_buffer_is_mapped(&slot->buf) && packed >= UPLOAD_SPLIT_BYTES ? UPLOAD_PIECES : 1;
+    struct upload_job job = {g, &slot->buf, src->bgr, packed, 0, pieces};
     ocr_workers_run(helpers, pieces, upload_piece, &job);
-    if (atomic_load(&job.failed) || (margin && gpu_upload(g->ctx, &g->image, bytes - 4, fill, 4)))
+    if (atomic_load(&job.failed) || (margin && gpu_upload(g->ctx, &slot->buf, bytes - 4, fill, 4)))
         return fail(err, err_len, "uploading the image: %s", gpu_last_error());
-    g->margin = margin;
+    slot->width = width;
+    slot->height = height;
+    slot->margin = margin;
     return 0;
 }
 
 int ocr_gpu_margin(const struct ocr_gpu *g)
 {
-    return g->margin;
+    return g->images[g->current].margin;
 }
 
 /* ---- detection ------------------------------------------------------------------------------ */
@@ -141,7 +160,10 @@ int ocr_gpu_margin(const struct ocr_gpu *g)
 int ocr_gpu_det_prepare(struct ocr_gpu *g, int img_w, int img_h, int det_w, int det_h, int map_w, int map_h,
                         int key[OCR_GPU_DET_KEY], char *err, size_t err_len)
 {
-    const int job_key[5] = {img_w, img_h, det_w, det_h, g->margin};
+    const struct image_slot *slot = &g->images[g->current];
+    if (img_w != slot->width || img_h != slot->height)
+        return fail(err, err_len, "%s", "detection prepared for an image that was not uploaded");
+    const int job_key[5] = {img_w, img_h, det_w, det_h, slot->margin};
     if (!g->det_job || memcmp(job_key, g->det_job_key, sizeof(job_key))) {
         image_det_job_destroy(g->det_job);
         g->det_job = NULL;
@@ -161,6 +183,7 @@ int ocr_gpu_det_prepare(struct ocr_gpu *g, int img_w, int img_h, int det_w, int 
     }
     memcpy(key, job_key, sizeof(job_key));
     key[5] = (int)g->generation;
+    key[6] = g->current; /* the recording reads that slot's buffer */
     return 0;
 }
 
@@ -170,7 +193,8 @@ int ocr_gpu_record_det_input(void *ctx, struct nn_recorder *rec, struct nn_plan 
     struct ocr_gpu *g = ctx;
     if (n_plans != 1 || !g->det_job)
         return fail(err, err_len, "%s", "detection's input recorded without its preparation");
-    return image_det_record(g->image_ops, g->det_job, nn_gpu_recorder_cmd(rec), &g->image, g->margin,
+    const struct image_slot *slot = &g->images[g->current];
+    return image_det_record(g->image_ops, g->det_job, nn_gpu_recorder_cmd(rec), &slot->buf, slot->margin,
                             nn_gpu_plan_input_tensor(plans[0]), err, err_len);
 }
 
@@ -202,16 +226,20 @@ int ocr_gpu_record_crops(struct ocr_gpu *g, const struct ocr_crop_runs *c, struc
 {
     struct image_crop_batch *batches[OCR_CROP_BATCHES];
     const struct nn_gpu_tensor *dsts[OCR_CROP_BATCHES];
+    struct image_crop_source sources[OCR_CROP_BATCHES];
     if (c->n < 0 || c->n > OCR_CROP_BATCHES)
         return fail(err, err_len, "%s", "too many crop batches");
     for (int k = 0; k < c->n; k++) {
         if (c->plan[k] < 0 || c->plan[k] >= n_plans || c->batch[k] < 0 || c->batch[k] >= OCR_CROP_BATCHES)
             return fail(err, err_len, "%s", "a crop batch without its plan");
+        if (c->image[k] < 0 || c->image[k] >= OCR_IMAGE_SLOTS || g->images[c->image[k]].width < 1)
+            return fail(err, err_len, "%s", "crops of an image that was not uploaded");
+        const struct image_slot *slot = &g->images[c->image[k]];
         batches[k] = g->crops[c->batch[k]];
         dsts[k] = nn_gpu_plan_input_tensor(plans[c->plan[k]]);
+        sources[k] = (struct image_crop_source){&slot->buf, slot->width, slot->height, slot->margin};
     }
     if (c->n == 0)
         return 0;
-    return image_crop_record_many(g->image_ops, batches, dsts, c->n, nn_gpu_recorder_cmd(rec), &g->image, c->img_w,
-                                  c->img_h, g->margin, err, err_len);
+    return image_crop_record_many(g->image_ops, batches, dsts, sources, c->n, nn_gpu_recorder_cmd(rec), err, err_len);
 }

@@ -21,21 +21,24 @@ struct ppocr_image;
 struct ocr_workers;
 
 /* The length of the replay key that ocr_gpu_det_prepare fills. */
-#define OCR_GPU_DET_KEY 6
+#define OCR_GPU_DET_KEY 7
 
 /* DB's bitmap thresholds det's map at db_thresh. */
 int ocr_gpu_create(struct nn_device *dev, float db_thresh, struct ocr_gpu **out, char *err, size_t err_len);
 void ocr_gpu_destroy(struct ocr_gpu *g);
 
-/* Puts src on the device, to be read framed by `margin` pixels of its border colour (no padded copy
- * is made, nor uploaded); large images are copied on the helpers too. */
+/* Later uploads and detection use image slot `slot` (< OCR_IMAGE_SLOTS; 0 at first); crops name
+ * their slot. */
+int ocr_gpu_select_image(struct ocr_gpu *g, int slot, char *err, size_t err_len);
+/* Puts src in the current slot, to be read framed by `margin` pixels of its border colour (no
+ * padded copy is made, nor uploaded); large images are copied on the helpers too. */
 int ocr_gpu_upload(struct ocr_gpu *g, const struct ppocr_image *src, int margin, struct ocr_workers *helpers, char *err,
                    size_t err_len);
 int ocr_gpu_margin(const struct ocr_gpu *g);
 
 /* ---- detection ------------------------------------------------------------------------------ */
 
-/* Readies det's input of the uploaded image (its framed size img_w x img_h) at det_w x det_h and
+/* Readies det's input of the current slot's image (its framed size img_w x img_h) at det_w x det_h and
  * the bitmap of a map_w x map_h map, and fills key[OCR_GPU_DET_KEY]: what the two callbacks below
  * record, for the session's replay. */
 int ocr_gpu_det_prepare(struct ocr_gpu *g, int img_w, int img_h, int det_w, int det_h, int map_w, int map_h,
