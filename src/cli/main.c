@@ -59,6 +59,9 @@ static int interrupted(void)
     return EXIT_SOME_FAILED;
 }
 
+/* Images one engine run takes at most (ppocr_engine_run_many). */
+#define RUN_IMAGES_MAX 8
+
 /* What one input produced, kept until it is written out in input order. */
 struct outcome {
     struct cli_buf out;  /* formatted result, for stdout or the -o file */
@@ -119,34 +122,30 @@ static void load_outcome(struct run *run, int i)
     }
 }
 
-/* Recognises, draws and formats item i's decoded image on `engine`, then frees the image; writes
- * nothing. */
-static void recognise_outcome(struct run *run, struct ppocr_engine *engine, int i)
+/* Draws and formats item i's result (rc 0), or notes its failure (err), then frees its image and
+ * the result; writes nothing. */
+static void finish_outcome(struct run *run, int i, int rc, struct ppocr_result *result, const char *run_err)
 {
     const struct cli_args *args = run->args;
     const struct cli_item *item = &run->items.items[i];
     struct outcome *o = &run->outcomes[i];
     char err[1024], label[1024];
     const char *file = item_label(item, label, sizeof(label));
-    if (!o->loaded)
-        return;
-    struct ppocr_result result;
-    int rc = ppocr_engine_run(engine, &o->img, &result, err, sizeof(err));
-    if (rc == 0 && args->draw_dir && cli_draw_boxes(args->draw_dir, item->name, &o->img, &result, err, sizeof(err))) {
+    if (rc == 0 && args->draw_dir && cli_draw_boxes(args->draw_dir, item->name, &o->img, result, err, sizeof(err))) {
         cli_buf_line(&o->errs, "ppocr-vk: %s: %s", file, err);
         o->failed = 1;
     }
     ppocr_image_free(&o->img);
     o->loaded = 0;
     if (rc) {
-        cli_buf_line(&o->errs, "ppocr-vk: %s: %s", file, err);
+        cli_buf_line(&o->errs, "ppocr-vk: %s: %s", file, run_err);
         o->failed = 1;
         return;
     }
     if (args->ocr.profile) {
         struct cli_buf stages = {0};
         for (int s = 0; s < PPOCR_STAGE_COUNT; s++)
-            cli_buf_printf(&stages, " %s %.2f/%.2f ms", ppocr_stage_name(s), result.wall_ms[s], result.gpu_ms[s]);
+            cli_buf_printf(&stages, " %s %.2f/%.2f ms", ppocr_stage_name(s), result->wall_ms[s], result->gpu_ms[s]);
         cli_buf_line(&o->errs, "profile %s:%s (wall/gpu)", file, stages.data ? stages.data : "");
         cli_buf_free(&stages);
     }
@@ -158,15 +157,49 @@ static void recognise_outcome(struct run *run, struct ppocr_engine *engine, int 
         cli_buf_printf(&o->out, " <==\n");
     }
     if (run->check) /* the diff takes the formatted result's place */
-        cli_check_item(run->check, &o->out, item->path, item->page, &result, &o->check);
+        cli_check_item(run->check, &o->out, item->path, item->page, result, &o->check);
     else
-        cli_format_result(&o->out, args, item->path, item->page, &result);
-    ppocr_result_free(&result);
+        cli_format_result(&o->out, args, item->path, item->page, result);
+    ppocr_result_free(result);
     if (o->out.failed) {
         cli_buf_line(&o->errs, "ppocr-vk: %s: out of memory formatting the result", file);
         o->failed = 1;
         cli_buf_free(&o->out);
     }
+}
+
+/* Recognises, draws and formats item i's decoded image on `engine`, then frees the image; writes
+ * nothing. */
+static void recognise_outcome(struct run *run, struct ppocr_engine *engine, int i)
+{
+    struct outcome *o = &run->outcomes[i];
+    char err[1024];
+    if (!o->loaded)
+        return;
+    struct ppocr_result result;
+    int rc = ppocr_engine_run(engine, &o->img, &result, err, sizeof(err));
+    finish_outcome(run, i, rc, &result, err);
+}
+
+/* recognise_outcome for items[0..n) (at most RUN_IMAGES_MAX) in one engine run: their images
+ * share its batches. */
+static void recognise_outcomes(struct run *run, struct ppocr_engine *engine, const int *items, int n)
+{
+    struct ppocr_image images[RUN_IMAGES_MAX];
+    struct ppocr_result results[RUN_IMAGES_MAX];
+    enum ppocr_status status[RUN_IMAGES_MAX];
+    char errs[RUN_IMAGES_MAX][1024];
+    int at[RUN_IMAGES_MAX], m = 0;
+    for (int k = 0; k < n && k < RUN_IMAGES_MAX; k++)
+        if (run->outcomes[items[k]].loaded) {
+            at[m] = items[k];
+            images[m++] = run->outcomes[items[k]].img;
+        }
+    if (m == 0)
+        return;
+    ppocr_engine_run_many(engine, images, m, results, status, errs[0], sizeof(errs[0]));
+    for (int k = 0; k < m; k++)
+        finish_outcome(run, at[k], status[k] != PPOCR_OK, &results[k], errs[k]);
 }
 
 /* Writes item i's outcome; non-zero once no further output can be written. */
@@ -216,6 +249,12 @@ static void worker_work(void *ctx, int worker, int item)
 {
     struct run *run = ctx;
     recognise_outcome(run, run->engines.engines[worker], item);
+}
+
+static void worker_work_many(void *ctx, int worker, const int *items, int n)
+{
+    struct run *run = ctx;
+    recognise_outcomes(run, run->engines.engines[worker], items, n);
 }
 
 static int worker_emit(void *ctx, int item)
@@ -395,6 +434,7 @@ static int run_ocr(const struct cli_args *args, struct cli_check *check)
         }
     } else if (!run.output_broken) {
         const int decoders = cli_engines_decode_threads(&run.engines, args->decode_threads);
+        const int take_max = cli_engines_images_per_run(&run.engines, RUN_IMAGES_MAX);
         struct cli_workers w = {.n_items = run.items.n,
                                 .n_workers = jobs,
                                 .window = 4 * jobs + decoders,
@@ -402,8 +442,10 @@ static int run_ocr(const struct cli_args *args, struct cli_check *check)
                                 .init = worker_init,
                                 .prepare = worker_prepare,
                                 .n_preparers = decoders,
-                                .ahead = decoders,
+                                .ahead = take_max > 1 ? 2 * decoders : decoders, /* groups to take */
                                 .work = worker_work,
+                                .work_many = worker_work_many,
+                                .take_max = take_max,
                                 .emit = worker_emit,
                                 .stop = &cli_stop_requested};
         if (cli_workers_run(&w) < 0) {

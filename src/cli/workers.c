@@ -105,6 +105,22 @@ static int take_prepared(struct shared *sh)
     }
 }
 
+/* Further prepared items after the first taken, without waiting, under sh->lock: up to `room`
+ * into items; returns the count. */
+static int take_more_prepared(struct shared *sh, int *items, int room)
+{
+    int n = 0;
+    for (int i = sh->emitted; i < sh->next && n < room && !sh->halt; i++)
+        if (*slot(sh, i) == SLOT_PREPARED) {
+            *slot(sh, i) = SLOT_WORKING;
+            sh->ahead--;
+            items[n++] = i;
+        }
+    if (n)
+        pthread_cond_broadcast(&sh->changed);
+    return n;
+}
+
 static void *preparer_main(void *arg)
 {
     struct shared *sh = ((struct thread *)arg)->sh;
@@ -137,23 +153,33 @@ static void *worker_main(void *arg)
     struct shared *sh = w->sh;
     const struct cli_workers *job = sh->job;
     int usable = !job->init || job->init(job->ctx, w->index) == 0;
+    const int take_max = job->work_many && job->take_max > 1 ? job->take_max : 1;
+    int *items = malloc((size_t)take_max * sizeof(*items));
+    usable = usable && items;
     pthread_mutex_lock(&sh->lock);
     while (usable) {
         const int item = sh->preparing ? take_prepared(sh) : begin_item(sh);
         if (item < 0)
             break;
         *slot(sh, item) = SLOT_WORKING;
+        items[0] = item;
+        const int n = 1 + (sh->preparing && take_max > 1 ? take_more_prepared(sh, items + 1, take_max - 1) : 0);
         pthread_mutex_unlock(&sh->lock);
         if (job->prepare && !sh->preparing)
             job->prepare(job->ctx, item);
-        job->work(job->ctx, w->index, item);
+        if (take_max > 1)
+            job->work_many(job->ctx, w->index, items, n);
+        else
+            job->work(job->ctx, w->index, item);
         pthread_mutex_lock(&sh->lock);
-        *slot(sh, item) = SLOT_DONE;
+        for (int k = 0; k < n; k++)
+            *slot(sh, items[k]) = SLOT_DONE;
         pthread_cond_broadcast(&sh->changed);
     }
     sh->workers_alive--;
     pthread_cond_broadcast(&sh->changed);
     pthread_mutex_unlock(&sh->lock);
+    free(items);
     return NULL;
 }
 

@@ -26,6 +26,11 @@ struct cli_workers {
     int n_preparers, ahead;
     /* Item i on worker w's thread (after its prepare, where there is one). */
     void (*work)(void *ctx, int worker, int item);
+    /* Optional, with prepare and its threads: items[0..n) on worker w's thread, in place of `work`
+     * for each: a worker takes the earliest prepared item and, without waiting, those prepared
+     * after it, up to take_max (items worked together, such as images sharing an engine's run). */
+    void (*work_many)(void *ctx, int worker, const int *items, int n);
+    int take_max;
     /* On the calling thread, for items 0, 1, 2... each after its work finished. Non-zero: hand
      * out no further items and emit no more (the items begun are still finished). */
     int (*emit)(void *ctx, int item);

@@ -1,7 +1,8 @@
 /* The -j worker pool (src/cli/workers.c) without a GPU: every item worked once and emitted in
  * input order whatever order the workers finish in, a window on how far work runs ahead of the
  * output, a stop that lets begun items finish and be emitted, an emit's halt, workers whose
- * start fails, and items prepared ahead on threads of their own. */
+ * start fails, items prepared ahead on threads of their own, and prepared items taken several at
+ * a time. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,6 +35,8 @@ struct trace {
     int prepare_order[MAX_ITEMS], n_prepared;
     int unprepared_work;       /* work() ran on an item not prepared */
     int waiting, waiting_max;  /* prepared and not yet taken by work() */
+    int groups, grouped_max;   /* work_many() calls, the most items one took */
+    int group_bad;             /* a group too large or empty, or an item twice in it */
     atomic_int stop;
 };
 
@@ -289,6 +292,55 @@ static void test_prepared_stop_and_halt(void **state)
         assert_true(t.worked[i] <= t.prepared[i]);
 }
 
+static void trace_work_many(void *ctx, int worker, const int *items, int n)
+{
+    struct trace *t = ctx;
+    pthread_mutex_lock(&t->lock);
+    t->groups++;
+    t->grouped_max = n > t->grouped_max ? n : t->grouped_max;
+    t->group_bad |= n < 1;
+    for (int a = 0; a < n; a++)
+        for (int b = a + 1; b < n; b++)
+            t->group_bad |= items[a] == items[b];
+    pthread_mutex_unlock(&t->lock);
+    for (int k = 0; k < n; k++)
+        trace_work(ctx, worker, items[k]);
+}
+
+static void test_prepared_taken_together(void **state)
+{
+    (void)state;
+    struct trace t;
+    /* items, workers, window, preparers, ahead, take_max */
+    const int shapes[][6] = {{150, 2, 40, 6, 12, 5}, {150, 4, 24, 4, 8, 8}, {60, 1, 30, 8, 16, 3}, {3, 4, 24, 8, 8, 8}};
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+        const int n = shapes[k][0], take_max = shapes[k][5];
+        struct cli_workers job = prepared_job(&t, n, shapes[k][1], shapes[k][2], shapes[k][3], shapes[k][4]);
+        job.work_many = trace_work_many;
+        job.take_max = take_max;
+        assert_int_equal(cli_workers_run(&job), n);
+        assert_in_order(&t, n);
+        assert_false(t.unprepared_work);
+        assert_false(t.group_bad);
+        for (int i = 0; i < n; i++)
+            assert_int_equal(t.worked[i], 1);
+        assert_true(t.grouped_max <= take_max);
+        /* preparers ahead of a slow worker: it took several at once at least once */
+        if (n > 50)
+            assert_true(t.groups < n);
+    }
+    /* a stop: the items begun, grouped or not, are worked and emitted */
+    struct cli_workers job = prepared_job(&t, 150, 3, 24, 4, 8);
+    job.work_many = trace_work_many;
+    job.take_max = 4;
+    t.stop_at = 20;
+    int emitted = cli_workers_run(&job);
+    assert_true(emitted > 20 && emitted < 150);
+    assert_in_order(&t, emitted);
+    for (int i = 0; i < 150; i++)
+        assert_int_equal(t.worked[i], i < emitted ? 1 : 0);
+}
+
 static void test_prepared_without_workers(void **state)
 {
     (void)state;
@@ -327,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_prepared_ahead),
         cmocka_unit_test(test_prepared_stop_and_halt),
         cmocka_unit_test(test_prepared_without_workers),
+        cmocka_unit_test(test_prepared_taken_together),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
