@@ -163,14 +163,6 @@ int cli_engines_decode_threads(const struct cli_engines *e, int asked)
     return cores >= DECODE_THREADS_MAX ? DECODE_THREADS_MAX : cores >= 1 ? (int)cores : 1;
 }
 
-int cli_engines_images_per_run(const struct cli_engines *e, int max)
-{
-    for (int k = 0; k < e->n_devices; k++)
-        if (ppocr_engine_device_class(e->engines[k]) == PPOCR_DEVICE_CPU)
-            return 1; /* its nets' time grows with the lines, whichever batches they share */
-    return max;
-}
-
 int cli_engines_sibling(struct cli_engines *e, int worker)
 {
     if (e->engines[worker])

@@ -26,9 +26,6 @@ int cli_engines_open(const struct cli_args *args, int max_jobs, struct cli_engin
  * single engine, which decodes its own images. Each holds at most one decoded image not yet
  * taken. */
 int cli_engines_decode_threads(const struct cli_engines *e, int asked);
-/* Images an engine run takes together (ppocr_engine_run_many), at most `max`: where sharing a run
- * pays, on GPUs. */
-int cli_engines_images_per_run(const struct cli_engines *e, int max);
 /* Makes engines[worker] (a sibling of its device's first engine) unless it exists: for a worker's
  * thread. Returns 0, or -1 after printing why (that worker then takes no work; the others do). */
 int cli_engines_sibling(struct cli_engines *e, int worker);

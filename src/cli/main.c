@@ -434,7 +434,8 @@ static int run_ocr(const struct cli_args *args, struct cli_check *check)
         }
     } else if (!run.output_broken) {
         const int decoders = cli_engines_decode_threads(&run.engines, args->decode_threads);
-        const int take_max = cli_engines_images_per_run(&run.engines, RUN_IMAGES_MAX);
+        /* images decoded ahead are there to take: an engine reads those that are ready together */
+        const int take_max = decoders > 0 ? RUN_IMAGES_MAX : 1;
         struct cli_workers w = {.n_items = run.items.n,
                                 .n_workers = jobs,
                                 .window = 4 * jobs + decoders,
