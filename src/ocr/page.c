@@ -80,6 +80,7 @@ struct page {
     size_t err_len;
     int rc;
     struct prepare prep;
+    double sx, sy;             /* the scaled image's size over img's */
     struct ppocr_image scaled; /* img scaled by prep.scale; bgr NULL when it is not */
     struct db_boxes boxes;
     struct line *lines; /* its lines' crops, before reading */
@@ -121,6 +122,8 @@ static int page_prepare(struct ppocr_engine *e, struct page *p, const struct ppo
             return ocr_fail(p->err, p->err_len, "%s", "out of memory scaling the image");
         *src = &p->scaled;
     }
+    p->sx = (double)(*src)->width / img->width;
+    p->sy = (double)(*src)->height / img->height;
     const int margin = p->prep.margin;
     if ((*src)->width > PPOCR_IMAGE_MAX_SIDE - 2 * margin || (*src)->height > PPOCR_IMAGE_MAX_SIDE - 2 * margin)
         return ocr_fail(p->err, p->err_len, "%s", "the image is too large for the margin detection adds");
@@ -193,16 +196,13 @@ static int page_result(const struct ppocr_engine *e, struct page *p, struct line
     if (rc)
         return -1;
     const struct ppocr_image *img = p->img;
-    if (p->prep.scale != 1.0 || p->prep.margin) { /* unscale, and clip what reaches into the margin */
-        const double sx = (double)lround(img->width * p->prep.scale) / img->width,
-                     sy = (double)lround(img->height * p->prep.scale) / img->height;
+    if (p->prep.scale != 1.0 || p->prep.margin) /* unscale, and clip what reaches into the margin */
         for (int i = 0; i < r->n_lines; i++)
             for (int k = 0; k < 4; k++) {
-                unprepare_point(r->lines[i].box[k], p->prep, sx, sy, img);
+                unprepare_point(r->lines[i].box[k], p->prep, p->sx, p->sy, img);
                 for (int w = 0; w < r->lines[i].n_words; w++)
-                    unprepare_point(r->lines[i].words[w].box[k], p->prep, sx, sy, img);
+                    unprepare_point(r->lines[i].words[w].box[k], p->prep, p->sx, p->sy, img);
             }
-    }
     r->width = img->width;
     r->height = img->height;
     return 0;
@@ -215,10 +215,10 @@ static void share_read_times(const struct ppocr_result *run, struct page *pages,
     for (int i = 0; i < n; i++) {
         if (pages[i].rc)
             continue;
-        const double share = total ? (double)pages[i].n_lines / total : 1.0 / n;
+        const double share = total ? (double)pages[i].n_lines / total : 0; /* 1 for a page alone */
         for (size_t k = 0; k < sizeof(stages) / sizeof(stages[0]); k++) {
-            pages[i].r->wall_ms[stages[k]] += n == 1 ? run->wall_ms[stages[k]] : run->wall_ms[stages[k]] * share;
-            pages[i].r->gpu_ms[stages[k]] += n == 1 ? run->gpu_ms[stages[k]] : run->gpu_ms[stages[k]] * share;
+            pages[i].r->wall_ms[stages[k]] += run->wall_ms[stages[k]] * share;
+            pages[i].r->gpu_ms[stages[k]] += run->gpu_ms[stages[k]] * share;
         }
     }
 }
@@ -232,9 +232,7 @@ static void run_pages_alone(struct ppocr_engine *e, struct page *pages, int n)
     for (int i = 0; i < n; i++)
         if (pages[i].rc == 0) {
             page_free(&pages[i]);
-            ppocr_result_free(pages[i].r);
-            memset(pages[i].r, 0, sizeof(*pages[i].r));
-            run_pages(e, &pages[i], 1);
+            run_pages(e, &pages[i], 1); /* which starts its result afresh */
         }
 }
 
