@@ -98,7 +98,7 @@ uint64_t nn_session_memory_held(const struct nn_session *s);
 
 enum nn_output_use {
     NN_OUTPUT_KEEP,   /* stays on the device (a callback consumes it) */
-    NN_OUTPUT_READ,   /* read back as fp32 (at most one per run): nn_session_output */
+    NN_OUTPUT_READ,   /* read back as fp32: nn_session_output */
     NN_OUTPUT_ARGMAX, /* index and value of the maximum over the last axis: nn_session_argmax */
 };
 

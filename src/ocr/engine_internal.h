@@ -61,6 +61,12 @@ _Static_assert(GROUP_PLANS_MAX <= NN_RUN_MAX_PLANS, "a recognition group must fi
 /* Pixels of the largest image (as detection sees it, margin included) that shares a run with
  * others (ppocr_engine_run_many): images of few lines gain, and each device slot holds one. */
 #define SHARED_RUN_MAX_PIXELS (4.0 * 1024 * 1024)
+/* Images detected in one run (ocr_detect_many): up to DET_GROUP_MAX, while their plans fit in the
+ * activation memory the session already holds or in DET_GROUP_MEMORY. Small images' detection
+ * is a chain of small dispatches, each behind a barrier: side by side, they share the barriers. */
+#define DET_GROUP_MAX OCR_IMAGE_SLOTS
+#define DET_GROUP_MEMORY ((uint64_t)256 << 20)
+_Static_assert(DET_GROUP_MAX <= NN_RUN_MAX_PLANS, "a detection group must fit in one run");
 /* Pixels of the largest image the engine works on; larger ones are scaled down to it. */
 #define ENGINE_MAX_PIXELS (16.0 * 1024 * 1024)
 
@@ -100,17 +106,35 @@ double ocr_now_ms(void);
 struct nn_device_options ocr_device_options(const struct ppocr_options *opt);
 int ocr_fail(char *err, size_t err_len, const char *fmt, const char *detail);
 
-/* detect.c: src on the device, framed by `margin` (ocr/net_io.h); its time in r. */
-int ocr_upload(struct ppocr_engine *e, const struct ppocr_image *src, int margin, struct ppocr_result *r, char *err,
-               size_t err_len);
-/* Detection of the uploaded image (its framed size img) at `limit`: resize + normalise, the det
- * net, DB boxes grown by `unclip_ratio`. */
-int ocr_detect(struct ppocr_engine *e, const struct ppocr_image *img, int limit, double unclip_ratio,
+/* detect.c: src in image slot `slot` of the device, framed by `margin` (ocr/net_io.h); its time
+ * in r. */
+int ocr_upload(struct ppocr_engine *e, int slot, const struct ppocr_image *src, int margin, struct ppocr_result *r,
+               char *err, size_t err_len);
+/* One image's detection among several (ocr_detect_many): the uploaded image in `slot` (img: its
+ * framed size) at `limit`, its DB boxes grown by `unclip_ratio` into *boxes, its times added to r,
+ * rc 0 or -1 with the reason in err. */
+struct det_image {
+    const struct ppocr_image *img;
+    int slot;
+    int limit;
+    double unclip_ratio;
+    struct db_boxes *boxes;
+    struct ppocr_result *r;
+    char *err;
+    size_t err_len;
+    int rc;
+};
+/* Detection of n uploaded images (resize + normalise, the det net, DB boxes), their nets in
+ * lockstep in as few runs as DET_GROUP_MAX and DET_GROUP_MEMORY allow; an image whose run fails
+ * is run again alone. Returns the count that failed. */
+int ocr_detect_many(struct ppocr_engine *e, struct det_image *images, int n);
+/* ocr_detect_many of one image. */
+int ocr_detect(struct ppocr_engine *e, int slot, const struct ppocr_image *img, int limit, double unclip_ratio,
                struct db_boxes *boxes, struct ppocr_result *r, char *err, size_t err_len);
-/* Small print (det_tiles.h): src framed by `margin` read again in strips, their boxes merged into
- * `boxes`, and src uploaded again for the crops. */
-int ocr_detect_strips(struct ppocr_engine *e, const struct ppocr_image *src, int margin, struct db_boxes *boxes,
-                      struct ppocr_result *r, char *err, size_t err_len);
+/* Small print (det_tiles.h): src framed by `margin` read again in strips through slot `slot`,
+ * their boxes merged into `boxes`, and src uploaded again there for the crops. */
+int ocr_detect_strips(struct ppocr_engine *e, int slot, const struct ppocr_image *src, int margin,
+                      struct db_boxes *boxes, struct ppocr_result *r, char *err, size_t err_len);
 
 /* crops.c: crops lines[0..n), all of one image, into slots first_slot.. of crop batch `batch` at
  * width target_w (turned over where use_flip and the line says so). */

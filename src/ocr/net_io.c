@@ -71,22 +71,22 @@ int ocr_net_io_det_prepare(struct ocr_net_io *io, int img_w, int img_h, int det_
 int ocr_net_io_record_det_input(void *ctx, struct nn_recorder *rec, struct nn_plan *const *plans, int n_plans,
                                 char *err, size_t err_len)
 {
-    struct ocr_net_io *io = ctx;
-    return io->cpu ? ocr_cpu_record_det_input(io->cpu, plans, n_plans, err, err_len)
-                   : ocr_gpu_record_det_input(io->gpu, rec, plans, n_plans, err, err_len);
+    const struct ocr_net_io_dets *d = ctx;
+    return d->io->cpu ? ocr_cpu_record_det_input(d->io->cpu, d->slot, d->n, plans, n_plans, err, err_len)
+                      : ocr_gpu_record_det_input(d->io->gpu, d->slot, d->n, rec, plans, n_plans, err, err_len);
 }
 
 int ocr_net_io_record_db_bitmap(void *ctx, struct nn_recorder *rec, struct nn_plan *const *plans, int n_plans,
                                 char *err, size_t err_len)
 {
-    struct ocr_net_io *io = ctx;
-    return io->cpu ? ocr_cpu_record_db_bitmap(io->cpu, plans, n_plans, err, err_len)
-                   : ocr_gpu_record_db_bitmap(io->gpu, rec, plans, n_plans, err, err_len);
+    const struct ocr_net_io_dets *d = ctx;
+    return d->io->cpu ? ocr_cpu_record_db_bitmap(d->io->cpu, d->slot, d->n, plans, n_plans, err, err_len)
+                      : ocr_gpu_record_db_bitmap(d->io->gpu, d->slot, d->n, rec, plans, n_plans, err, err_len);
 }
 
-int8_t *ocr_net_io_db_work(struct ocr_net_io *io)
+int8_t *ocr_net_io_db_work(struct ocr_net_io *io, int slot)
 {
-    return io->cpu ? ocr_cpu_db_work(io->cpu) : ocr_gpu_db_work(io->gpu);
+    return io->cpu ? ocr_cpu_db_work(io->cpu, slot) : ocr_gpu_db_work(io->gpu, slot);
 }
 
 int ocr_net_io_set_crops(struct ocr_net_io *io, int batch, const struct image_crop *crops, int n, int target_h,

@@ -40,18 +40,27 @@ int ocr_net_io_margin(const struct ocr_net_io *io);
 /* ---- detection ------------------------------------------------------------------------------ */
 
 /* Readies det's input of the current slot's image (its framed size img_w x img_h) at det_w x det_h and
- * the bitmap of a map_w x map_h map, and fills key[OCR_NET_IO_DET_KEY]: what the two callbacks
- * below record, for the session's replay. */
+ * the slot's bitmap of a map_w x map_h map, and fills key[OCR_NET_IO_DET_KEY]: what the two
+ * callbacks below record for that slot alone, for the session's replay. */
 int ocr_net_io_det_prepare(struct ocr_net_io *io, int img_w, int img_h, int det_w, int det_h, int map_w, int map_h,
                            int key[OCR_NET_IO_DET_KEY], char *err, size_t err_len);
-/* nn_record_fn (ctx: the ocr_net_io): resize + normalise into the det plan's input. */
-int ocr_net_io_record_det_input(void *io, struct nn_recorder *rec, struct nn_plan *const *plans, int n_plans, char *err,
-                                size_t err_len);
-/* nn_record_fn (ctx: the ocr_net_io): the det plan's map thresholded into the bitmap. */
-int ocr_net_io_record_db_bitmap(void *io, struct nn_recorder *rec, struct nn_plan *const *plans, int n_plans, char *err,
-                                size_t err_len);
-/* The bitmap after the run, the contour follower's work image (ocr/contour.h), host memory. */
-int8_t *ocr_net_io_db_work(struct ocr_net_io *io);
+
+/* The ctx of the two callbacks below: a run of n det plans, plan k that of the image in slot
+ * slot[k] (each prepared). */
+struct ocr_net_io_dets {
+    struct ocr_net_io *io;
+    int n;
+    int slot[OCR_IMAGE_SLOTS];
+};
+/* nn_record_fn (ctx: a struct ocr_net_io_dets): resize + normalise into each det plan's input. */
+int ocr_net_io_record_det_input(void *dets, struct nn_recorder *rec, struct nn_plan *const *plans, int n_plans,
+                                char *err, size_t err_len);
+/* nn_record_fn (ctx: a struct ocr_net_io_dets): each det plan's map thresholded into its slot's
+ * bitmap. */
+int ocr_net_io_record_db_bitmap(void *dets, struct nn_recorder *rec, struct nn_plan *const *plans, int n_plans,
+                                char *err, size_t err_len);
+/* Slot's bitmap after the run, the contour follower's work image (ocr/contour.h), host memory. */
+int8_t *ocr_net_io_db_work(struct ocr_net_io *io, int slot);
 
 /* ---- crops ---------------------------------------------------------------------------------- */
 

@@ -80,8 +80,10 @@ struct page {
     size_t err_len;
     int rc;
     struct prepare prep;
-    double sx, sy;             /* the scaled image's size over img's */
-    struct ppocr_image scaled; /* img scaled by prep.scale; bgr NULL when it is not */
+    double sx, sy;                 /* the scaled image's size over img's */
+    struct ppocr_image scaled;     /* img scaled by prep.scale; bgr NULL when it is not */
+    const struct ppocr_image *src; /* what goes to the device inside the margin: img or scaled */
+    struct ppocr_image framed;     /* its size with the margin (its bytes are on the device only) */
     struct db_boxes boxes;
     struct line *lines; /* its lines' crops, before reading */
     int n_lines;
@@ -130,23 +132,25 @@ static int page_prepare(struct ppocr_engine *e, struct page *p, const struct ppo
     return 0;
 }
 
-/* The image in slot `slot` of the device, its boxes, and their crops as lines (line.image = slot). */
-static int page_detect(struct ppocr_engine *e, struct page *p, int slot)
+/* The image prepared and put in slot `slot` of the device, for detection. */
+static int page_upload(struct ppocr_engine *e, struct page *p, int slot)
 {
-    struct ppocr_result *r = p->r;
-    const struct ppocr_image *src;
-    if (page_prepare(e, p, &src) || ocr_net_io_select_image(e->io, slot, p->err, p->err_len))
+    if (page_prepare(e, p, &p->src))
         return -1;
     const int margin = p->prep.margin;
-    const struct ppocr_image framed = {
-        .width = src->width + 2 * margin, .height = src->height + 2 * margin, .had_alpha = src->had_alpha};
-    const struct ppocr_image *img = &framed; /* its bytes are on the device only */
-    r->width = img->width;
-    r->height = img->height;
-    if (ocr_upload(e, src, margin, r, p->err, p->err_len) ||
-        ocr_detect(e, img, e->opt.det_limit_side_len, e->opt.det_db_unclip_ratio, &p->boxes, r, p->err, p->err_len))
-        return -1;
-    if (!e->opt.paddle_parity && ocr_detect_strips(e, src, margin, &p->boxes, r, p->err, p->err_len))
+    p->framed = (struct ppocr_image){
+        .width = p->src->width + 2 * margin, .height = p->src->height + 2 * margin, .had_alpha = p->src->had_alpha};
+    p->r->width = p->framed.width;
+    p->r->height = p->framed.height;
+    return ocr_upload(e, slot, p->src, margin, p->r, p->err, p->err_len);
+}
+
+/* After the page's detection: small print read again in strips, and its boxes' crops as lines
+ * (line.image = slot). */
+static int page_lines(struct ppocr_engine *e, struct page *p, int slot)
+{
+    if (!e->opt.paddle_parity &&
+        ocr_detect_strips(e, slot, p->src, p->prep.margin, &p->boxes, p->r, p->err, p->err_len))
         return -1;
     free(p->scaled.bgr); /* on the device now */
     p->scaled.bgr = NULL;
@@ -236,16 +240,35 @@ static void run_pages_alone(struct ppocr_engine *e, struct page *pages, int n)
         }
 }
 
-/* OCR of n pages (n <= OCR_IMAGE_SLOTS), page i in slot i, their lines read together; each page's
- * rc and error its own. Returns the count that failed. */
+/* OCR of n pages (n <= OCR_IMAGE_SLOTS), page i in slot i, detected side by side and their lines
+ * read together; each page's rc and error its own. Returns the count that failed. */
 static int run_pages(struct ppocr_engine *e, struct page *pages, int n)
 {
-    int total = 0, failed = 0;
+    struct det_image dets[OCR_IMAGE_SLOTS];
+    int n_dets = 0;
     for (int i = 0; i < n; i++) {
         struct page *p = &pages[i];
         memset(p->r, 0, sizeof(*p->r));
         p->rc = 0;
-        if (page_detect(e, p, i)) {
+        if (page_upload(e, p, i)) {
+            page_fail(p);
+            continue;
+        }
+        dets[n_dets++] = (struct det_image){.img = &p->framed,
+                                            .slot = i,
+                                            .limit = e->opt.det_limit_side_len,
+                                            .unclip_ratio = e->opt.det_db_unclip_ratio,
+                                            .boxes = &p->boxes,
+                                            .r = p->r,
+                                            .err = p->err,
+                                            .err_len = p->err_len};
+    }
+    ocr_detect_many(e, dets, n_dets);
+    int total = 0, failed = 0;
+    for (int d = 0; d < n_dets; d++) {
+        const int i = dets[d].slot;
+        struct page *p = &pages[i];
+        if (dets[d].rc || page_lines(e, p, i)) {
             page_fail(p);
             continue;
         }
@@ -518,11 +541,9 @@ void ppocr_engine_run_options(const struct ppocr_engine *e, struct ppocr_run_opt
                                       .drop_score = e->opt.drop_score};
 }
 
-static int check_run_options(const struct ppocr_engine *e, const struct ppocr_run_options *o, char *err,
-                             size_t err_len)
+static int check_run_options(const struct ppocr_engine *e, const struct ppocr_run_options *o, char *err, size_t err_len)
 {
-    if (o->det_limit_side_len < 32 || o->det_limit_side_len > 8192)
-    {
+    if (o->det_limit_side_len < 32 || o->det_limit_side_len > 8192) {
         snprintf(err, err_len, "det_limit_side_len %d is not within 32 to 8192", o->det_limit_side_len);
         return -1;
     }

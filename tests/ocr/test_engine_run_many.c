@@ -1,10 +1,11 @@
-/* ppocr_engine_run_many on the real models: small images read in shared runs (their lines in the
- * same recognition batches, cropped from several images held on the device at once) give what
- * each gives alone through ppocr_engine_run: the same lines, texts, boxes and words, scores within
- * the rounding of other batch shapes. More images than one run takes, an image too large to share
- * a run (read alone between the others), an empty image (failed, the others read) and a run of
- * one image are covered. On the default device (the CPU backend where it is built), and on a
- * Vulkan device (lavapipe in CI) where one opens. */
+/* ppocr_engine_run_many on the real models: small images read in shared runs (detected side by
+ * side, their lines in the same recognition batches, cropped from several images held on the
+ * device at once) give what each gives alone through ppocr_engine_run: the same lines, texts,
+ * boxes and words, scores within the rounding of other batch shapes. More images than one run
+ * takes, an image too large to share a run (read alone between the others), an empty image
+ * (failed, the others read) and a run of one image are covered. On the default device (the CPU
+ * backend where it is built), and on a Vulkan device (lavapipe in CI) where one opens, with its
+ * memory mapped and not. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -151,6 +152,9 @@ static void run_cases(struct ppocr_engine *e, int n_images)
     compare_runs(e, images, n_images, -1);
     /* one run of one image */
     compare_runs(e, &images[1], 1, -1);
+    /* two pages of one size, whose detections share a run in plans of one shape */
+    struct ppocr_image pages[2] = {images[7], images[1]};
+    compare_runs(e, pages, 2, -1);
     /* an empty image and an image too large to share between shared ones */
     struct ppocr_image mixed[5] = {images[0], {0}, enlarged(&images[1], 4), images[2], images[3]};
     compare_runs(e, mixed, 5, 1);
@@ -180,6 +184,16 @@ static void test_vulkan_device(void **state)
     compare_runs(e, some, 10, -1);
     struct ppocr_image mixed[4] = {images[0], {0}, images[1], images[3]};
     compare_runs(e, mixed, 4, 1);
+    ppocr_engine_destroy(e);
+
+    /* device memory not mapped, as on discrete GPUs: each image's map of a shared detection run
+     * comes back through one readback, at its own place there (no engine runs while the
+     * environment changes) */
+    setenv("PPOCR_VK_NO_MAPPED_DEVICE", "1", 1);
+    e = open_engine(PPOCR_BACKEND_VULKAN);
+    unsetenv("PPOCR_VK_NO_MAPPED_DEVICE");
+    assert_non_null(e);
+    compare_runs(e, some, 6, -1);
     ppocr_engine_destroy(e);
 }
 

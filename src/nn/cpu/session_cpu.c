@@ -61,7 +61,7 @@ struct cpu_session {
     struct plan_entry *run_plans[NN_RUN_MAX_PLANS];
     enum nn_output_use run_output[NN_RUN_MAX_PLANS];
     size_t run_row0[NN_RUN_MAX_PLANS];
-    int run_n_plans, run_read;
+    int run_n_plans;
     double run_ms;
 };
 
@@ -125,7 +125,6 @@ int nn_cpu_session_create(struct nn_device *dev, const struct nn_session_options
     s->base.backend = &nn_backend_cpu;
     s->dev = (struct cpu_device *)dev;
     s->profile = opt->profile;
-    s->run_read = -1;
     /* det first: the order in which a failure is reported, as on Vulkan (the nets are made in a
      * moment here: their weights are repacked when a plan first needs them) */
     static const enum nn_net_id order[NN_NET_COUNT] = {NN_NET_DET, NN_NET_REC, NN_NET_CLS};
@@ -475,7 +474,7 @@ static int bind_plans(struct cpu_session *s, int n, char *err, size_t err_len)
 
 static int read_output(const struct cpu_session *s, int k, const struct plan_entry **p, char *err, size_t err_len)
 {
-    if (k != s->run_read || k < 0 || k >= s->run_n_plans)
+    if (k < 0 || k >= s->run_n_plans || s->run_output[k] != NN_OUTPUT_READ)
         return fail(err, err_len, "%s", "that output of the run was not read back");
     *p = s->run_plans[k];
     return 0;
@@ -582,7 +581,6 @@ int nn_cpu_session_run(struct nn_session *session, const struct nn_run *run, cha
 {
     struct cpu_session *s = cpu_session(session);
     s->run_n_plans = 0;
-    s->run_read = -1;
     s->run_ms = 0;
     if (run->n_plans < 1 || run->n_plans > NN_RUN_MAX_PLANS || !run->record_inputs ||
         (run->replay_key && (run->replay_key_len > REPLAY_KEY_MAX || run->in_parts)))
@@ -594,11 +592,6 @@ int nn_cpu_session_run(struct nn_session *session, const struct nn_run *run, cha
             if (s->run_plans[j] == s->run_plans[k])
                 return fail(err, err_len, "%s", "one plan twice in a run (pin it to get a second of its shape)");
         s->run_output[k] = run->output[k];
-        if (run->output[k] == NN_OUTPUT_READ) {
-            if (s->run_read >= 0)
-                return fail(err, err_len, "%s", "a run reads back one output at most");
-            s->run_read = k;
-        }
     }
     const double t0 = s->profile ? now_ms() : 0;
     if (place_argmax_rows(s, run->n_plans, err, err_len) < 0 || bind_plans(s, run->n_plans, err, err_len) ||

@@ -16,6 +16,8 @@
 #include "nn/gpu/precision.h"
 #include "nn/gpu/session_gpu.h"
 
+/* Outputs read back one after another in one buffer, each from a multiple of this (bytes) */
+#define READBACK_ALIGN 256u
 #define PLAN_CACHE 24 /* input shapes kept per net (plans hold no device memory: see act) */
 /* A run in parts: this many parts of doubling length, each submitted before the next is recorded.
  * The GPU then waits only while the first, short part is recorded, and runs each part while the
@@ -94,8 +96,10 @@ struct vulkan_session {
     /* the last run */
     struct nn_gpu_plan *run_plans[NN_RUN_MAX_PLANS];
     enum nn_output_use run_output[NN_RUN_MAX_PLANS];
-    size_t run_row0[NN_RUN_MAX_PLANS]; /* the first argmax row of each NN_OUTPUT_ARGMAX plan */
-    int run_n_plans, run_read;         /* run_read: the NN_OUTPUT_READ plan, -1 for none */
+    size_t run_row0[NN_RUN_MAX_PLANS];    /* the first argmax row of each NN_OUTPUT_ARGMAX plan */
+    size_t run_read_at[NN_RUN_MAX_PLANS]; /* where each NN_OUTPUT_READ output is in the readback */
+    size_t run_read_bytes;
+    int run_n_plans;
     bool run_replayed;
     double gpu_ms;
 };
@@ -207,7 +211,6 @@ int nn_vulkan_session_create(struct nn_device *dev, const struct nn_session_opti
     s->cfg = nn_line_nets_config(s->ctx, opt->fp16_math);
     s->det_cfg = nn_det_config(s->ctx);
     s->profile = opt->profile;
-    s->run_read = -1;
     /* det first: the order in which a failure is reported */
     static const enum nn_net_id order[NN_NET_COUNT] = {NN_NET_DET, NN_NET_REC, NN_NET_CLS};
     struct net_job jobs[NN_NET_COUNT];
@@ -498,28 +501,51 @@ static int reserve_readback(struct vulkan_session *s, struct readback *rb, size_
     return 0;
 }
 
-/* Records the copy of `t` into rb, unless the host can read t in place. */
-static int record_readback(struct vulkan_session *s, struct gpu_cmd *cmd, struct readback *rb,
-                           const struct nn_gpu_tensor *t, char *err, size_t err_len)
+/* Places the NN_OUTPUT_READ outputs of the run's first n plans that the host cannot read in place
+ * one after another in the readback (s->run_read_at, s->run_read_bytes). */
+static void place_readbacks(struct vulkan_session *s, int n)
 {
-    if (read_in_place(s, t))
+    s->run_read_bytes = 0;
+    for (int k = 0; k < n; k++) {
+        const struct nn_gpu_tensor *t = nn_gpu_plan_output(s->run_plans[k]);
+        if (s->run_output[k] != NN_OUTPUT_READ || read_in_place(s, t))
+            continue;
+        s->run_read_at[k] = s->run_read_bytes;
+        const size_t bytes = (size_t)pvk_shape_numel(&t->shape) * nn_dtype_size(t->dtype);
+        s->run_read_bytes += (bytes + READBACK_ALIGN - 1) / READBACK_ALIGN * READBACK_ALIGN;
+    }
+}
+
+/* Records the copies of the run's outputs that the host reads into rb (after the run's last
+ * compute work). */
+static int record_readbacks(struct vulkan_session *s, struct gpu_cmd *cmd, struct readback *rb, int n, char *err,
+                            size_t err_len)
+{
+    if (s->run_read_bytes == 0)
         return 0;
-    size_t es = nn_dtype_size(t->dtype), bytes = (size_t)pvk_shape_numel(&t->shape) * es;
-    if (reserve_readback(s, rb, bytes, err, err_len))
+    if (reserve_readback(s, rb, s->run_read_bytes, err, err_len))
         return -1;
     gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_TRANSFER);
-    if (gpu_cmd_copy(cmd, t->buf, (VkDeviceSize)t->elem_offset * es, &rb->buf, 0, bytes))
-        return fail(err, err_len, "%s", gpu_last_error());
+    for (int k = 0; k < n; k++) {
+        const struct nn_gpu_tensor *t = nn_gpu_plan_output(s->run_plans[k]);
+        if (s->run_output[k] != NN_OUTPUT_READ || read_in_place(s, t))
+            continue;
+        const size_t es = nn_dtype_size(t->dtype), bytes = (size_t)pvk_shape_numel(&t->shape) * es;
+        if (gpu_cmd_copy(cmd, t->buf, (VkDeviceSize)t->elem_offset * es, &rb->buf, s->run_read_at[k], bytes))
+            return fail(err, err_len, "%s", gpu_last_error());
+    }
     return 0;
 }
 
+/* Output k of the last run, and the readback holding its copy; *at its bytes' offset there. */
 static int read_output(struct vulkan_session *s, int k, const struct nn_gpu_tensor **t, const struct readback **rb,
-                       char *err, size_t err_len)
+                       size_t *at, char *err, size_t err_len)
 {
-    if (k != s->run_read || k < 0 || k >= s->run_n_plans)
+    if (k < 0 || k >= s->run_n_plans || s->run_output[k] != NN_OUTPUT_READ)
         return fail(err, err_len, "%s", "that output of the run was not read back");
     *t = nn_gpu_plan_output(s->run_plans[k]);
     *rb = s->run_replayed ? &s->replay.readback : &s->readback;
+    *at = s->run_read_at[k];
     return 0;
 }
 
@@ -527,13 +553,14 @@ static int read_output_into(struct vulkan_session *s, int k, float *dst, char *e
 {
     const struct nn_gpu_tensor *t;
     const struct readback *rb;
-    if (read_output(s, k, &t, &rb, err, err_len))
+    size_t at;
+    if (read_output(s, k, &t, &rb, &at, err, err_len))
         return -1;
     if (read_in_place(s, t))
         return nn_gpu_tensor_read(s->ctx, t, dst, err, err_len);
     struct nn_gpu_tensor staged = *t;
     staged.buf = &rb->buf;
-    staged.elem_offset = 0;
+    staged.elem_offset = (uint32_t)(at / nn_dtype_size(t->dtype));
     return nn_gpu_tensor_read(s->ctx, &staged, dst, err, err_len);
 }
 
@@ -548,11 +575,12 @@ const float *nn_vulkan_session_output(struct nn_session *session, int k, float *
     *owned = NULL;
     const struct nn_gpu_tensor *t;
     const struct readback *rb;
-    if (read_output(s, k, &t, &rb, err, err_len))
+    size_t at;
+    if (read_output(s, k, &t, &rb, &at, err, err_len))
         return NULL;
     const struct gpu_buffer *b = read_in_place(s, t) ? t->buf : &rb->buf;
     if (t->dtype == NN_F32 && gpu_buffer_is_mapped(b))
-        return (const float *)b->mapped + (b == t->buf ? t->elem_offset : 0);
+        return (const float *)b->mapped + (b == t->buf ? t->elem_offset : at / sizeof(float));
     size_t n = (size_t)pvk_shape_numel(&t->shape);
     if (!(*owned = malloc(n * sizeof(float)))) {
         fail(err, err_len, "%s", "out of memory for a net's output");
@@ -713,7 +741,7 @@ static int record_run(struct vulkan_session *s, const struct nn_run *run, struct
     for (int k = 0; k < run->n_plans; k++)
         if (run->output[k] == NN_OUTPUT_ARGMAX && record_argmax(s, *cmd, k, err, err_len))
             return -1;
-    if (s->run_read >= 0 && record_readback(s, *cmd, rb, nn_gpu_plan_output(s->run_plans[s->run_read]), err, err_len))
+    if (record_readbacks(s, *cmd, rb, run->n_plans, err, err_len))
         return -1;
     return finish_recording(*cmd, err, err_len);
 }
@@ -773,7 +801,6 @@ int nn_vulkan_session_run(struct nn_session *session, const struct nn_run *run, 
 {
     struct vulkan_session *s = vulkan_session(session);
     s->run_n_plans = 0;
-    s->run_read = -1;
     s->gpu_ms = 0;
     if (run->n_plans < 1 || run->n_plans > NN_RUN_MAX_PLANS || !run->record_inputs ||
         (run->replay_key && (run->replay_key_len > REPLAY_KEY_MAX || run->in_parts)))
@@ -781,15 +808,11 @@ int nn_vulkan_session_run(struct nn_session *session, const struct nn_run *run, 
     for (int k = 0; k < run->n_plans; k++) {
         s->run_plans[k] = gpu_plan(run->plans[k]);
         s->run_output[k] = run->output[k];
-        if (run->output[k] == NN_OUTPUT_READ) {
-            if (s->run_read >= 0)
-                return fail(err, err_len, "%s", "a run reads back one output at most");
-            s->run_read = k;
-        }
     }
     const size_t rows = place_argmax_rows(s, run);
     if (bind_plans(s, run->plans, run->n_plans, err, err_len) || reserve_argmax(s, rows, err, err_len))
         return -1;
+    place_readbacks(s, run->n_plans);
     int rc = 0;
     if (run->replay_key) {
         rc = run_replayed(s, run, err, err_len);

@@ -19,18 +19,19 @@ struct crop_batch {
 
 struct ocr_cpu {
     float db_thresh;
-    /* images with their margins, BGR; uploads and detection use slot `current` */
+    /* images with their margins, BGR, with their detection; uploads and detection's preparation
+     * use slot `current` */
     struct framed_image {
         uint8_t *bgr;
         size_t cap;
         int width, height, margin;
+        int det_w, det_h, map_w, map_h, det_img_w, det_img_h; /* det_w 0: not prepared */
+        int8_t *db_work;
+        size_t db_work_cap;
     } images[OCR_IMAGE_SLOTS];
     int current;
-    int det_w, det_h, map_w, map_h, det_img_w, det_img_h;
-    uint8_t *det_resized; /* det_w x det_h BGR */
+    uint8_t *det_resized; /* the image being resized for det, BGR */
     size_t det_resized_cap;
-    int8_t *db_work;
-    size_t db_work_cap;
     struct crop_batch batches[OCR_CROP_BATCHES];
 };
 
@@ -69,10 +70,11 @@ void ocr_cpu_destroy(struct ocr_cpu *c)
         return;
     for (int i = 0; i < OCR_CROP_BATCHES; i++)
         free(c->batches[i].crops);
-    for (int i = 0; i < OCR_IMAGE_SLOTS; i++)
+    for (int i = 0; i < OCR_IMAGE_SLOTS; i++) {
         free(c->images[i].bgr);
+        free(c->images[i].db_work);
+    }
     free(c->det_resized);
-    free(c->db_work);
     free(c);
 }
 
@@ -96,7 +98,7 @@ int ocr_cpu_upload(struct ocr_cpu *c, const struct ppocr_image *src, int margin,
 {
     struct framed_image *f = &c->images[c->current];
     const int w = src->width + 2 * margin, h = src->height + 2 * margin;
-    f->width = f->height = 0; /* until the bytes are there */
+    f->width = f->height = f->det_w = 0; /* until the bytes are there */
     if (reserve((void **)&f->bgr, &f->cap, (size_t)w * h * 3))
         return fail(err, err_len, "image memory: out of memory");
     const size_t row = (size_t)src->width * 3;
@@ -129,17 +131,19 @@ int ocr_cpu_margin(const struct ocr_cpu *c)
 int ocr_cpu_det_prepare(struct ocr_cpu *c, int img_w, int img_h, int det_w, int det_h, int map_w, int map_h, int *key,
                         int key_len, char *err, size_t err_len)
 {
-    if (img_w != c->images[c->current].width || img_h != c->images[c->current].height)
+    struct framed_image *f = &c->images[c->current];
+    if (img_w != f->width || img_h != f->height)
         return fail(err, err_len, "detection prepared for an image that was not uploaded");
+    f->det_w = 0;
     if (reserve((void **)&c->det_resized, &c->det_resized_cap, (size_t)det_w * det_h * 3) ||
-        reserve((void **)&c->db_work, &c->db_work_cap, contour_work_bytes(map_w, map_h)))
+        reserve((void **)&f->db_work, &f->db_work_cap, contour_work_bytes(map_w, map_h)))
         return fail(err, err_len, "detection memory: out of memory");
-    c->det_img_w = img_w;
-    c->det_img_h = img_h;
-    c->det_w = det_w;
-    c->det_h = det_h;
-    c->map_w = map_w;
-    c->map_h = map_h;
+    f->det_img_w = img_w;
+    f->det_img_h = img_h;
+    f->det_w = det_w;
+    f->det_h = det_h;
+    f->map_w = map_w;
+    f->map_h = map_h;
     const int values[] = {img_w, img_h, det_w, det_h, map_w, map_h};
     for (int i = 0; i < key_len; i++)
         key[i] = i < (int)(sizeof values / sizeof *values) ? values[i] : 0;
@@ -151,29 +155,45 @@ static int dims_are(const struct pvk_shape *s, int64_t n, int64_t ch, int64_t h,
     return s->ndim == 4 && s->d[0] >= n && s->d[1] == ch && s->d[2] == h && s->d[3] == w;
 }
 
-int ocr_cpu_record_det_input(struct ocr_cpu *c, struct nn_plan *const *plans, int n_plans, char *err, size_t err_len)
+/* The slot of plan k of a detection run, NULL when the run does not match what was prepared. */
+static struct framed_image *det_slot(struct ocr_cpu *c, const int *slots, int n_slots, int n_plans, int k)
 {
-    float *dst = n_plans == 1 ? nn_cpu_plan_input_data(plans[0]) : NULL;
-    if (!dst || !c->det_resized || !dims_are(nn_plan_input_shape(plans[0]), 1, 3, c->det_h, c->det_w))
-        return fail(err, err_len, "detection's input recorded without its preparation");
-    if (ocr_resize_linear(c->images[c->current].bgr, c->det_img_w, c->det_img_h, c->det_resized, c->det_w, c->det_h, 3))
-        return fail(err, err_len, "detection's input: a size the resize refuses");
-    ocr_det_normalize(c->det_resized, c->det_w, c->det_h, dst);
+    if (n_plans != n_slots || slots[k] < 0 || slots[k] >= OCR_IMAGE_SLOTS || !c->images[slots[k]].det_w)
+        return NULL;
+    return &c->images[slots[k]];
+}
+
+int ocr_cpu_record_det_input(struct ocr_cpu *c, const int *slots, int n_slots, struct nn_plan *const *plans,
+                             int n_plans, char *err, size_t err_len)
+{
+    for (int k = 0; k < n_plans; k++) {
+        const struct framed_image *f = det_slot(c, slots, n_slots, n_plans, k);
+        float *dst = nn_cpu_plan_input_data(plans[k]);
+        if (!f || !dst || !c->det_resized || !dims_are(nn_plan_input_shape(plans[k]), 1, 3, f->det_h, f->det_w))
+            return fail(err, err_len, "detection's input recorded without its preparation");
+        if (ocr_resize_linear(f->bgr, f->det_img_w, f->det_img_h, c->det_resized, f->det_w, f->det_h, 3))
+            return fail(err, err_len, "detection's input: a size the resize refuses");
+        ocr_det_normalize(c->det_resized, f->det_w, f->det_h, dst);
+    }
     return 0;
 }
 
-int ocr_cpu_record_db_bitmap(struct ocr_cpu *c, struct nn_plan *const *plans, int n_plans, char *err, size_t err_len)
+int ocr_cpu_record_db_bitmap(struct ocr_cpu *c, const int *slots, int n_slots, struct nn_plan *const *plans,
+                             int n_plans, char *err, size_t err_len)
 {
-    const float *map = n_plans >= 1 ? nn_cpu_plan_output_data(plans[0]) : NULL;
-    if (!map || !c->db_work || !dims_are(nn_plan_output_shape(plans[0]), 1, 1, c->map_h, c->map_w))
-        return fail(err, err_len, "DB's bitmap recorded without detection's preparation");
-    contour_work_above(map, c->map_w, c->map_h, c->db_thresh, c->db_work);
+    for (int k = 0; k < n_plans; k++) {
+        const struct framed_image *f = det_slot(c, slots, n_slots, n_plans, k);
+        const float *map = nn_cpu_plan_output_data(plans[k]);
+        if (!f || !map || !f->db_work || !dims_are(nn_plan_output_shape(plans[k]), 1, 1, f->map_h, f->map_w))
+            return fail(err, err_len, "DB's bitmap recorded without detection's preparation");
+        contour_work_above(map, f->map_w, f->map_h, c->db_thresh, f->db_work);
+    }
     return 0;
 }
 
-int8_t *ocr_cpu_db_work(struct ocr_cpu *c)
+int8_t *ocr_cpu_db_work(struct ocr_cpu *c, int slot)
 {
-    return c->db_work;
+    return slot >= 0 && slot < OCR_IMAGE_SLOTS ? c->images[slot].db_work : NULL;
 }
 
 /* ---- crops ---------------------------------------------------------------------------------- */

@@ -27,13 +27,17 @@ int ocr_cpu_select_image(struct ocr_cpu *c, int slot, char *err, size_t err_len)
 int ocr_cpu_upload(struct ocr_cpu *c, const struct ppocr_image *src, int margin, char *err, size_t err_len);
 int ocr_cpu_margin(const struct ocr_cpu *c);
 
-/* As ocr_gpu_det_prepare: det's input at det_w x det_h of the framed image (img_w x img_h), the
- * bitmap of a map_w x map_h map; key gets key_len values describing them. */
+/* As ocr_gpu_det_prepare: det's input at det_w x det_h of the current slot's framed image
+ * (img_w x img_h), the slot's bitmap of a map_w x map_h map; key gets key_len values describing
+ * them. */
 int ocr_cpu_det_prepare(struct ocr_cpu *c, int img_w, int img_h, int det_w, int det_h, int map_w, int map_h, int *key,
                         int key_len, char *err, size_t err_len);
-int ocr_cpu_record_det_input(struct ocr_cpu *c, struct nn_plan *const *plans, int n_plans, char *err, size_t err_len);
-int ocr_cpu_record_db_bitmap(struct ocr_cpu *c, struct nn_plan *const *plans, int n_plans, char *err, size_t err_len);
-int8_t *ocr_cpu_db_work(struct ocr_cpu *c);
+/* As ocr_gpu_record_det_input and ocr_gpu_record_db_bitmap: plan k is that of slot slots[k]. */
+int ocr_cpu_record_det_input(struct ocr_cpu *c, const int *slots, int n_slots, struct nn_plan *const *plans,
+                             int n_plans, char *err, size_t err_len);
+int ocr_cpu_record_db_bitmap(struct ocr_cpu *c, const int *slots, int n_slots, struct nn_plan *const *plans,
+                             int n_plans, char *err, size_t err_len);
+int8_t *ocr_cpu_db_work(struct ocr_cpu *c, int slot);
 
 int ocr_cpu_set_crops(struct ocr_cpu *c, int batch, const struct image_crop *crops, int n, int target_h, int target_w,
                       char *err, size_t err_len);

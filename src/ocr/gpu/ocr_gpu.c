@@ -28,21 +28,21 @@ struct ocr_gpu {
     struct db_bitmap *db_bitmap;
     float db_thresh;
     struct image_crop_batch *crops[OCR_CROP_BATCHES];
-    /* images' BGR bytes, each read framed by its margin (image_ops.h); uploads and detection use
-     * slot `current` */
+    /* images' BGR bytes, each read framed by its margin (image_ops.h), with their detection;
+     * uploads and detection's preparation use slot `current` */
     struct image_slot {
         struct gpu_buffer buf;
         size_t cap;
         int width, height, margin; /* framed size */
+        struct image_det_job *det_job;
+        int det_job_key[5]; /* src w, h, det w, h and the image's margin of det_job */
+        /* det's map thresholded by the GPU into the contour follower's work image: host-visible,
+         * as DB post-processing labels it in place */
+        struct gpu_buffer db_work;
+        size_t db_work_cap;
     } images[OCR_IMAGE_SLOTS];
     int current;
-    struct image_det_job *det_job;
-    int det_job_key[5]; /* src w, h, det w, h and the image's margin of det_job */
-    /* det's map thresholded by the GPU into the contour follower's work image: host-visible, as
-     * DB post-processing labels it in place */
-    struct gpu_buffer db_work;
-    size_t db_work_cap;
-    unsigned generation; /* counts the times image, det_job or db_work moved */
+    unsigned generation; /* counts the times an image, det_job or db_work moved */
 };
 
 static int fail(char *err, size_t err_len, const char *fmt, const char *detail)
@@ -79,12 +79,13 @@ void ocr_gpu_destroy(struct ocr_gpu *g)
         return;
     for (int i = 0; i < OCR_CROP_BATCHES; i++)
         image_crop_batch_destroy(g->crops[i]);
-    image_det_job_destroy(g->det_job);
     image_ops_destroy(g->image_ops);
     db_bitmap_destroy(g->db_bitmap);
-    gpu_buffer_free(&g->db_work);
-    for (int i = 0; i < OCR_IMAGE_SLOTS; i++)
+    for (int i = 0; i < OCR_IMAGE_SLOTS; i++) {
+        image_det_job_destroy(g->images[i].det_job);
+        gpu_buffer_free(&g->images[i].db_work);
         gpu_buffer_free(&g->images[i].buf);
+    }
     free(g);
 }
 
@@ -128,8 +129,8 @@ int ocr_gpu_upload(struct ocr_gpu *g, const struct ppocr_image *src, int margin,
     if (bytes > slot->cap) {
         gpu_buffer_free(&slot->buf);
         slot->cap = 0;
-        image_det_job_destroy(g->det_job);
-        g->det_job = NULL;
+        image_det_job_destroy(slot->det_job);
+        slot->det_job = NULL;
         g->generation++;
         if (gpu_buffer_alloc(g->ctx, GPU_MEMORY_DEVICE, bytes, &slot->buf))
             return fail(err, err_len, "image memory: %s", gpu_last_error());
@@ -160,26 +161,26 @@ int ocr_gpu_margin(const struct ocr_gpu *g)
 int ocr_gpu_det_prepare(struct ocr_gpu *g, int img_w, int img_h, int det_w, int det_h, int map_w, int map_h,
                         int key[OCR_GPU_DET_KEY], char *err, size_t err_len)
 {
-    const struct image_slot *slot = &g->images[g->current];
+    struct image_slot *slot = &g->images[g->current];
     if (img_w != slot->width || img_h != slot->height)
         return fail(err, err_len, "%s", "detection prepared for an image that was not uploaded");
     const int job_key[5] = {img_w, img_h, det_w, det_h, slot->margin};
-    if (!g->det_job || memcmp(job_key, g->det_job_key, sizeof(job_key))) {
-        image_det_job_destroy(g->det_job);
-        g->det_job = NULL;
+    if (!slot->det_job || memcmp(job_key, slot->det_job_key, sizeof(job_key))) {
+        image_det_job_destroy(slot->det_job);
+        slot->det_job = NULL;
         g->generation++;
-        if (image_det_job_create(g->image_ops, img_w, img_h, det_w, det_h, &g->det_job, err, err_len))
+        if (image_det_job_create(g->image_ops, img_w, img_h, det_w, det_h, &slot->det_job, err, err_len))
             return -1;
-        memcpy(g->det_job_key, job_key, sizeof(job_key));
+        memcpy(slot->det_job_key, job_key, sizeof(job_key));
     }
     const size_t bytes = db_bitmap_bytes(map_w, map_h);
-    if (bytes > g->db_work_cap) {
-        gpu_buffer_free(&g->db_work);
-        g->db_work_cap = 0;
+    if (bytes > slot->db_work_cap) {
+        gpu_buffer_free(&slot->db_work);
+        slot->db_work_cap = 0;
         g->generation++;
-        if (gpu_buffer_alloc(g->ctx, GPU_MEMORY_HOST, bytes, &g->db_work))
+        if (gpu_buffer_alloc(g->ctx, GPU_MEMORY_HOST, bytes, &slot->db_work))
             return fail(err, err_len, "readback memory: %s", gpu_last_error());
-        g->db_work_cap = bytes;
+        slot->db_work_cap = bytes;
     }
     memcpy(key, job_key, sizeof(job_key));
     key[5] = (int)g->generation;
@@ -187,28 +188,45 @@ int ocr_gpu_det_prepare(struct ocr_gpu *g, int img_w, int img_h, int det_w, int 
     return 0;
 }
 
-int ocr_gpu_record_det_input(void *ctx, struct nn_recorder *rec, struct nn_plan *const *plans, int n_plans, char *err,
-                             size_t err_len)
+/* The slot of plan k of a detection run, NULL when the run does not match what was prepared. */
+static const struct image_slot *det_slot(const struct ocr_gpu *g, const int *slots, int n_slots, int n_plans, int k)
 {
-    struct ocr_gpu *g = ctx;
-    if (n_plans != 1 || !g->det_job)
-        return fail(err, err_len, "%s", "detection's input recorded without its preparation");
-    const struct image_slot *slot = &g->images[g->current];
-    return image_det_record(g->image_ops, g->det_job, nn_gpu_recorder_cmd(rec), &slot->buf, slot->margin,
-                            nn_gpu_plan_input_tensor(plans[0]), err, err_len);
+    if (n_plans != n_slots || slots[k] < 0 || slots[k] >= OCR_IMAGE_SLOTS || !g->images[slots[k]].det_job)
+        return NULL;
+    return &g->images[slots[k]];
 }
 
-int ocr_gpu_record_db_bitmap(void *ctx, struct nn_recorder *rec, struct nn_plan *const *plans, int n_plans, char *err,
-                             size_t err_len)
+int ocr_gpu_record_det_input(struct ocr_gpu *g, const int *slots, int n_slots, struct nn_recorder *rec,
+                             struct nn_plan *const *plans, int n_plans, char *err, size_t err_len)
 {
-    struct ocr_gpu *g = ctx;
-    return db_bitmap_record(g->db_bitmap, nn_gpu_recorder_cmd(rec), nn_gpu_plan_output_tensor(plans[0]), g->db_thresh,
-                            &g->db_work, err, err_len);
+    for (int k = 0; k < n_plans; k++) {
+        const struct image_slot *slot = det_slot(g, slots, n_slots, n_plans, k);
+        if (!slot)
+            return fail(err, err_len, "%s", "detection's input recorded without its preparation");
+        if (image_det_record(g->image_ops, slot->det_job, nn_gpu_recorder_cmd(rec), &slot->buf, slot->margin,
+                             nn_gpu_plan_input_tensor(plans[k]), err, err_len))
+            return -1;
+    }
+    return 0;
 }
 
-int8_t *ocr_gpu_db_work(struct ocr_gpu *g)
+int ocr_gpu_record_db_bitmap(struct ocr_gpu *g, const int *slots, int n_slots, struct nn_recorder *rec,
+                             struct nn_plan *const *plans, int n_plans, char *err, size_t err_len)
 {
-    return (int8_t *)g->db_work.mapped;
+    for (int k = 0; k < n_plans; k++) {
+        const struct image_slot *slot = det_slot(g, slots, n_slots, n_plans, k);
+        if (!slot)
+            return fail(err, err_len, "%s", "DB's bitmap recorded without detection's preparation");
+        if (db_bitmap_record(g->db_bitmap, nn_gpu_recorder_cmd(rec), nn_gpu_plan_output_tensor(plans[k]), g->db_thresh,
+                             &slot->db_work, err, err_len))
+            return -1;
+    }
+    return 0;
+}
+
+int8_t *ocr_gpu_db_work(struct ocr_gpu *g, int slot)
+{
+    return slot >= 0 && slot < OCR_IMAGE_SLOTS ? (int8_t *)g->images[slot].db_work.mapped : NULL;
 }
 
 /* ---- crops ---------------------------------------------------------------------------------- */

@@ -39,18 +39,19 @@ int ocr_gpu_margin(const struct ocr_gpu *g);
 /* ---- detection ------------------------------------------------------------------------------ */
 
 /* Readies det's input of the current slot's image (its framed size img_w x img_h) at det_w x det_h and
- * the bitmap of a map_w x map_h map, and fills key[OCR_GPU_DET_KEY]: what the two callbacks below
- * record, for the session's replay. */
+ * the slot's bitmap of a map_w x map_h map, and fills key[OCR_GPU_DET_KEY]: what the two
+ * callbacks below record for that slot alone, for the session's replay. */
 int ocr_gpu_det_prepare(struct ocr_gpu *g, int img_w, int img_h, int det_w, int det_h, int map_w, int map_h,
                         int key[OCR_GPU_DET_KEY], char *err, size_t err_len);
-/* nn_record_fn (ctx: the ocr_gpu): resize + normalise into the det plan's input. */
-int ocr_gpu_record_det_input(void *g, struct nn_recorder *rec, struct nn_plan *const *plans, int n_plans, char *err,
-                             size_t err_len);
-/* nn_record_fn (ctx: the ocr_gpu): the det plan's map thresholded into the bitmap. */
-int ocr_gpu_record_db_bitmap(void *g, struct nn_recorder *rec, struct nn_plan *const *plans, int n_plans, char *err,
-                             size_t err_len);
-/* The bitmap after the run, the contour follower's work image (db_bitmap.h), host memory. */
-int8_t *ocr_gpu_db_work(struct ocr_gpu *g);
+/* The session's callbacks for a run of det plans, plan k that of slot slots[k] (n_slots of them):
+ * resize + normalise each slot's image into its plan's input; each plan's map thresholded into its
+ * slot's bitmap. */
+int ocr_gpu_record_det_input(struct ocr_gpu *g, const int *slots, int n_slots, struct nn_recorder *rec,
+                             struct nn_plan *const *plans, int n_plans, char *err, size_t err_len);
+int ocr_gpu_record_db_bitmap(struct ocr_gpu *g, const int *slots, int n_slots, struct nn_recorder *rec,
+                             struct nn_plan *const *plans, int n_plans, char *err, size_t err_len);
+/* Slot's bitmap after the run, the contour follower's work image (db_bitmap.h), host memory. */
+int8_t *ocr_gpu_db_work(struct ocr_gpu *g, int slot);
 
 /* ---- crops ---------------------------------------------------------------------------------- */
 
