@@ -144,15 +144,16 @@ static double det_pixels(const struct det_ready *r)
 /* Runs images[0..n) (ready) in one run, or, where that fails, each alone; their boxes. */
 static void det_group(struct ppocr_engine *e, struct det_image *images, const struct det_ready *ready, int n)
 {
-    char err[256];
+    char shared_err[256];
     const double run_t0 = ocr_now_ms();
-    if (n > 1 && det_run(e, images, ready, n, err, sizeof(err))) {
+    if (det_run(e, images, ready, n, n == 1 ? images[0].err : shared_err,
+                n == 1 ? images[0].err_len : sizeof(shared_err))) {
+        if (n == 1) {
+            images[0].rc = -1;
+            return;
+        }
         for (int k = 0; k < n; k++) /* one image's trouble is not the others' */
             det_group(e, images + k, ready + k, 1);
-        return;
-    }
-    if (n == 1 && det_run(e, images, ready, 1, images[0].err, images[0].err_len)) {
-        images[0].rc = -1;
         return;
     }
     const double gpu_ms = nn_session_gpu_ms(e->nets);

@@ -3,6 +3,7 @@
 #include "nn/session.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +19,8 @@
 
 /* Outputs read back one after another in one buffer, each from a multiple of this (bytes) */
 #define READBACK_ALIGN 256u
-#define PLAN_CACHE 24 /* input shapes kept per net (plans hold no device memory: see act) */
+#define NOT_COPIED SIZE_MAX /* an output not read back, or read in place */
+#define PLAN_CACHE 24       /* input shapes kept per net (plans hold no device memory: see act) */
 /* A run in parts: this many parts of doubling length, each submitted before the next is recorded.
  * The GPU then waits only while the first, short part is recorded, and runs each part while the
  * host records the next, which takes about a third as long (BENCHMARKS.md). */
@@ -97,7 +99,7 @@ struct vulkan_session {
     struct nn_gpu_plan *run_plans[NN_RUN_MAX_PLANS];
     enum nn_output_use run_output[NN_RUN_MAX_PLANS];
     size_t run_row0[NN_RUN_MAX_PLANS];    /* the first argmax row of each NN_OUTPUT_ARGMAX plan */
-    size_t run_read_at[NN_RUN_MAX_PLANS]; /* where each NN_OUTPUT_READ output is in the readback */
+    size_t run_read_at[NN_RUN_MAX_PLANS]; /* where each output is in the readback, or NOT_COPIED */
     size_t run_read_bytes;
     int run_n_plans;
     bool run_replayed;
@@ -508,6 +510,7 @@ static void place_readbacks(struct vulkan_session *s, int n)
     s->run_read_bytes = 0;
     for (int k = 0; k < n; k++) {
         const struct nn_gpu_tensor *t = nn_gpu_plan_output(s->run_plans[k]);
+        s->run_read_at[k] = NOT_COPIED;
         if (s->run_output[k] != NN_OUTPUT_READ || read_in_place(s, t))
             continue;
         s->run_read_at[k] = s->run_read_bytes;
@@ -527,9 +530,9 @@ static int record_readbacks(struct vulkan_session *s, struct gpu_cmd *cmd, struc
         return -1;
     gpu_cmd_barrier(cmd, GPU_STAGE_COMPUTE, GPU_STAGE_TRANSFER);
     for (int k = 0; k < n; k++) {
-        const struct nn_gpu_tensor *t = nn_gpu_plan_output(s->run_plans[k]);
-        if (s->run_output[k] != NN_OUTPUT_READ || read_in_place(s, t))
+        if (s->run_read_at[k] == NOT_COPIED)
             continue;
+        const struct nn_gpu_tensor *t = nn_gpu_plan_output(s->run_plans[k]);
         const size_t es = nn_dtype_size(t->dtype), bytes = (size_t)pvk_shape_numel(&t->shape) * es;
         if (gpu_cmd_copy(cmd, t->buf, (VkDeviceSize)t->elem_offset * es, &rb->buf, s->run_read_at[k], bytes))
             return fail(err, err_len, "%s", gpu_last_error());
