@@ -62,6 +62,12 @@ static int interrupted(void)
 /* Images one engine run takes at most (ppocr_engine_run_many). */
 #define RUN_IMAGES_MAX 8
 
+/* Results held for their turn to be written, beyond those of the images in flight: a large scan
+ * takes a decoder and an engine far longer than a small image, and the images after it, finished
+ * meanwhile, wait for it in input order. Each holds its formatted result only (its image is freed
+ * once read), so the decoders and engines go on rather than stop at the scan. */
+#define RESULTS_WAITING_MAX 256
+
 /* What one input produced, kept until it is written out in input order. */
 struct outcome {
     struct cli_buf out;  /* formatted result, for stdout or the -o file */
@@ -438,7 +444,7 @@ static int run_ocr(const struct cli_args *args, struct cli_check *check)
         const int take_max = decoders > 0 ? RUN_IMAGES_MAX : 1;
         struct cli_workers w = {.n_items = run.items.n,
                                 .n_workers = jobs,
-                                .window = 4 * jobs + decoders,
+                                .window = 4 * jobs + decoders + RESULTS_WAITING_MAX,
                                 .ctx = &run,
                                 .init = worker_init,
                                 .prepare = worker_prepare,
