@@ -35,7 +35,7 @@ void cli_print_help(const char *prog)
            "                           (JOB_COMPLETION_INDEX) or GNU parallel (PARALLEL_SEQ); see README\n"
            "  --skip-existing          with -o: pass over inputs whose output file is already there\n"
            "  -j, --jobs N             images in flight at once, one engine each (default: one\n"
-           "                           per CPU core, 2 to 16, on a discrete GPU, 2 on another GPU,\n"
+           "                           per two CPU cores, 2 to 8, on a discrete GPU, 2 on another GPU,\n"
            "                           1 on a CPU device); output keeps the input order\n"
            "  --decode-threads N       with -j 2 or more: threads decoding images ahead of the\n"
            "                           engines (default: one per core, at most 16, on GPUs; 0 on\n"

@@ -12,16 +12,18 @@
 #define JOBS_MAX 64
 #define DECODE_THREADS_MAX 16
 
-/* Engines per device by default: one per CPU core on a discrete GPU (2 to 16), two on another
- * GPU, so that images' CPU stages (decoding, DB post-processing) overlap other images' GPU work.
- * On a discrete GPU's 16-core host, both a folder of pages and a folder of varied images (large
- * scans among them, whose decoding holds an engine a long while) ran fastest with eight to sixteen
- * engines (BENCHMARKS.md). One on a CPU device, whose driver already uses every core. Each engine
- * adds its own activation memory, which an integrated GPU shares with the host. */
+/* Engines per device by default: one per two CPU cores on a discrete GPU (2 to 8), two on another
+ * GPU, so that images' CPU stages (DB post-processing, CTC) overlap other images' GPU work. On a
+ * GPU the images are decoded on threads of their own, one per core, and an engine reads the images
+ * that are ready together in one run: on a discrete GPU's 16-core host, eight engines ran both a
+ * folder of small images and one with large scans among them faster than sixteen, whose runs were
+ * smaller and whose threads took cores from the decoders (BENCHMARKS.md). One on a CPU device,
+ * whose driver already uses every core. Each engine adds its own activation memory, which an
+ * integrated GPU shares with the host. */
 static int default_jobs(const struct ppocr_engine *first)
 {
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    const int discrete = cores >= 16 ? 16 : cores >= 2 ? (int)cores : 2;
+    const int half = (int)(cores / 2), discrete = half > 8 ? 8 : half < 2 ? 2 : half;
     const int by_class[] = {
         [PPOCR_DEVICE_CPU] = 1, [PPOCR_DEVICE_DISCRETE_GPU] = discrete, [PPOCR_DEVICE_OTHER_GPU] = 2};
     return by_class[ppocr_engine_device_class(first)];
