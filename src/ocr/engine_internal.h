@@ -58,6 +58,9 @@ _Static_assert(GROUP_PLANS_MAX <= NN_RUN_MAX_PLANS, "a recognition group must fi
  * DB post-processing's boxes, the image's copy into mapped device memory, and a recognition
  * group's crop tables. */
 #define HELPERS 3
+/* Pixels of a scaled image (a very large one scaled down to ENGINE_MAX_PIXELS) from which an
+ * engine without helpers starts threads of its own to share the scaling. */
+#define SCALE_SHARED_MIN_PIXELS (4.0 * 1024 * 1024)
 /* Pixels of the largest image (as detection sees it, margin included) that shares a run with
  * others (ppocr_engine_run_many): images of few lines gain, and each device slot holds one. */
 #define SHARED_RUN_MAX_PIXELS (4.0 * 1024 * 1024)

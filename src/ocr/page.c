@@ -10,6 +10,7 @@
 #include "ocr/net_io.h"
 #include "ocr/preprocess.h"
 #include "ocr/word_boxes.h"
+#include "ocr/workers.h"
 
 /* The words of a line's reading (word_boxes.h), boxes in the image the pipeline sees: the crop
  * turned as that reading was (crop.flip follows the text kept), at its input width. */
@@ -107,6 +108,23 @@ static void page_fail(struct page *p)
     p->rc = -1;
 }
 
+/* img scaled into out (its size set, its pixels allocated). A very large image's scaling is the
+ * longest host step of its run, and holds the engine meanwhile: its rows are shared with the
+ * engine's helpers, or, for an engine without any, with threads started for it. */
+static int scale_image(struct ppocr_engine *e, const struct ppocr_image *img, struct ppocr_image *out)
+{
+    struct ocr_workers *own = NULL, *workers = e->helpers;
+    if (!workers && (double)out->width * out->height >= SCALE_SHARED_MIN_PIXELS) {
+        const int cpus = ocr_workers_cpus();
+        if (ocr_workers_create(cpus - 1 < HELPERS ? cpus - 1 : HELPERS, &own) == 0)
+            workers = own; /* NULL where no helper could be started: this thread alone */
+    }
+    const int rc =
+        ocr_resize_linear_shared(img->bgr, img->width, img->height, out->bgr, out->width, out->height, 3, workers);
+    ocr_workers_destroy(own);
+    return rc;
+}
+
 /* The image the pipeline sees: img prepared (scaled, framed by the margin); *src is what goes to
  * the device inside the margin. */
 static int page_prepare(struct ppocr_engine *e, struct page *p, const struct ppocr_image **src)
@@ -119,8 +137,7 @@ static int page_prepare(struct ppocr_engine *e, struct page *p, const struct ppo
         p->scaled.width = (int)lround(img->width * p->prep.scale);
         p->scaled.height = (int)lround(img->height * p->prep.scale);
         p->scaled.bgr = malloc((size_t)p->scaled.width * p->scaled.height * 3);
-        if (!p->scaled.bgr ||
-            ocr_resize_linear(img->bgr, img->width, img->height, p->scaled.bgr, p->scaled.width, p->scaled.height, 3))
+        if (!p->scaled.bgr || scale_image(e, img, &p->scaled))
             return ocr_fail(p->err, p->err_len, "%s", "out of memory scaling the image");
         *src = &p->scaled;
     }

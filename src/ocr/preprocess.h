@@ -31,6 +31,12 @@
  * exactly twice the destination on both axes. Returns 0, or -1 for bad sizes or channel count. */
 int ocr_resize_linear(const uint8_t *src, int src_w, int src_h, uint8_t *dst, int dst_w, int dst_h, int channels);
 
+/* ocr_resize_linear, its rows shared with `workers` (ocr/workers.h; NULL: this thread alone): the
+ * same bytes. */
+struct ocr_workers;
+int ocr_resize_linear_shared(const uint8_t *src, int src_w, int src_h, uint8_t *dst, int dst_w, int dst_h, int channels,
+                             struct ocr_workers *workers);
+
 /* ---- detection input ------------------------------------------------------------------------ */
 
 /* PaddleOCR's DetResizeForTest, limit_type 'max': scale so that the longer side is at most

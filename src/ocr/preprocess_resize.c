@@ -7,6 +7,12 @@
 #include <string.h>
 
 #include "ocr/preprocess.h"
+#include "ocr/workers.h"
+
+/* Bands of output rows that a shared resize is cut into (ocr_workers_run claims them one at a
+ * time, so a helper that wakes late takes fewer), each at least RESIZE_BAND_ROWS_MIN rows. */
+#define RESIZE_BANDS_MAX 16
+#define RESIZE_BAND_ROWS_MIN 64
 
 #define COEF_BITS 11 /* INTER_RESIZE_COEF_BITS */
 #define COEF_ONE (1 << COEF_BITS)
@@ -74,7 +80,52 @@ static void vresize_row(const int16_t *restrict r0, const int16_t *restrict r1, 
     }
 }
 
-int ocr_resize_linear(const uint8_t *src, int src_w, int src_h, uint8_t *dst, int dst_w, int dst_h, int cn)
+/* What every band of one resize shares: the sizes, the horizontal taps, the vertical scale. */
+struct resize_job {
+    const uint8_t *src;
+    int src_w, src_h, cn;
+    uint8_t *dst;
+    int dst_w, dst_h, bands;
+    double scale_y;
+    const int *xofs, *alpha;
+    int xmax;
+    int16_t *rows; /* two horizontally resized rows per band */
+};
+
+/* Output rows [band * dst_h / bands, (band + 1) * dst_h / bands): each depends on two source rows
+ * alone, so a band's rows are the same bytes whichever thread makes them. */
+static void resize_band(void *arg, int band)
+{
+    const struct resize_job *j = arg;
+    const size_t n = (size_t)j->dst_w * j->cn;
+    const int dy0 = (int)((int64_t)band * j->dst_h / j->bands), dy1 = (int)((int64_t)(band + 1) * j->dst_h / j->bands);
+    /* two horizontally resized source rows, kept while consecutive output rows use them again */
+    int16_t *buf[2] = {j->rows + 2 * n * (size_t)band, j->rows + 2 * n * (size_t)band + n};
+    int held[2] = {-1, -1};
+    for (int dy = dy0; dy < dy1; dy++) {
+        float fy = (float)((dy + 0.5) * j->scale_y - 0.5);
+        int sy = (int)floorf(fy);
+        fy -= (float)sy;
+        const int16_t *r[2];
+        for (int k = 0; k < 2; k++) {
+            int want = sy + k < 0 ? 0 : sy + k >= j->src_h ? j->src_h - 1 : sy + k;
+            int b = held[0] == want ? 0 : held[1] == want ? 1 : -1;
+            if (b < 0) {
+                /* overwrite neither the row just taken (k = 1) nor the one the next step needs */
+                b = k == 1 ? (r[0] == buf[0] ? 1 : 0) : (held[0] == sy + 1 ? 1 : 0);
+                hresize_row(j->src + (size_t)want * j->src_w * j->cn, j->xofs, j->alpha, j->xmax, j->dst_w, j->cn,
+                            buf[b]);
+                held[b] = want;
+            }
+            r[k] = buf[b];
+        }
+        vresize_row(r[0], r[1], (int16_t)round_coef(1.f - fy), (int16_t)round_coef(fy), j->dst + (size_t)dy * n,
+                    (int)n);
+    }
+}
+
+int ocr_resize_linear_shared(const uint8_t *src, int src_w, int src_h, uint8_t *dst, int dst_w, int dst_h, int cn,
+                             struct ocr_workers *workers)
 {
     if (src_w <= 0 || src_h <= 0 || dst_w <= 0 || dst_h <= 0 || cn < 1 || cn > 4)
         return -1;
@@ -88,9 +139,11 @@ int ocr_resize_linear(const uint8_t *src, int src_w, int src_h, uint8_t *dst, in
         resize_half(src, src_w, dst, dst_w, dst_h, cn);
         return 0;
     }
+    int bands = workers ? dst_h / RESIZE_BAND_ROWS_MIN : 1;
+    bands = bands < 1 ? 1 : bands > RESIZE_BANDS_MAX ? RESIZE_BANDS_MAX : bands;
     size_t n = (size_t)dst_w * cn;
     int *xofs = malloc(n * sizeof *xofs), *alpha = malloc(2 * n * sizeof *alpha);
-    int16_t *rows = malloc(2 * n * sizeof *rows);
+    int16_t *rows = malloc(2 * n * (size_t)bands * sizeof *rows);
     if (!xofs || !alpha || !rows) {
         free(xofs), free(alpha), free(rows);
         return -1;
@@ -113,27 +166,13 @@ int ocr_resize_linear(const uint8_t *src, int src_w, int src_h, uint8_t *dst, in
             alpha[2 * (dx * cn + k) + 1] = round_coef(fx);
         }
     }
-    /* two horizontally resized source rows, kept while consecutive output rows use them again */
-    int16_t *buf[2] = {rows, rows + n};
-    int held[2] = {-1, -1};
-    for (int dy = 0; dy < dst_h; dy++) {
-        float fy = (float)((dy + 0.5) * scale_y - 0.5);
-        int sy = (int)floorf(fy);
-        fy -= (float)sy;
-        const int16_t *r[2];
-        for (int k = 0; k < 2; k++) {
-            int want = sy + k < 0 ? 0 : sy + k >= src_h ? src_h - 1 : sy + k;
-            int b = held[0] == want ? 0 : held[1] == want ? 1 : -1;
-            if (b < 0) {
-                /* overwrite neither the row just taken (k = 1) nor the one the next step needs */
-                b = k == 1 ? (r[0] == buf[0] ? 1 : 0) : (held[0] == sy + 1 ? 1 : 0);
-                hresize_row(src + (size_t)want * src_w * cn, xofs, alpha, xmax, dst_w, cn, buf[b]);
-                held[b] = want;
-            }
-            r[k] = buf[b];
-        }
-        vresize_row(r[0], r[1], (int16_t)round_coef(1.f - fy), (int16_t)round_coef(fy), dst + (size_t)dy * n, (int)n);
-    }
+    struct resize_job job = {src, src_w, src_h, cn, dst, dst_w, dst_h, bands, scale_y, xofs, alpha, xmax, rows};
+    ocr_workers_run(workers, bands, resize_band, &job);
     free(xofs), free(alpha), free(rows);
     return 0;
+}
+
+int ocr_resize_linear(const uint8_t *src, int src_w, int src_h, uint8_t *dst, int dst_w, int dst_h, int cn)
+{
+    return ocr_resize_linear_shared(src, src_w, src_h, dst, dst_w, dst_h, cn, NULL);
 }

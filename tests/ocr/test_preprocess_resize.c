@@ -14,6 +14,7 @@
 #include "img/image.h"
 #include "ocr/pad.h"
 #include "ocr/preprocess.h"
+#include "ocr/workers.h"
 #include "support/test_env.h"
 
 static void load_fixture(const char *name, struct ppocr_image *img)
@@ -112,6 +113,46 @@ static void test_resize_constant(void **state)
         for (int i = 0; i < sizes[k][0] * sizes[k][1] * 3; i++)
             assert_int_equal(dst[i], 201);
     }
+}
+
+/* Rows shared with helpers (in bands, each claimed by whichever thread comes first) give the same
+ * bytes as one thread: random sizes with 1-4 channels, scaled down, up, across and by exactly 2. */
+static void test_resize_shared_matches_alone(void **state)
+{
+    (void)state;
+    struct ocr_workers *workers;
+    assert_int_equal(ocr_workers_create(3, &workers), 0);
+    srand(20261208);
+    int cases = 0, banded = 0;
+    for (int k = 0; k < 48; k++) {
+        const int cn = 1 + k % 4;
+        const int src_w = 1 + rand() % 211, src_h = 1 + rand() % 1300;
+        int dst_w = 1 + rand() % 233, dst_h = 1 + rand() % 1500;
+        if (k % 8 == 7 && src_w >= 2 && src_h >= 2) { /* OpenCV's 2x2 box average */
+            dst_w = src_w / 2;
+            dst_h = src_h / 2;
+        }
+        uint8_t *src = malloc((size_t)src_w * src_h * cn), *alone = malloc((size_t)dst_w * dst_h * cn),
+                *shared = malloc((size_t)dst_w * dst_h * cn);
+        assert_non_null(src);
+        assert_non_null(alone);
+        assert_non_null(shared);
+        for (size_t i = 0; i < (size_t)src_w * src_h * cn; i++)
+            src[i] = (uint8_t)rand();
+        memset(shared, 0xA5, (size_t)dst_w * dst_h * cn);
+        assert_int_equal(ocr_resize_linear(src, src_w, src_h, alone, dst_w, dst_h, cn), 0);
+        assert_int_equal(ocr_resize_linear_shared(src, src_w, src_h, shared, dst_w, dst_h, cn, workers), 0);
+        if (memcmp(alone, shared, (size_t)dst_w * dst_h * cn))
+            fail_msg("%dx%d -> %dx%d, %d channels: the shared resize differs", src_w, src_h, dst_w, dst_h, cn);
+        cases++;
+        banded += dst_h >= 128;
+        free(src);
+        free(alone);
+        free(shared);
+    }
+    printf("%d sizes the same bytes, %d of them in several bands\n", cases, banded);
+    assert_true(banded >= 24);
+    ocr_workers_destroy(workers);
 }
 
 static void test_det_resize_dims(void **state)
@@ -242,7 +283,7 @@ int main(void)
         cmocka_unit_test(test_resize_matches_opencv), cmocka_unit_test(test_resize_rejects_bad_arguments),
         cmocka_unit_test(test_resize_constant),       cmocka_unit_test(test_border_colour),
         cmocka_unit_test(test_det_resize_dims),       cmocka_unit_test(test_det_preprocess_matches_reference),
-        cmocka_unit_test(test_det_normalize_values),
+        cmocka_unit_test(test_det_normalize_values),  cmocka_unit_test(test_resize_shared_matches_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
