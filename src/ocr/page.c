@@ -152,7 +152,10 @@ static int page_prepare(struct ppocr_engine *e, struct page *p, const struct ppo
 /* The image prepared and put in slot `slot` of the device, for detection. */
 static int page_upload(struct ppocr_engine *e, struct page *p, int slot)
 {
-    if (page_prepare(e, p, &p->src))
+    const double t0 = ocr_now_ms();
+    const int rc = page_prepare(e, p, &p->src);
+    p->r->wall_ms[PPOCR_STAGE_UPLOAD] += ocr_now_ms() - t0; /* a very large image's scaling is its part */
+    if (rc)
         return -1;
     const int margin = p->prep.margin;
     p->framed = (struct ppocr_image){
