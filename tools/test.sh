@@ -9,7 +9,7 @@
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 threaded_tests='^(test_workers|test_cli_workers|test_db_postprocess|test_gpu_cache|test_gpu_net_[0-9]+|test_engine_model_checks'
-threaded_tests="$threaded_tests|test_engine_words|test_engine_limits|cli_jobs|cli_basics|cli_pdf)\$"
+threaded_tests="$threaded_tests|test_engine_words|test_engine_limits|test_preprocess_resize|cli_jobs|cli_basics|cli_pdf)\$"
 if [ "${1:-}" = --tsan ]; then
     shift
     build=${TSAN_BUILD_DIR:-$root/build-tsan}
