@@ -26,6 +26,12 @@ int ocr_fail(char *err, size_t err_len, const char *fmt, const char *detail)
     return -1;
 }
 
+int ocr_helper_count(void)
+{
+    const int cpus = ocr_workers_cpus();
+    return cpus - 1 < HELPERS ? cpus - 1 : HELPERS;
+}
+
 /* ---- models --------------------------------------------------------------------------------- */
 
 static const char *const model_files[NN_NET_COUNT] = {
@@ -166,8 +172,7 @@ static enum ppocr_status engine_create(const struct ppocr_options *opt, const st
     double t3 = ocr_now_ms();
     if (ocr_net_io_create(e->dev, opt->det_db_thresh, &e->io, err, err_len))
         goto fail;
-    const int cpus = ocr_workers_cpus();
-    const int helpers = shared || e->device.device_class == NN_DEVICE_CPU ? 0 : cpus - 1 < HELPERS ? cpus - 1 : HELPERS;
+    const int helpers = shared || e->device.device_class == NN_DEVICE_CPU ? 0 : ocr_helper_count();
     if (ocr_workers_create(helpers, &e->helpers)) {
         ocr_fail(err, err_len, "%s", "cannot start helper threads");
         status = PPOCR_ERR_FAILED;

@@ -108,6 +108,9 @@ double ocr_now_ms(void);
 /* The net device opt chooses (options.c). */
 struct nn_device_options ocr_device_options(const struct ppocr_options *opt);
 int ocr_fail(char *err, size_t err_len, const char *fmt, const char *detail);
+/* Helper threads a host loop may take beside the engine's own: HELPERS, at most the CPUs the
+ * process may use beyond the first. */
+int ocr_helper_count(void);
 
 /* detect.c: src in image slot `slot` of the device, framed by `margin` (ocr/net_io.h); its time
  * in r. */

@@ -114,11 +114,9 @@ static void page_fail(struct page *p)
 static int scale_image(struct ppocr_engine *e, const struct ppocr_image *img, struct ppocr_image *out)
 {
     struct ocr_workers *own = NULL, *workers = e->helpers;
-    if (!workers && (double)out->width * out->height >= SCALE_SHARED_MIN_PIXELS) {
-        const int cpus = ocr_workers_cpus();
-        if (ocr_workers_create(cpus - 1 < HELPERS ? cpus - 1 : HELPERS, &own) == 0)
-            workers = own; /* NULL where no helper could be started: this thread alone */
-    }
+    if (!workers && (double)out->width * out->height >= SCALE_SHARED_MIN_PIXELS &&
+        ocr_workers_create(ocr_helper_count(), &own) == 0)
+        workers = own; /* NULL where no helper could be started: this thread alone */
     const int rc =
         ocr_resize_linear_shared(img->bgr, img->width, img->height, out->bgr, out->width, out->height, 3, workers);
     ocr_workers_destroy(own);
