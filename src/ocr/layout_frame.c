@@ -74,10 +74,12 @@ void layout_make_seg(const struct frame *f, const struct ppocr_line *l, int inde
     for (int k = 0; k < 4; k++) {
         double u, v;
         to_frame(f, l->box[k][0], l->box[k][1], &u, &v);
-        u0 = fmin(u0, u);
-        u1 = fmax(u1, u);
-        v0 = fmin(v0, v);
-        v1 = fmax(v1, v);
+        /* comparisons, not fmin/fmax: GCC 12's vectoriser fails on those four reductions for
+         * aarch64 (an internal compiler error at -O2 and -O3) */
+        u0 = u < u0 ? u : u0;
+        u1 = u > u1 ? u : u1;
+        v0 = v < v0 ? v : v0;
+        v1 = v > v1 ? v : v1;
     }
     s->h = fmax(1.0, (dist(l->box[0], l->box[3]) + dist(l->box[1], l->box[2])) / 2);
     s->cy = (v0 + v1) / 2;
