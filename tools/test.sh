@@ -67,3 +67,8 @@ if command -v clang >/dev/null 2>&1 &&
 else
     echo "test: no clang with libFuzzer: fuzz smoke run skipped" >&2
 fi
+
+# arm64: the tree cross-built for aarch64 and its host-side tests run under qemu-user
+# (tools/test-arm64.sh), where tools/setup-arm64.sh installed the cross compiler and libraries;
+# skipped with a message otherwise, and with ctest arguments.
+[ $# -gt 0 ] || "$root/tools/test-arm64.sh"
