@@ -2,6 +2,9 @@
  * engine's (src/ocr/engine.h). */
 #include <pthread.h>
 #include <stdio.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -498,8 +501,28 @@ static int run_check(const struct cli_args *args)
     return rc;
 }
 
+/* Blocks up to this size (decoded images, their scaled copies) stay with the allocator once freed,
+ * for the next image to reuse. glibc would map each one afresh and give it back when freed, and the
+ * kernel clears every page of it again: most of a 3600x4800 scan's decoding went there. What is
+ * kept is bounded by the most memory the images in flight took at once. */
+#define FREED_BLOCK_KEPT_MAX (128 << 20)
+
+/* Unless the user tuned the allocator through the environment. */
+static void keep_freed_blocks(void)
+{
+#if defined(__GLIBC__)
+    const char *tunables = getenv("GLIBC_TUNABLES");
+    if ((tunables && strstr(tunables, "glibc.malloc.")) || getenv("MALLOC_MMAP_THRESHOLD_") ||
+        getenv("MALLOC_TRIM_THRESHOLD_"))
+        return;
+    if (mallopt(M_MMAP_THRESHOLD, FREED_BLOCK_KEPT_MAX))
+        mallopt(M_TRIM_THRESHOLD, 2 * FREED_BLOCK_KEPT_MAX);
+#endif
+}
+
 int main(int argc, char **argv)
 {
+    keep_freed_blocks();
     struct cli_args args;
     if (cli_parse_args(argc, argv, &args)) {
         free(args.inputs);
