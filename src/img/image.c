@@ -134,6 +134,26 @@ static void to_bgr(const uint8_t *pix, int w, int h, int n, int orientation, str
     }
 }
 
+/* RGB pixels into BGR, in place. */
+static void swap_red_blue(uint8_t *p, size_t count)
+{
+    for (size_t i = 0; i < count; i++, p += 3) {
+        const uint8_t r = p[0];
+        p[0] = p[2];
+        p[2] = r;
+    }
+}
+
+/* count gray bytes at the start of p (which has room for 3 count) into BGR, in place: from the
+ * last pixel back, so that no byte is written before it is read. */
+static void gray_to_bgr(uint8_t *p, size_t count)
+{
+    for (size_t i = count; i-- > 0;) {
+        const uint8_t g = p[i];
+        p[3 * i] = p[3 * i + 1] = p[3 * i + 2] = g;
+    }
+}
+
 /* Whether w x h is over the documented limits; if so, err says so. */
 static int too_large(unsigned long long w, unsigned long long h, const char *name, char *err, size_t err_len)
 {
@@ -320,6 +340,19 @@ enum ppocr_status ppocr_image_load_memory(const void *data, size_t size, const c
     struct flatten fl = {KEEP_COLOUR, 255};
     if (has_alpha && alpha == PPOCR_ALPHA_FLATTEN)
         fl = choose_flatten(pix, count, n);
+    if (hd.orientation == 1 && (n == 3 || n == 1)) { /* as stored, no alpha: BGR where the pixels are */
+        uint8_t *bgr = n == 3 ? pix : realloc(pix, count * 3);
+        if (!bgr) {
+            free(pix);
+            return FAIL(PPOCR_ERR_NO_MEMORY, "%s: out of memory for a %dx%d image", name, w, h);
+        }
+        if (n == 3)
+            swap_red_blue(bgr, count);
+        else
+            gray_to_bgr(bgr, count);
+        *img = (struct ppocr_image){.bgr = bgr, .width = w, .height = h};
+        return PPOCR_OK;
+    }
     if (!(img->bgr = malloc(count * 3))) {
         free(pix);
         return FAIL(PPOCR_ERR_NO_MEMORY, "%s: out of memory for a %dx%d image", name, w, h);
